@@ -1,0 +1,185 @@
+"""Benchmark of the CAPS attention kernel: naive / recurrent / chunked (chunk 16-128) over T.
+
+Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] [--threads N]
+
+It first checks exactness (chunked float32 and recurrent against the float64 naive reference, all
+paths, default and extreme gates) and refuses to print any timing if a check fails.
+
+Every configuration runs in a fresh subprocess, so peak memory is honest and independent:
+- cpu: peak resident set size (ru_maxrss) during one forward+backward minus the RSS just before it
+  (inputs already allocated), i.e. the working memory of the kernel and its autograd graph;
+- cuda: torch.cuda.max_memory_allocated during the same pass minus the memory held before it.
+Times are medians over --repeats runs after one warm-up (forward alone; forward+backward of sum(o)).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from layers.CAPS_Attention import caps_attention  # noqa: E402
+
+T_VALUES = (96, 192, 816, 2048, 4096, 16384)
+CHUNKS = (16, 32, 64, 128)
+# Above these the materialised naive reference ([B, H, T, T, E] per row block, kept for backward)
+# or the per-step Python loop of the recurrent form do not fit the machine / a sensible time budget.
+NAIVE_MAX_ELEMENTS = 2 ** 28
+RECURRENT_MAX_T = 4096
+
+
+def make_inputs(B: int, T: int, H: int, E: int, device: str, dtype=torch.float32, gate_shift: float = 0.0,
+                seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v, p, g = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64) for _ in range(5))
+    clock = torch.nn.functional.softplus(torch.randn(B, T, H, generator=gen, dtype=torch.float64)) + 1e-6
+    return [x.to(device=device, dtype=dtype) for x in (q, k, v, p, g + gate_shift, clock)]
+
+
+def equivalence_checks(device: str) -> list[str]:
+    """Failures (empty when exact): relative max error vs the float64 naive reference <= 1e-5."""
+    failures = []
+    for paths in ("123", "12", "2", "none"):
+        for shift in (0.0, 3.0, -20.0):
+            for T in (97, 1000):
+                x64 = make_inputs(1, T, 2, 8, device, torch.float64, shift, seed=T)
+                ref = caps_attention(*x64, paths=paths, impl="naive")
+                runs = {f"chunked-{c}": dict(impl="chunked", chunk_size=c) for c in CHUNKS}
+                if T < 1000:
+                    runs["recurrent"] = dict(impl="recurrent")
+                for name, kwargs in runs.items():
+                    o = caps_attention(*[x.float() for x in x64], paths=paths, **kwargs)
+                    rel = ((o.double() - ref).abs().max() / ref.abs().max()).item()
+                    if not rel <= 1e-5:
+                        failures.append(f"paths={paths} gate_shift={shift} T={T} {name}: rel err {rel:.2e}")
+    return failures
+
+
+def measure(config: dict) -> dict:
+    """Runs in the subprocess: memory of one forward+backward, then median timings."""
+    torch.set_num_threads(config["threads"])
+    device = config["device"]
+    x = make_inputs(config["B"], config["T"], config["H"], config["E"], device)
+    x = [t.requires_grad_() for t in x]
+    kwargs = dict(impl=config["impl"], chunk_size=config["chunk"])
+
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    def fwd_bwd() -> None:
+        caps_attention(*x, **kwargs).sum().backward()
+        for t in x:
+            t.grad = None
+
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        fwd_bwd()
+        sync()
+        peak = torch.cuda.max_memory_allocated() - before
+    else:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        fwd_bwd()
+        peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+    times = {"fwd": [], "fwd_bwd": []}
+    for _ in range(config["repeats"]):
+        sync()
+        start = time.perf_counter()
+        with torch.no_grad():
+            caps_attention(*x, **kwargs)
+        sync()
+        times["fwd"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        fwd_bwd()
+        sync()
+        times["fwd_bwd"].append(time.perf_counter() - start)
+    median = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
+    return {"fwd_ms": median["fwd"], "fwd_bwd_ms": median["fwd_bwd"], "peak_mb": peak / 2**20}
+
+
+def run_config(config: dict) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(config)], capture_output=True, text=True,
+                         cwd=ROOT, env=os.environ | {"OMP_NUM_THREADS": str(config["threads"])})
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"rc {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def git_commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True, cwd=ROOT).stdout
+    commit = out.stdout.strip() if out.returncode == 0 else "no commit"
+    return commit + (" (+uncommitted changes)" if dirty.strip() else "")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="T in {192, 816, 2048}, chunk 64 only, no ETTh1 shape")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(measure(json.loads(args.worker))))
+        return 0
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
+    device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or "cpu"
+    print(f"torch {torch.__version__} | device {args.device} ({device_name}) | threads {args.threads} | "
+          f"commit {git_commit()} | python {platform.python_version()}")
+    torch.set_num_threads(args.threads)
+    failures = equivalence_checks(args.device)
+    if failures:
+        print("EQUIVALENCE CHECKS FAILED, no timings reported:\n  " + "\n  ".join(failures))
+        return 1
+    print("equivalence checks passed (chunked 16-128 and recurrent, float32, vs naive float64: rel err <= 1e-5)")
+
+    t_values = (192, 816, 2048) if args.quick else T_VALUES
+    chunks = (64,) if args.quick else CHUNKS
+    shapes = [("B8-H4-E8", 8, 4, 8, t) for t in t_values]
+    if not args.quick:
+        shapes.append(("ETTh1-720 B224-H4-E8", 224, 4, 8, 816))
+    impls = [("naive", 0), ("recurrent", 0)] + [("chunked", c) for c in chunks]
+    header = f"{'shape':<22}{'T':>6}  {'impl':<12}{'fwd ms':>10}{'fwd+bwd ms':>12}{'peak MB':>10}{'x naive':>9}"
+    print(header)
+    print("-" * len(header))
+    for label, B, H, E, T in shapes:
+        naive_ms = None
+        for impl, chunk in impls:
+            name = f"{impl}-{chunk}" if chunk else impl
+            if impl == "naive" and B * H * T * T * E > NAIVE_MAX_ELEMENTS:
+                print(f"{label:<22}{T:>6}  {name:<12}{'skipped: [B,H,T,T,E] exceeds memory':>41}")
+                continue
+            if impl == "recurrent" and T > RECURRENT_MAX_T:
+                print(f"{label:<22}{T:>6}  {name:<12}{'skipped: per-step loop too slow':>41}")
+                continue
+            config = dict(B=B, H=H, E=E, T=T, impl=impl, chunk=chunk or 64, device=args.device,
+                          threads=args.threads, repeats=args.repeats)
+            res = run_config(config)
+            if "error" in res:
+                print(f"{label:<22}{T:>6}  {name:<12}  failed: {res['error']}")
+                continue
+            if impl == "naive":
+                naive_ms = res["fwd_bwd_ms"]
+            ratio = f"{naive_ms / res['fwd_bwd_ms']:.1f}" if naive_ms else "n/a"
+            print(f"{label:<22}{T:>6}  {name:<12}{res['fwd_ms']:>10.1f}{res['fwd_bwd_ms']:>12.1f}"
+                  f"{res['peak_mb']:>10.1f}{ratio:>9}", flush=True)
+    print("x naive = naive forward+backward time / this forward+backward time (same shape, same run).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

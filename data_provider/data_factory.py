@@ -1,0 +1,99 @@
+"""`--data` → dataset class, and the DataLoader settings of TSLib (contract §3.1).
+
+Loader settings, per split: shuffle for train and val (not test); drop_last False everywhere, so every
+test window is scored (the Informer-era drop_last=True silently dropped up to batch_size−1 windows);
+batch_size = --batch_size for all splits. Workers: ``min(--num_workers, os.cpu_count())`` because
+TSLib's default of 10 oversubscribes small machines and the extra processes only cost start-up time;
+they are kept alive between epochs (persistent_workers) when there are any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from torch.utils.data import DataLoader, Dataset
+
+from data_provider.data_loader import (
+    Dataset_Custom,
+    Dataset_ETT_hour,
+    Dataset_ETT_minute,
+    Dataset_PEMS,
+    Dataset_Solar,
+    WindowDataset,
+)
+from utils.errors import UserInputError
+
+__all__ = ["DATA_DICT", "check_channels", "data_provider"]
+
+logger = logging.getLogger(__name__)
+
+DATA_DICT: dict[str, type[WindowDataset]] = {
+    "ETTh1": Dataset_ETT_hour,
+    "ETTh2": Dataset_ETT_hour,
+    "ETTm1": Dataset_ETT_minute,
+    "ETTm2": Dataset_ETT_minute,
+    "custom": Dataset_Custom,
+    "Solar": Dataset_Solar,
+    "PEMS": Dataset_PEMS,
+}
+
+
+def data_provider(args: argparse.Namespace, flag: str) -> tuple[Dataset, DataLoader]:
+    """Build the `flag` split ('train', 'val' or 'test') of ``--data`` and its DataLoader.
+
+    Batches are (x ``[B, L, C]``, y ``[B, Ll+H, C]``, x_mark ``[B, L, F]``, y_mark ``[B, Ll+H, F]``).
+    Raises UserInputError for an unknown --data and for every data problem the dataset detects.
+    """
+    if args.data not in DATA_DICT:
+        raise UserInputError(f"--data {args.data!r} is not supported; choose one of {', '.join(DATA_DICT)}")
+    dataset = DATA_DICT[args.data](
+        args,
+        root_path=args.root_path,
+        data_path=args.data_path,
+        flag=flag,
+        size=[args.seq_len, args.label_len, args.pred_len],
+        features=args.features,
+        target=args.target,
+        timeenc=1 if args.embed == "timeF" else 0,
+        freq=args.freq,
+        seasonal_patterns=getattr(args, "seasonal_patterns", None),
+    )
+    logger.info("%s %d", flag, len(dataset))
+    workers = max(0, min(args.num_workers, os.cpu_count() or 1))
+    loader = DataLoader(
+        dataset,
+        batch_size=args.batch_size,
+        shuffle=flag != "test",
+        num_workers=workers,
+        drop_last=False,
+        persistent_workers=workers > 0,
+    )
+    return dataset, loader
+
+
+def check_channels(args: argparse.Namespace, dataset: WindowDataset) -> None:
+    """Reject --enc_in / --dec_in / --c_out values that do not fit the file and --features.
+
+    M: all three equal the file's channel count C. S: all three are 1. MS: enc_in = dec_in = C, and
+    c_out is 1 or C (TSLib scripts use both; the loss reads the last channel either way).
+    """
+    total = dataset.n_channels
+    expected_in = 1 if args.features == "S" else total
+    if args.features == "M":
+        fix = f"--enc_in {total} --dec_in {total} --c_out {total}"
+        c_out_ok = (total,)
+    elif args.features == "S":
+        fix = "--enc_in 1 --dec_in 1 --c_out 1"
+        c_out_ok = (1,)
+    else:
+        fix = f"--enc_in {total} --dec_in {total} --c_out 1 (or {total})"
+        c_out_ok = (1, total)
+    described = f"--features {args.features} on {dataset.data_path} ({total} channels) needs {fix}"
+    for flag in ("enc_in", "dec_in"):
+        value = getattr(args, flag)
+        if value != expected_in:
+            raise UserInputError(f"--{flag} {value} does not match the data: {described}")
+    if args.c_out not in c_out_ok:
+        raise UserInputError(f"--c_out {args.c_out} does not match the data: {described}")

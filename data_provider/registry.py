@@ -1,0 +1,122 @@
+"""Where each long-term forecasting benchmark lives under ``./dataset/`` and how to verify it.
+
+Checksums come from ``shared/datasets/SOURCES.md`` / ``SHA256SUMS``: sha256 where known, md5 where
+only md5 is published, None otherwise (fetch then says the file could not be verified). `url` is a
+public source when one is known; Hugging Face URLs point at TSLib's mirror ``thuml/Time-Series-Library``
+and assume its folders match ``./dataset/`` (the sha256 check guards against a wrong file). Datasets
+without a URL (PEMS) must be copied from a mirror or placed by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from utils.errors import UserInputError
+
+__all__ = ["DATASETS", "TSLIB_DRIVE_URL", "DatasetInfo", "find_by_path", "lookup"]
+
+#: The dataset folder linked from TSLib's README (a Google Drive folder: browser download only).
+TSLIB_DRIVE_URL = "https://drive.google.com/drive/folders/13Cg1KYOlzM5C7K8gK8NfC-F3EYxkM3D2"
+
+_HF = "https://huggingface.co/datasets/thuml/Time-Series-Library/resolve/main/"
+_ETT_GITHUB = "https://raw.githubusercontent.com/zhouhaoyi/ETDataset/main/"
+_LSTNET_GITHUB = "https://github.com/laiguokun/multivariate-time-series-data/raw/master/"
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """One benchmark file: `relpath` under the dataset root, the `--data` value that reads it,
+    checksums of the final file (`archive_md5` checks a downloaded archive before extraction),
+    and its size as rows × columns (columns include `date` where the file has one; for PEMS,
+    time steps × sensors of the [T, N, F] array)."""
+
+    name: str
+    relpath: str
+    data_flag: str
+    rows: int | None
+    cols: int | None
+    sha256: str | None = None
+    md5: str | None = None
+    url: str | None = None
+    archive_md5: str | None = None
+
+    @property
+    def root_dir(self) -> str:
+        """The `--root_path` TSLib scripts pass, e.g. ``./dataset/ETT-small/``."""
+        return f"./dataset/{PurePosixPath(self.relpath).parent}/"
+
+    @property
+    def file_name(self) -> str:
+        """The `--data_path` value, e.g. ``ETTh1.csv``."""
+        return PurePosixPath(self.relpath).name
+
+
+def _ett(name: str, rows: int, sha256: str, md5: str) -> DatasetInfo:
+    relpath = f"ETT-small/{name}.csv"
+    return DatasetInfo(name, relpath, name, rows, 8, sha256, md5, _ETT_GITHUB + relpath)
+
+
+def _pems(number: str, steps: int, nodes: int) -> DatasetInfo:
+    return DatasetInfo(f"PEMS{number}", f"PEMS/PEMS{number}.npz", "PEMS", steps, nodes)
+
+
+DATASETS: dict[str, DatasetInfo] = {
+    info.name: info
+    for info in (
+        _ett("ETTh1", 17420, "f18de3ad269cef59bb07b5438d79bb3042d3be49bdeecf01c1cd6d29695ee066",
+             "8381763947c85f4be6ac456c508460d6"),
+        _ett("ETTh2", 17420, "a3dc2c597b9218c7ce1cd55eb77b283fd459a1d09d753063f944967dd6b9218b",
+             "51a229a3fc13579dd939364fefe9c7ab"),
+        _ett("ETTm1", 69680, "6ce1759b1a18e3328421d5d75fadcb316c449fcd7cec32820c8dafda71986c9e",
+             "82d6bd89109c63d075d99c1077b33f38"),
+        _ett("ETTm2", 69680, "db973ca252c6410a30d0469b13d696cf919648d0f3fd588c60f03fdbdbadd1fd",
+             "7687e47825335860bf58bccb31be0c56"),
+        DatasetInfo("weather", "weather/weather.csv", "custom", 52696, 22,
+                    "34ee981d07313e51da2a50bb600072c8ae4a69cb4b0651f4cb93a069d7a2ba63",
+                    "2e79e5e4c921d3542684c4a34c6748b4", _HF + "weather/weather.csv"),
+        DatasetInfo("electricity", "electricity/electricity.csv", "custom", 26304, 322,
+                    md5="a1973ba4f4bed84136013ffa1ca27dc8", url=_HF + "electricity/electricity.csv"),
+        DatasetInfo("traffic", "traffic/traffic.csv", "custom", 17544, 863, url=_HF + "traffic/traffic.csv"),
+        DatasetInfo("exchange_rate", "exchange_rate/exchange_rate.csv", "custom", 7588, 9,
+                    url=_HF + "exchange_rate/exchange_rate.csv"),
+        DatasetInfo("illness", "illness/national_illness.csv", "custom", 966, 8,
+                    url=_HF + "illness/national_illness.csv"),
+        DatasetInfo("Solar", "Solar/solar_AL.txt", "Solar", 52560, 137,
+                    url=_LSTNET_GITHUB + "solar-energy/solar_AL.txt.gz",
+                    archive_md5="41ef7fdc958c2ca3fac9cd06d6227073"),
+        _pems("03", 26208, 358),
+        _pems("04", 16992, 307),
+        _pems("07", 28224, 883),
+        _pems("08", 17856, 170),
+    )
+}
+
+# Names people use for the same files (TSLib scripts say ECL and ILI; Solar-Energy papers say solar).
+_ALIASES = {"ecl": "electricity", "ili": "illness", "exchange": "exchange_rate", "solar_al": "Solar"}
+
+
+def lookup(name: str) -> DatasetInfo:
+    """The registry entry for `name` (case-insensitive; aliases ECL, ILI, exchange).
+
+    Raises UserInputError listing the known names.
+    """
+    by_lower = {key.lower(): key for key in DATASETS}
+    key = by_lower.get(name.lower()) or _ALIASES.get(name.lower())
+    if key is None:
+        raise UserInputError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}, or 'all'")
+    return DATASETS[key]
+
+
+def find_by_path(path: str | Path) -> tuple[DatasetInfo, Path] | None:
+    """Match a data file path to a registry entry by its trailing ``<folder>/<file>`` (or the file
+    name alone). Returns the entry and the dataset root the path implies, or None when unknown."""
+    path = Path(path)
+    for info in DATASETS.values():
+        relparts = PurePosixPath(info.relpath).parts
+        if path.parts[-len(relparts):] == relparts:
+            return info, Path(*path.parts[:-len(relparts)]) if len(path.parts) > len(relparts) else Path(".")
+    for info in DATASETS.values():
+        if path.name == info.file_name:
+            return info, Path("dataset")
+    return None

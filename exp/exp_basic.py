@@ -1,0 +1,58 @@
+"""Exp_Basic: model registry, device selection (with CPU fallback) and model construction."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import torch
+import torch.nn as nn
+
+from exp.model_registry import MODEL_REGISTRY
+
+logger = logging.getLogger(__name__)
+
+
+def select_device(args: argparse.Namespace) -> torch.device:
+    """`cuda:<gpu>` / `mps` when requested and available, else CPU with one log line (TSLib crashed instead)."""
+    if args.use_gpu and args.gpu_type == "cuda":
+        if torch.cuda.is_available():
+            if args.use_multi_gpu:
+                args.device_ids = [int(i) for i in args.devices.replace(" ", "").split(",") if i]
+                args.gpu = args.device_ids[0]
+            return torch.device(f"cuda:{args.gpu}")
+        logger.info("CUDA is not available: running on CPU")
+    elif args.use_gpu and args.gpu_type == "mps":
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        logger.info("MPS is not available: running on CPU")
+    return torch.device("cpu")
+
+
+class Exp_Basic:  # noqa: N801 - TSLib's public name
+    """Base experiment: stores args, builds the registry, acquires the device, then builds the model."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.model_dict = MODEL_REGISTRY
+        self.device = self._acquire_device()
+        args.device = str(self.device)
+        self.model = self._build_model().to(self.device)
+
+    def _acquire_device(self) -> torch.device:
+        return select_device(self.args)
+
+    def _build_model(self) -> nn.Module:
+        raise NotImplementedError
+
+    def _get_data(self, flag: str):
+        raise NotImplementedError
+
+    def vali(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def train(self, setting: str):
+        raise NotImplementedError
+
+    def test(self, setting: str, test: int = 0):
+        raise NotImplementedError

@@ -1,0 +1,42 @@
+"""Lazy registry of the models in `models/`, found relative to this package (not the CWD)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import torch.nn as nn
+
+from utils.errors import UserInputError
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+class ModelRegistry(Mapping):
+    """Maps a model name (file stem in models/) to its `Model` class, importing on first access."""
+
+    def __init__(self, models_dir: Path = MODELS_DIR, package: str = "models") -> None:
+        self._package = package
+        self._names = sorted(p.stem for p in models_dir.glob("*.py") if not p.stem.startswith("_"))
+        self._loaded: dict[str, type[nn.Module]] = {}
+
+    def __getitem__(self, name: str) -> type[nn.Module]:
+        if name not in self._names:
+            raise UserInputError(f"--model {name!r} is not a model in models/; valid choices: {', '.join(self._names)}")
+        if name not in self._loaded:
+            module = importlib.import_module(f"{self._package}.{name}")
+            self._loaded[name] = getattr(module, "Model", None) or getattr(module, name)
+        return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+MODEL_REGISTRY = ModelRegistry()

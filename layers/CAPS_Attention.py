@@ -1,0 +1,577 @@
+"""CAPS attention (Clock-weighted Aggregation with Prefix products and SO(2) rotations).
+
+Implements the attention layer of "CAPS" (paper, section Methodology, Eqs. path1-path3 and
+additive composition) as a functional kernel `caps_attention` and the module `CAPSAttention`.
+
+For every batch b and head h, with everything causal (i <= t):
+    P1[t,i,e] = exp(p[i,e]) clock[i] / sum_{j<=t} exp(p[j,e]) clock[j]        (Riemann softmax)
+    P2[t,i,e] = exp(-sum_{j=i+1..t} softplus(g[j,e]) clock[j])                (prefix-product decay)
+    P3[t,i]   = clock[i] / sum_{j<=t} clock[j]                                (Clock baseline)
+    s[t,i]    = sum_e q[t,e] k[i,e] sum_{paths} P[t,i,e]     (paths="" : plain q.k, LinAttn)
+    linear:  o[t] = sum_{i<=t} s[t,i] v[i]
+    softmax: o[t] = sum_{i<=t} softmax_i(s[t,i] / sqrt(max(1, n_paths) E)) v[i]
+
+Every linear variant is one primitive, decayed causal linear attention on the paths
+concatenated along the feature axis (width F = n_paths E):
+    o[t] = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v[i],   L non-increasing in t.
+The derivation of qt, kt, L per path, the chunked algorithm, the float32 safety rule of its
+intra-chunk factorisation and the exact fallback are in `layers/CAPS_Attention.md`.
+
+This file imports only torch, einops and the standard library so that it can be dropped into
+a stock Time-Series-Library checkout next to `models/CAPS.py`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from einops import rearrange
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+ATTN_CHOICES = ("linear", "softmax")
+IMPL_CHOICES = ("naive", "recurrent", "chunked")
+ROPE_CHOICES = ("learned", "fixed", "none")
+NUMERICS_CHOICES = ("paper", "official")
+CLOCK_EPS = 1e-6
+
+# Largest in-chunk spread of the log decay for which the factorised intra-chunk product is used.
+# With the reference at the middle of the chunk both factors lie in [exp(-40), exp(40)], far inside
+# float32's normal range [exp(-87), exp(88)], leaving ~exp(45) of head-room for |q|, |k|, |v|.
+# Chunks beyond it switch the whole call to the exact pairwise form (CAPS_Attention.md, section 3).
+MAX_FACTORISED_SPREAD = 80.0
+# Chunk length of the exact pairwise fallback: its [C, C, F] decay tensor makes memory grow with C.
+FALLBACK_CHUNK = 16
+# Elements of one [B, H, rows, T, E] block in the naive reference (bounds its forward memory).
+NAIVE_BLOCK_ELEMENTS = 1 << 23
+
+
+def parse_paths(paths: str) -> tuple[int, ...]:
+    """'123', '12', '3', '' or 'none' -> sorted tuple of path ids; ValueError otherwise."""
+    if paths == "none":
+        paths = ""
+    ids = tuple(sorted(int(c) for c in paths if c in "123"))
+    if len(ids) != len(paths) or len(set(ids)) != len(ids):
+        raise ValueError(
+            f"--caps_paths {paths!r} is invalid: use distinct digits from '123' (e.g. 123, 12, 3) or 'none'"
+        )
+    return ids
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} {value!r} is invalid: choose one of {', '.join(choices)}")
+
+
+def _check_impl(attn: str, impl: str, chunk_size: int) -> None:
+    _check_choice("attn", attn, ATTN_CHOICES)
+    _check_choice("impl", impl, IMPL_CHOICES)
+    if attn == "softmax" and impl != "naive":
+        raise ValueError(
+            f"attn='softmax' is quadratic by nature and only has impl='naive' (got impl={impl!r}); "
+            "pass impl='naive' or use attn='linear'"
+        )
+    if chunk_size < 1:
+        raise ValueError(f"--caps_chunk {chunk_size} is invalid: the chunk size must be a positive integer")
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    """float64 stays float64; everything else (bf16/fp16 under autocast too) is computed in float32."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+# --------------------------------------------------------------------------------------------
+# Path features: the per-path transformed queries/keys and log decays of the shared primitive.
+# --------------------------------------------------------------------------------------------
+
+
+def _path_features(
+    q: torch.Tensor, k: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...],
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """qt, kt [B, H, T, F] and log decay per step ell = L[t] - L[t-1] <= 0 (None if no path decays).
+
+    Path 1: L = -cummax(pt), qt = q exp(m - lse), kt = k exp(pt - m) with pt = p + log clock,
+            m = cummax(pt), lse = logcumsumexp(pt): exp(pt_i - lse_t) split into factors <= 1.
+    Path 2: L = -cumsum(softplus(g) clock), qt = q, kt = k.
+    Path 3: L = 0, qt = q / cumsum(clock), kt = k clock.
+    """
+    q, k, p, g = (rearrange(x, "b t h e -> b h t e") for x in (q, k, p, g))  # [B, H, T, E]
+    clock = rearrange(clock, "b t h -> b h t")[..., None]  # [B, H, T, 1]
+    qs, ks, ells = [], [], []
+    zeros = torch.zeros_like(q)
+    if not paths:
+        return q, k, None
+    for path in paths:
+        if path == 1:
+            pt = p + torch.log(clock)
+            m = torch.cummax(pt, dim=2).values
+            # The normaliser scan runs in float64: a float32 log-add-exp chain over T steps drifts.
+            lse = torch.logcumsumexp(pt.double(), dim=2)
+            qs.append(q * torch.exp(m.double() - lse).to(q.dtype))
+            ks.append(k * torch.exp(pt - m))
+            ells.append(F.pad(m[:, :, :-1] - m[:, :, 1:], (0, 0, 1, 0)))
+        elif path == 2:
+            qs.append(q)
+            ks.append(k)
+            ells.append(-F.softplus(g) * clock)
+        else:
+            # float64 prefix sum of the clock for the same reason as the path-1 normaliser.
+            total = torch.cumsum(clock.double(), dim=2).to(q.dtype)
+            qs.append(q / total)
+            ks.append(k * clock)
+            ells.append(zeros)
+    decays = any(path in (1, 2) for path in paths)
+    ell = torch.cat(ells, dim=-1) if decays else None  # [B, H, T, F]
+    return torch.cat(qs, dim=-1), torch.cat(ks, dim=-1), ell
+
+
+# --------------------------------------------------------------------------------------------
+# Naive reference: materialised pairwise weights, blocked over query rows.
+# --------------------------------------------------------------------------------------------
+
+
+def _naive_weights(
+    p: torch.Tensor, a: torch.Tensor, clock: torch.Tensor, paths: tuple[int, ...], t0: int, t1: int,
+) -> torch.Tensor:
+    """Summed path weights W[b,h,t,i,e] for query rows t0 <= t < t1 and keys i < t1 (0 where i > t).
+
+    p (= p + log clock), a (= softplus(g) clock): [B, H, T, E]; clock: [B, H, T, 1].
+    Path 2 uses the segment sum sum_{j=i+1..t} a_j, built by a reversed cumulative sum per row
+    (Mamba-2 style), never a difference or a ratio of global prefix quantities.
+    """
+    rows = torch.arange(t0, t1, device=p.device)[:, None]
+    cols = torch.arange(t1, device=p.device)[None, :]
+    causal = (cols <= rows)[None, None, :, :, None]  # [1, 1, R, t1, 1]
+    w = torch.zeros((), dtype=p.dtype, device=p.device)
+    if 1 in paths:
+        logits = p[:, :, None, :t1].masked_fill(~causal, float("-inf"))  # [B, H, R, t1, E]
+        w = w + torch.softmax(logits, dim=3)
+    if 2 in paths:
+        x = a[:, :, None, :t1].masked_fill(~causal, 0.0)  # a_j for j <= t, [B, H, R, t1, E]
+        suffix = torch.flip(torch.cumsum(torch.flip(x, [3]), dim=3), [3])  # sum_{j >= i, j <= t}
+        seg = F.pad(suffix[..., 1:, :], (0, 0, 0, 1))  # sum_{i < j <= t}
+        w = w + torch.exp(-seg).masked_fill(~causal, 0.0)
+    if 3 in paths:
+        c = clock[:, :, None, :t1].masked_fill(~causal, 0.0)  # [B, H, R, t1, 1]
+        w = w + c / c.sum(dim=3, keepdim=True)
+    if not paths:
+        w = causal.to(p.dtype)
+    return w
+
+
+def caps_attention_naive(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    clock: torch.Tensor, attn: str = "linear", paths: str = "123",
+) -> torch.Tensor:
+    """Reference: materialises W[t, i, e] from pairwise masked segment sums, blocked over rows.
+
+    Shapes as `caps_attention`. O(T^2 E) time; forward memory bounded by NAIVE_BLOCK_ELEMENTS per
+    block (autograd still keeps every block, so backward memory is quadratic).
+    """
+    ids = parse_paths(paths)
+    B, T, H, E = q.shape
+    q, k, v, p, g = (rearrange(x, "b t h e -> b h t e") for x in (q, k, v, p, g))  # [B, H, T, *]
+    clock = rearrange(clock, "b t h -> b h t")[..., None]  # [B, H, T, 1]
+    pt = p + torch.log(clock)
+    a = F.softplus(g) * clock
+    scale = 1.0 / math.sqrt(max(1, len(ids)) * E)
+    rows_per_block = max(1, NAIVE_BLOCK_ELEMENTS // max(1, B * H * T * E))
+    outs = []
+    for t0 in range(0, T, rows_per_block):
+        t1 = min(T, t0 + rows_per_block)
+        w = _naive_weights(pt, a, clock, ids, t0, t1)  # [B, H, R, t1, E]
+        s = torch.einsum("bhre,bhie,bhrie->bhri", q[:, :, t0:t1], k[:, :, :t1], w)  # [B, H, R, t1]
+        if attn == "softmax":
+            causal = torch.arange(t1, device=q.device)[None, :] <= torch.arange(t0, t1, device=q.device)[:, None]
+            s = torch.softmax((s * scale).masked_fill(~causal, float("-inf")), dim=-1)
+        outs.append(torch.einsum("bhri,bhiv->bhrv", s, v[:, :, :t1]))  # [B, H, R, Ev]
+    return rearrange(torch.cat(outs, dim=2), "b h t v -> b t h v")
+
+
+# --------------------------------------------------------------------------------------------
+# Recurrent (step) form.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CAPSState:
+    """Recurrent state of one CAPS layer: S [B, H, F, Ev] and the scan carries of paths 1 and 3.
+
+    m, z: running max of pt and sum_{j<=t} exp(pt_j - m_t) [B, H, E] (path 1); c: sum of clock [B, H, 1].
+    """
+
+    s: torch.Tensor
+    m: torch.Tensor | None = None
+    z: torch.Tensor | None = None
+    c: torch.Tensor | None = None
+
+
+def caps_attention_step(
+    state: CAPSState | None, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor,
+    g: torch.Tensor, clock: torch.Tensor, paths: str = "123",
+) -> tuple[torch.Tensor, CAPSState]:
+    """One step of linear CAPS: q, k, p, g [B, H, E], v [B, H, Ev], clock [B, H] -> (o [B, H, Ev], state).
+
+    S_t = exp(L_t - L_{t-1}) * S_{t-1} + kt_t^T v_t,  o_t = qt_t S_t  (every decay factor <= 1).
+    """
+    ids = parse_paths(paths)
+    clock = clock[..., None]  # [B, H, 1]
+    qs, ks, decays = [], [], []
+    m_new = z_new = c_new = None
+    for path in ids:
+        if path == 1:
+            pt = p + torch.log(clock)
+            m_old = pt if state is None else state.m
+            m_new = torch.maximum(m_old, pt)
+            z_old = torch.zeros_like(pt) if state is None else state.z
+            z_new = z_old * torch.exp(m_old - m_new) + torch.exp(pt - m_new)
+            qs.append(q / z_new)
+            ks.append(k * torch.exp(pt - m_new))
+            decays.append(torch.exp(m_old - m_new))
+        elif path == 2:
+            qs.append(q)
+            ks.append(k)
+            decays.append(torch.exp(-F.softplus(g) * clock))
+        else:
+            c_new = clock if state is None else state.c + clock
+            qs.append(q / c_new)
+            ks.append(k * clock)
+            decays.append(torch.ones_like(q))
+    if not ids:
+        qs, ks, decays = [q], [k], [torch.ones_like(q)]
+    qt, kt, decay = (torch.cat(x, dim=-1) for x in (qs, ks, decays))  # [B, H, F]
+    kv = kt[..., :, None] * v[..., None, :]  # [B, H, F, Ev]
+    s = kv if state is None else decay[..., None] * state.s + kv
+    o = torch.einsum("bhf,bhfv->bhv", qt, s)
+    return o, CAPSState(s=s, m=m_new, z=z_new, c=c_new)
+
+
+def caps_attention_recurrent(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    clock: torch.Tensor, paths: str = "123",
+) -> torch.Tensor:
+    """O(T) recurrent form: `caps_attention_step` over t. Shapes as `caps_attention`."""
+    state = None
+    outs = []
+    for t in range(q.shape[1]):
+        o, state = caps_attention_step(
+            state, q[:, t], k[:, t], v[:, t], p[:, t], g[:, t], clock[:, t], paths
+        )
+        outs.append(o)
+    return torch.stack(outs, dim=1)  # [B, T, H, Ev]
+
+
+# --------------------------------------------------------------------------------------------
+# Chunked form (the fast path).
+# --------------------------------------------------------------------------------------------
+
+
+def _chunk(x: torch.Tensor, chunk: int) -> torch.Tensor:
+    """[B, H, T, X] -> [B, H, N, C, X], zero-padded at the end (causal: padding never reaches t < T)."""
+    pad = (-x.shape[2]) % chunk
+    return rearrange(F.pad(x, (0, 0, 0, pad)), "b h (n c) x -> b h n c x", c=chunk)
+
+
+def _local_log_decay(ell: torch.Tensor, chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per chunk: G[s] = sum_{start < j <= s} ell_j (0 at the chunk start) and ell_start.
+
+    Re-basing inside each chunk keeps |G| bounded by the in-chunk decay: a global cumulative sum
+    would lose float32 precision through cancellation at long T. [B, H, N, C, F], [B, H, N, 1, F].
+    """
+    ell = _chunk(ell, chunk)  # [B, H, N, C, F]
+    local = F.pad(torch.cumsum(ell[:, :, :, 1:], dim=3), (0, 0, 1, 0))
+    return local, ell[:, :, :, :1]
+
+
+def factorised_is_safe(ell: torch.Tensor, chunk_size: int) -> torch.Tensor:
+    """0-dim bool: every chunk's log-decay spread is <= MAX_FACTORISED_SPREAD (ell [B, H, T, F])."""
+    local, _ = _local_log_decay(ell, chunk_size)
+    return (-local[:, :, :, -1]).amax() <= MAX_FACTORISED_SPREAD
+
+
+def _state_scan(decay: torch.Tensor | None, delta: torch.Tensor) -> torch.Tensor:
+    """States entering each chunk: S_0 = 0, S_{n+1} = decay_n S_n + delta_n. delta [B, H, N, F, Ev].
+
+    decay [B, H, N, F, 1] (None: no decay, the scan is an exclusive cumulative sum).
+    """
+    zero = torch.zeros_like(delta[:, :, :1])
+    if decay is None:
+        return torch.cat([zero, torch.cumsum(delta[:, :, :-1], dim=2)], dim=2)
+    states = [zero[:, :, 0]]
+    for n in range(delta.shape[2] - 1):
+        states.append(decay[:, :, n] * states[-1] + delta[:, :, n])
+    return torch.stack(states, dim=2)  # [B, H, N, F, Ev]
+
+
+def _causal_mask(chunk: int, device: torch.device) -> torch.Tensor:
+    return torch.ones(chunk, chunk, dtype=torch.bool, device=device).tril()
+
+
+def _chunked_no_decay(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, chunk: int) -> torch.Tensor:
+    """Plain causal linear attention: o_t = sum_{i<=t} (qt_t . kt_i) v_i. [B, H, T, *] -> [B, H, T, Ev]."""
+    T = qt.shape[2]
+    qc, kc, vc = _chunk(qt, chunk), _chunk(kt, chunk), _chunk(v, chunk)  # [B, H, N, C, *]
+    scores = (qc @ kc.transpose(-1, -2)).masked_fill(~_causal_mask(chunk, qt.device), 0.0)  # [B, H, N, C, C]
+    states = _state_scan(None, kc.transpose(-1, -2) @ vc)  # [B, H, N, F, Ev]
+    o = scores @ vc + qc @ states  # [B, H, N, C, Ev]
+    return rearrange(o, "b h n c v -> b h (n c) v")[:, :, :T]
+
+
+def _chunked_factorised(
+    qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor, chunk: int,
+) -> torch.Tensor:
+    """Decayed linear attention, intra-chunk weights factorised around the chunk's mid log decay.
+
+    exp(G_s - G_r) = exp(G_s - ref) exp(ref - G_r), ref = G_end / 2: both factors lie within
+    exp(+-spread / 2), safe in float32 while spread <= MAX_FACTORISED_SPREAD (caller checks).
+    Inter-chunk terms use factors exp(first + G_s) and exp(G_end - G_r), always <= 1.
+    """
+    T = qt.shape[2]
+    qc, kc, vc = _chunk(qt, chunk), _chunk(kt, chunk), _chunk(v, chunk)  # [B, H, N, C, *]
+    local, first = _local_log_decay(ell, chunk)  # [B, H, N, C, F], [B, H, N, 1, F]
+    ref = 0.5 * local[:, :, :, -1:]  # [B, H, N, 1, F]
+    qf = qc * torch.exp(local - ref)
+    kf = kc * torch.exp(ref - local)
+    scores = (qf @ kf.transpose(-1, -2)).masked_fill(~_causal_mask(chunk, qt.device), 0.0)  # [B, H, N, C, C]
+    # kf exp(ref) = k exp(G_end - G_r) and qf exp(first + ref) = q exp(first + G_s): no extra [C, F] exp.
+    delta = (kf * torch.exp(ref)).transpose(-1, -2) @ vc  # [B, H, N, F, Ev]
+    decay = torch.exp(first + 2.0 * ref).transpose(-1, -2)  # [B, H, N, F, 1]
+    states = _state_scan(decay, delta) * torch.exp(first + ref).transpose(-1, -2)  # [B, H, N, F, Ev]
+    o = scores @ vc + qf @ states  # [B, H, N, C, Ev]
+    return rearrange(o, "b h n c v -> b h (n c) v")[:, :, :T]
+
+
+def _chunked_pairwise(
+    qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor, chunk: int,
+) -> torch.Tensor:
+    """Exact fallback: intra-chunk weights exp(G_s - G_r) materialised per pair, masked before exp.
+
+    Every exponent is <= 0, so nothing can overflow whatever the decay; memory is [B, H, T, C, F].
+    """
+    T = qt.shape[2]
+    qc, kc, vc = _chunk(qt, chunk), _chunk(kt, chunk), _chunk(v, chunk)  # [B, H, N, C, *]
+    local, first = _local_log_decay(ell, chunk)  # [B, H, N, C, F], [B, H, N, 1, F]
+    causal = _causal_mask(chunk, qt.device)[:, :, None]  # [C, C, 1]
+    diff = (local[:, :, :, :, None] - local[:, :, :, None]).masked_fill(~causal, float("-inf"))  # [B, H, N, C, C, F]
+    scores = torch.einsum("bhnsf,bhnrf,bhnsrf->bhnsr", qc, kc, torch.exp(diff))  # [B, H, N, C, C]
+    end = local[:, :, :, -1:]
+    delta = (kc * torch.exp(end - local)).transpose(-1, -2) @ vc  # [B, H, N, F, Ev]
+    states = _state_scan(torch.exp(first + end).transpose(-1, -2), delta)  # [B, H, N, F, Ev]
+    o = scores @ vc + (qc * torch.exp(first + local)) @ states  # [B, H, N, C, Ev]
+    return rearrange(o, "b h n c v -> b h (n c) v")[:, :, :T]
+
+
+def decayed_linear_attention_chunked(
+    qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor | None, chunk_size: int = 64,
+) -> torch.Tensor:
+    """o_t = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v_i with ell = L_t - L_{t-1} <= 0.
+
+    qt, kt, ell: [B, H, T, F]; v: [B, H, T, Ev] -> [B, H, T, Ev]. ell None means no decay.
+    The factorised intra-chunk form is used when every chunk's decay spread is at most
+    MAX_FACTORISED_SPREAD; otherwise the whole call runs the exact pairwise form at chunk
+    FALLBACK_CHUNK. The choice is a data-dependent branch: a Python `if` in eager mode and
+    `torch.cond` under torch.compile, so the compiled graph holds both without a graph break.
+    """
+    if ell is None:
+        return _chunked_no_decay(qt, kt, v, chunk_size)
+    fallback = min(chunk_size, FALLBACK_CHUNK)
+
+    def fast(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor) -> torch.Tensor:
+        return _chunked_factorised(qt, kt, v, ell, chunk_size)
+
+    def exact(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor) -> torch.Tensor:
+        return _chunked_pairwise(qt, kt, v, ell, fallback)
+
+    safe = factorised_is_safe(ell, chunk_size)
+    if torch.compiler.is_compiling():
+        return torch.cond(safe, fast, exact, (qt, kt, v, ell))
+    if bool(safe):
+        return fast(qt, kt, v, ell)
+    logger.debug("CAPS chunked attention: in-chunk decay spread > %s, using the exact pairwise form",
+                 MAX_FACTORISED_SPREAD)
+    return exact(qt, kt, v, ell)
+
+
+def caps_attention_chunked(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    clock: torch.Tensor, paths: str = "123", chunk_size: int = 64,
+) -> torch.Tensor:
+    """Chunked O(T C F) linear CAPS: the selected paths fused along features, one pass. Shapes as `caps_attention`."""
+    qt, kt, ell = _path_features(q, k, p, g, clock, parse_paths(paths))  # [B, H, T, F]
+    o = decayed_linear_attention_chunked(qt, kt, rearrange(v, "b t h v -> b h t v"), ell, chunk_size)
+    return rearrange(o, "b h t v -> b t h v")
+
+
+def caps_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "chunked",
+    chunk_size: int = 64,
+) -> torch.Tensor:
+    """CAPS attention (module docstring for the equations).
+
+    q, k, p, g: [B, T, H, E] (q, k already rotated); v: [B, T, H, Ev]; clock: [B, T, H] > 0.
+    attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k);
+    impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (fast, linear only).
+    Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
+    with autocast disabled (bf16/fp16 inputs are upcast: the decays need float32's exponent range).
+    """
+    _check_impl(attn, impl, chunk_size)
+    parse_paths(paths)
+    dtype = _compute_dtype(q)
+    out_dtype = q.dtype
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
+        if impl == "naive":
+            o = caps_attention_naive(q, k, v, p, g, clock, attn, paths)
+        elif impl == "recurrent":
+            o = caps_attention_recurrent(q, k, v, p, g, clock, paths)
+        else:
+            o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size)
+    return o.to(out_dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Rotary position embeddings.
+# --------------------------------------------------------------------------------------------
+
+
+def rope_frequencies(head_dim: int) -> torch.Tensor:
+    """omega_j = 10000^(-2j/E), j < E/2: [E/2]."""
+    return 10000.0 ** (-2.0 * torch.arange(head_dim // 2, dtype=torch.float32) / head_dim)
+
+
+def rope_rotate(x: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
+    """Block-diagonal SO(2) rotation of pairs (2j, 2j+1) by angle t omega_j, t = 0..T-1. x [B, T, H, E]."""
+    angle = torch.arange(x.shape[1], device=x.device, dtype=omega.dtype)[:, None] * omega  # [T, E/2]
+    cos, sin = angle.cos()[:, None].to(x.dtype), angle.sin()[:, None].to(x.dtype)  # [T, 1, E/2]
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+
+
+def rope_official(x: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
+    """The official code's layout (caps_reference section 4): half-split angles, interleaved partners.
+
+    angles [t w_0 .. t w_{E/2-1}, t w_0 .. t w_{E/2-1}], out = x cos + rot(x) sin with
+    rot(x)_{2j} = -x_{2j+1}, rot(x)_{2j+1} = x_{2j}. Not a rotation (norms change). x [B, T, H, E].
+    """
+    angle = torch.arange(x.shape[1], device=x.device, dtype=omega.dtype)[:, None] * omega  # [T, E/2]
+    angle = torch.cat([angle, angle], dim=-1)[:, None].to(x.dtype)  # [T, 1, E]
+    rot = torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+    return x * angle.cos() + rot * angle.sin()
+
+
+def official_features(
+    q: torch.Tensor, k: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Concatenated q_cat, k_cat [B, T, H, n E] with the official arithmetic (caps_reference section 4).
+
+    Path 1: global max over T, q / (cumsum(w) + 1e-8), k w. Path 2: cumsum clipped to [-50, 40],
+    q Gamma, k / (Gamma + 1e-8). Path 3: q / cumsum(clock), k clock. Inputs as `caps_attention`.
+    """
+    clock = clock[..., None]  # [B, T, H, 1]
+    qs, ks = [], []
+    for path in paths:
+        if path == 1:
+            pt = p + torch.log(clock)
+            w = torch.exp(pt - pt.amax(dim=1, keepdim=True))
+            qs.append(q / (torch.cumsum(w, dim=1) + 1e-8))
+            ks.append(k * w)
+        elif path == 2:
+            gamma = torch.exp(torch.cumsum(-F.softplus(g) * clock, dim=1).clamp(-50.0, 40.0))
+            qs.append(q * gamma)
+            ks.append(k / (gamma + 1e-8))
+        else:
+            qs.append(q / torch.cumsum(clock, dim=1))
+            ks.append(k * clock)
+    if not paths:
+        return q, k
+    return torch.cat(qs, dim=-1), torch.cat(ks, dim=-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Layer.
+# --------------------------------------------------------------------------------------------
+
+
+class CAPSAttention(nn.Module):
+    """CAPS attention layer: x [B, T, D] -> [B, T, D].
+
+    q, k, v, p, g = W x (bias-free, D x D, viewed [B, T, H, E]); clock = softplus(W_c x) + 1e-6
+    ([B, T, H]); q, k rotated by RoPE; o = caps_attention(...); out = Dropout(W_o o) with W_o
+    named `c_proj` (GPT-2 style scaled init by name in the model).
+
+    numerics="paper": exact kernel (p~ = W_p x + log clock, g~ = -softplus(W_g x) clock inside it).
+    numerics="official": the official code's arithmetic and RoPE layout, evaluated as plain causal
+    linear (or softmax) attention on the explicit concatenated features.
+    rope: "learned" (nn.Parameter, init 10000^(-2j/E)), "fixed" (buffer) or "none".
+    """
+
+    def __init__(
+        self, d_model: int, n_heads: int, attn: str = "linear", paths: str = "123",
+        rope: str = "learned", numerics: str = "paper", chunk_size: int = 64, dropout: float = 0.0,
+        impl: str = "chunked",
+    ) -> None:
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads != 0:
+            raise ValueError(f"--d_model {d_model} is not divisible by --n_heads {n_heads}")
+        head_dim = d_model // n_heads
+        _check_choice("--caps_attn", attn, ATTN_CHOICES)
+        _check_choice("--caps_rope", rope, ROPE_CHOICES)
+        _check_choice("--caps_numerics", numerics, NUMERICS_CHOICES)
+        if rope != "none" and head_dim % 2 != 0:
+            raise ValueError(
+                f"--caps_rope {rope} needs an even head width, got d_model / n_heads = {head_dim}; "
+                "change --d_model or --n_heads, or pass --caps_rope none"
+            )
+        if chunk_size < 1:
+            raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 64)")
+        if attn == "softmax" and impl == "chunked":
+            impl = "naive"
+        _check_impl(attn, impl, chunk_size)
+        self.paths = parse_paths(paths)
+        self.n_heads, self.head_dim = n_heads, head_dim
+        self.attn, self.rope, self.numerics = attn, rope, numerics
+        self.chunk_size, self.impl = chunk_size, impl
+        self.q_proj = nn.Linear(d_model, d_model, bias=False)
+        self.k_proj = nn.Linear(d_model, d_model, bias=False)
+        self.v_proj = nn.Linear(d_model, d_model, bias=False)
+        self.p_proj = nn.Linear(d_model, d_model, bias=False)
+        self.gate_proj = nn.Linear(d_model, d_model, bias=False)
+        self.clock_proj = nn.Linear(d_model, n_heads, bias=False)
+        self.c_proj = nn.Linear(d_model, d_model, bias=False)
+        self.dropout = nn.Dropout(dropout)
+        if rope == "learned":
+            self.rope_freq = nn.Parameter(rope_frequencies(head_dim))
+        elif rope == "fixed":
+            self.register_buffer("rope_freq", rope_frequencies(head_dim), persistent=False)
+
+    def extra_repr(self) -> str:
+        paths = "".join(str(i) for i in self.paths) or "none"
+        return (f"heads={self.n_heads}, head_dim={self.head_dim}, attn={self.attn}, paths={paths}, "
+                f"rope={self.rope}, numerics={self.numerics}, impl={self.impl}, chunk={self.chunk_size}")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: [B, T, D] -> [B, T, D]."""
+        B, T, D = x.shape
+        heads = "b t (h e) -> b t h e"
+        q, k, v, p, g = (rearrange(proj(x), heads, h=self.n_heads)
+                         for proj in (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj))
+        clock = F.softplus(self.clock_proj(x)) + CLOCK_EPS  # [B, T, H]
+        if self.rope != "none":
+            rotate = rope_rotate if self.numerics == "paper" else rope_official
+            q, k = rotate(q, self.rope_freq), rotate(k, self.rope_freq)
+        paths = "".join(str(i) for i in self.paths)
+        if self.numerics == "paper":
+            o = caps_attention(q, k, v, p, g, clock, self.attn, paths, self.impl, self.chunk_size)
+        else:
+            q_cat, k_cat = official_features(q, k, p, g, clock, self.paths)  # [B, T, H, n E]
+            o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, self.attn, "", self.impl,
+                               self.chunk_size)
+        return self.dropout(self.c_proj(rearrange(o, "b t h e -> b t (h e)")))  # [B, T, D]

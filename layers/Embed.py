@@ -1,0 +1,176 @@
+"""Input embeddings shared by the Transformer-family models (TSLib contract §5).
+
+- Positional: the fixed sinusoid of Vaswani et al. (2017),
+  PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(p / 10000^(2i/D)).
+- Values: a circular Conv1d (kernel 3, no bias) over time (Informer/Autoformer lineage), a Linear
+  over the whole window per variate (iTransformer's inverted tokens), or a Linear over patches
+  (PatchTST).
+- Time marks: a Linear without bias over timeF features, or summed per-field tables over integer
+  calendar marks (fixed sinusoid tables or learned ones).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+from utils.timefeatures import base_unit, num_time_features
+
+
+def sinusoid_table(num_positions: int, d_model: int) -> torch.Tensor:
+    """The sinusoid table `[num_positions, d_model]`: even columns sin, odd columns cos."""
+    position = torch.arange(num_positions, dtype=torch.float32).unsqueeze(1)  # [P, 1]
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * -(math.log(10000.0) / d_model))
+    table = torch.zeros(num_positions, d_model)
+    table[:, 0::2] = torch.sin(position * div_term)
+    # An odd d_model has one fewer cosine column than sine columns.
+    table[:, 1::2] = torch.cos(position * div_term[: d_model // 2])
+    return table
+
+
+class PositionalEmbedding(nn.Module):
+    """Fixed sinusoidal positions for up to `max_len` steps: `[B, L, *]` → `[1, L, D]`."""
+
+    def __init__(self, d_model: int, max_len: int = 5000) -> None:
+        super().__init__()
+        # Not persistent: the table is a pure function of (max_len, d_model).
+        self.register_buffer("pe", sinusoid_table(max_len, d_model).unsqueeze(0), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pe[:, : x.size(1)]  # [1, L, D]
+
+
+class TokenEmbedding(nn.Module):
+    """Value embedding by a circular Conv1d over time (kernel 3, no bias, Kaiming-normal init):
+    `[B, L, C]` → `[B, L, D]`."""
+
+    def __init__(self, c_in: int, d_model: int) -> None:
+        super().__init__()
+        self.token_conv = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular", bias=False)
+        nn.init.kaiming_normal_(self.token_conv.weight, mode="fan_in", nonlinearity="leaky_relu")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.token_conv(x.transpose(1, 2)).transpose(1, 2)  # [B, L, D]
+
+
+class FixedEmbedding(nn.Module):
+    """A frozen sinusoid lookup table for an integer calendar field: `[B, L]` → `[B, L, D]`."""
+
+    def __init__(self, num_embeddings: int, d_model: int) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(num_embeddings, d_model)
+        self.emb.weight = nn.Parameter(sinusoid_table(num_embeddings, d_model), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.emb(x).detach()
+
+
+class TemporalEmbedding(nn.Module):
+    """Sum of per-field embeddings of integer marks [month, day, weekday, hour, (minute // 15)].
+
+    Tables: month 13, day 32, weekday 7, hour 24, minute 4; the minute field is used only for
+    minutely or finer `freq`, matching the fifth column of `utils.timefeatures.calendar_features`.
+    `embed_type` 'fixed' uses frozen sinusoid tables, 'learned' trainable ones.
+    """
+
+    def __init__(self, d_model: int, embed_type: str = "fixed", freq: str = "h") -> None:
+        super().__init__()
+        table = FixedEmbedding if embed_type == "fixed" else nn.Embedding
+        self.use_minute = base_unit(freq) in ("t", "s")
+        if self.use_minute:
+            self.minute_embed = table(4, d_model)
+        self.hour_embed = table(24, d_model)
+        self.weekday_embed = table(7, d_model)
+        self.day_embed = table(32, d_model)
+        self.month_embed = table(13, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: `[B, L, 4 or 5]` integer-valued marks → `[B, L, D]`."""
+        x = x.long()
+        out = (self.hour_embed(x[:, :, 3]) + self.weekday_embed(x[:, :, 2])
+               + self.day_embed(x[:, :, 1]) + self.month_embed(x[:, :, 0]))
+        if self.use_minute:
+            out = out + self.minute_embed(x[:, :, 4])
+        return out
+
+
+class TimeFeatureEmbedding(nn.Module):
+    """Linear map (no bias) of the timeF marks: `[B, L, F]` → `[B, L, D]`, F = num_time_features(freq)."""
+
+    def __init__(self, d_model: int, freq: str = "h") -> None:
+        super().__init__()
+        self.embed = nn.Linear(num_time_features(freq), d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.embed(x)
+
+
+def temporal_embedding(d_model: int, embed_type: str, freq: str) -> nn.Module:
+    """The mark embedding for `--embed`: 'timeF' → TimeFeatureEmbedding, 'fixed'/'learned' → TemporalEmbedding."""
+    if embed_type == "timeF":
+        return TimeFeatureEmbedding(d_model, freq)
+    return TemporalEmbedding(d_model, embed_type, freq)
+
+
+class DataEmbedding(nn.Module):
+    """value + temporal + position, then dropout: `[B, L, C]`, marks `[B, L, F]` → `[B, L, D]`.
+
+    Without marks (None, as in M4 short-term forecasting) the temporal term is left out.
+    """
+
+    def __init__(self, c_in: int, d_model: int, embed_type: str = "fixed", freq: str = "h",
+                 dropout: float = 0.1) -> None:
+        super().__init__()
+        self.value_embedding = TokenEmbedding(c_in, d_model)
+        self.position_embedding = PositionalEmbedding(d_model)
+        self.temporal_embedding = temporal_embedding(d_model, embed_type, freq)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, x_mark: torch.Tensor | None) -> torch.Tensor:
+        out = self.value_embedding(x) + self.position_embedding(x)  # [B, L, D]
+        if x_mark is not None:
+            out = out + self.temporal_embedding(x_mark)
+        return self.dropout(out)
+
+
+class DataEmbedding_inverted(nn.Module):
+    """iTransformer's variate tokens: each variate's whole window (and each mark column, as an extra
+    variate) is one token, Linear(L → D): `[B, L, N]`, marks `[B, L, F]` → `[B, N + F, D]`."""
+
+    def __init__(self, seq_len: int, d_model: int, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.value_embedding = nn.Linear(seq_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, x_mark: torch.Tensor | None) -> torch.Tensor:
+        x = x.transpose(1, 2)  # [B, N, L]
+        if x_mark is not None:
+            x = torch.cat([x, x_mark.transpose(1, 2)], dim=1)  # [B, N + F, L]
+        return self.dropout(self.value_embedding(x))  # [B, N + F, D]
+
+
+class PatchEmbedding(nn.Module):
+    """PatchTST's patch tokens per variate: replicate-pad `padding` steps at the end, cut patches of
+    `patch_len` every `stride` steps, Linear(patch_len → D, no bias) + sinusoid position, dropout.
+
+    `[B, N, L]` → (`[B·N, P, D]`, N) with P = ⌊(L + padding − patch_len) / stride⌋ + 1.
+    """
+
+    def __init__(self, d_model: int, patch_len: int, stride: int, padding: int, dropout: float) -> None:
+        super().__init__()
+        self.patch_len = patch_len
+        self.stride = stride
+        self.padding_patch_layer = nn.ReplicationPad1d((0, padding))
+        self.value_embedding = nn.Linear(patch_len, d_model, bias=False)
+        self.position_embedding = PositionalEmbedding(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+        n_vars = x.shape[1]
+        x = self.padding_patch_layer(x)  # [B, N, L + padding]
+        x = x.unfold(dimension=-1, size=self.patch_len, step=self.stride)  # [B, N, P, patch_len]
+        x = x.reshape(-1, x.shape[2], x.shape[3])  # [B·N, P, patch_len]
+        x = self.value_embedding(x) + self.position_embedding(x)  # [B·N, P, D]
+        return self.dropout(x), n_vars

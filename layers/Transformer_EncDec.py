@@ -1,0 +1,110 @@
+"""Post-norm Transformer encoder and decoder blocks (Vaswani et al., 2017, as laid out in TSLib).
+
+EncoderLayer: x = LN(x + Drop(Attn(x))); out = LN(x + Drop(W₂ Drop(act(W₁ x))))
+DecoderLayer: x = LN(x + Drop(SelfAttn(x))); x = LN(x + Drop(CrossAttn(x, enc))); then the FFN as above.
+The FFN's W₁ (D → d_ff) and W₂ (d_ff → D) are 1×1 Conv1d layers, TSLib's parameterisation.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class PositionwiseFeedForward(nn.Module):
+    """Drop(W₂ Drop(act(W₁ x))) with 1×1 convolutions: `[B, L, D]` → `[B, L, D]`."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
+        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = ACTIVATIONS[activation]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.dropout(self.activation(self.conv1(x.transpose(1, 2))))  # [B, d_ff, L]
+        return self.dropout(self.conv2(y).transpose(1, 2))  # [B, L, D]
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then FFN, each with a residual and a post-LayerNorm. d_ff defaults to 4·D."""
+
+    def __init__(self, attention: nn.Module, d_model: int, d_ff: int | None = None,
+                 dropout: float = 0.1, activation: str = "relu") -> None:
+        super().__init__()
+        self.attention = attention
+        self.ffn = PositionwiseFeedForward(d_model, d_ff or 4 * d_model, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        new_x, attn = self.attention(x, x, x, attn_mask)
+        x = self.norm1(x + self.dropout(new_x))
+        return self.norm2(x + self.ffn(x)), attn
+
+
+class Encoder(nn.Module):
+    """A stack of encoder layers and an optional final norm: `[B, L, D]` → (`[B, L, D]`, weights)."""
+
+    def __init__(self, attn_layers: list[nn.Module], norm_layer: nn.Module | None = None) -> None:
+        super().__init__()
+        self.attn_layers = nn.ModuleList(attn_layers)
+        self.norm = norm_layer
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        attns = []
+        for layer in self.attn_layers:
+            x, attn = layer(x, attn_mask=attn_mask)
+            attns.append(attn)
+        if self.norm is not None:
+            x = self.norm(x)
+        return x, attns
+
+
+class DecoderLayer(nn.Module):
+    """Self-attention, cross-attention to the encoder output, then FFN; three post-LayerNorms."""
+
+    def __init__(self, self_attention: nn.Module, cross_attention: nn.Module, d_model: int,
+                 d_ff: int | None = None, dropout: float = 0.1, activation: str = "relu") -> None:
+        super().__init__()
+        self.self_attention = self_attention
+        self.cross_attention = cross_attention
+        self.ffn = PositionwiseFeedForward(d_model, d_ff or 4 * d_model, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
+                cross_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x `[B, L, D]` (decoder tokens), cross `[B, S, D]` (encoder output) → `[B, L, D]`."""
+        x = self.norm1(x + self.dropout(self.self_attention(x, x, x, x_mask)[0]))
+        x = self.norm2(x + self.dropout(self.cross_attention(x, cross, cross, cross_mask)[0]))
+        return self.norm3(x + self.ffn(x))
+
+
+class Decoder(nn.Module):
+    """A stack of decoder layers, an optional final norm and an optional output projection."""
+
+    def __init__(self, layers: list[nn.Module], norm_layer: nn.Module | None = None,
+                 projection: nn.Module | None = None) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.norm = norm_layer
+        self.projection = projection
+
+    def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
+                cross_mask: torch.Tensor | None = None) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x, cross, x_mask=x_mask, cross_mask=cross_mask)
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.projection is not None:
+            x = self.projection(x)  # [B, L, c_out]
+        return x

@@ -1,0 +1,83 @@
+"""Shared checks for model configurations (the argparse namespace of `run.py`).
+
+Each model calls these once in `__init__`, so a bad flag fails before any tensor is built, with a
+`UserInputError` (a `ValueError`) that names the flag, the value given and how to fix it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+
+from utils.errors import UserInputError
+
+FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+EMBED_TYPES = ("timeF", "fixed", "learned")
+ACTIVATIONS = ("relu", "gelu")
+
+
+def check_task(configs: argparse.Namespace, model: str, tasks: Iterable[str] = FORECAST_TASKS) -> None:
+    """Reject a `--task_name` the model does not implement (TSLib silently returns None there)."""
+    tasks = tuple(tasks)
+    if configs.task_name not in tasks:
+        raise UserInputError(
+            f"--task_name {configs.task_name!r} is not supported by {model}; use one of {', '.join(tasks)}")
+
+
+def check_positive(configs: argparse.Namespace, *names: str) -> None:
+    """Require every named flag to be a positive integer (e.g. `--seq_len`, `--pred_len`, `--d_model`)."""
+    for name in names:
+        value = getattr(configs, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise UserInputError(f"--{name} {value!r} must be a positive integer")
+
+
+def check_non_negative(configs: argparse.Namespace, *names: str) -> None:
+    """Require every named flag to be an integer ≥ 0 (e.g. `--label_len`)."""
+    for name in names:
+        value = getattr(configs, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise UserInputError(f"--{name} {value!r} must be an integer >= 0")
+
+
+def check_dropout(configs: argparse.Namespace) -> None:
+    """Require 0 ≤ `--dropout` < 1."""
+    if not 0.0 <= configs.dropout < 1.0:
+        raise UserInputError(f"--dropout {configs.dropout!r} must lie in [0, 1)")
+
+
+def check_heads(configs: argparse.Namespace) -> None:
+    """Require `--n_heads` > 0 dividing `--d_model` (each head gets d_model / n_heads features)."""
+    check_positive(configs, "d_model", "n_heads")
+    if configs.d_model % configs.n_heads != 0:
+        raise UserInputError(
+            f"--d_model {configs.d_model} is not divisible by --n_heads {configs.n_heads}; "
+            "choose --d_model as a multiple of --n_heads")
+
+
+def check_choice(configs: argparse.Namespace, name: str, choices: Iterable[str]) -> None:
+    """Require the flag `name` to be one of `choices` (e.g. `--embed`, `--activation`)."""
+    choices = tuple(choices)
+    value = getattr(configs, name)
+    if value not in choices:
+        raise UserInputError(f"--{name} {value!r} is not supported; use one of {', '.join(choices)}")
+
+
+def check_output_channels(configs: argparse.Namespace, model: str) -> None:
+    """For models whose output variates are their input variates: require `--c_out` ≤ `--enc_in`.
+
+    With `--c_out` < `--enc_in` (features MS) the model returns the last `--c_out` variates, which is
+    where the target sits (TSLib's MS convention).
+    """
+    if configs.c_out > configs.enc_in:
+        raise UserInputError(
+            f"--c_out {configs.c_out} exceeds --enc_in {configs.enc_in}: {model} forecasts its input "
+            "variates, so use --c_out equal to --enc_in (M) or 1 (S, MS)")
+
+
+def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
+    """The checks every forecasting model shares: task, window lengths, channel counts, dropout."""
+    check_task(configs, model)
+    check_positive(configs, "seq_len", "pred_len", "enc_in", "c_out")
+    check_non_negative(configs, "label_len")
+    check_dropout(configs)

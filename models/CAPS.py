@@ -1,0 +1,309 @@
+"""CAPS forecaster: the full architecture of the CAPS paper (Appendix "Full Architecture").
+
+Pipeline for x `[B, L, C]`, horizon H, T = L + H, Ct target channels (the last `number_of_targets`):
+
+1. last-value normalisation  x̃_c = x_c − x_{c,L};
+2. horizon extension  x_ext = [x̃; W_ext x̃] `[B, C, T]` (W_ext ∈ R^{L×H}, bias-free);
+3. F time-feature channels, normalised per window, prepended `[B, F + C, T]`;
+4. random-ratio channel dropout (training only) on the copy that feeds the channel tokens;
+5. dual tokens h_{c,t} = [W_c x_t ; x_{c,t} V_c] + pos_t + chan_c `[B, Ct, T, D]`;
+6. channel-independent pre-norm blocks on `[B·Ct, T, D]` (CAPS attention + 4× GELU MLP);
+7. tied read-out ŷ_{c,t} = ⟨h_{c,t}[−d_emb:], V_c⟩ for t > L, plus x_{c,L}.
+
+Width rule of the official code (the paper states other widths): d_emb = 4·nearest_pow2_sqrt(C + F); d_input = the same rule
+when `--d_model 0`, else `--d_model`; D = d_input + d_emb; heads = `--n_heads` or d_input // 8.
+
+Drop-in: this file imports only torch, the standard library and `layers.CAPS_Attention`, and reads
+every CAPS option with `getattr(configs, name, default)`, so it runs in a stock TSLib checkout.
+
+Time features without a `--time_emb_dim` flag: the channel-token mixer always has C + F inputs with
+F = `time_emb_dim` (default 4, the width of TSLib's hourly timeF marks), so parameter shapes never
+depend on the batch. At run time the last min(F, marks width) mark columns are used (for timeF marks
+finer than hourly, those are the four hourly features the official scripts use) and the remaining
+mark channels are zero; marks given as None count as all-zero marks. A zero channel contributes
+nothing through the bias-free mixer, so this is exactly "min(F, width) channels, or 0 without marks".
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from layers.CAPS_Attention import CAPSAttention
+
+FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+ATTN_CHOICES = ("linear", "softmax")
+ROPE_CHOICES = ("learned", "fixed", "none")
+NUMERICS_CHOICES = ("paper", "official")
+IMPL_CHOICES = ("chunked", "recurrent", "naive")
+# Floor on the kept fraction (official) and on 1 − r (paper): keeps the survivor rescale finite.
+KEEP_FLOOR = 1e-6
+# Added to the per-window standard deviation of each time-feature channel (as the official code).
+MARK_STD_EPS = 1e-8
+RMS_EPS = 1e-5
+INIT_STD = 0.02
+
+
+def nearest_pow2_sqrt(x: int) -> int:
+    """2^max(1, round(log2 √x)), with Python's half-to-even rounding (x = 32 → 4, 128 → 16, 512 → 16).
+
+    log2 √x is computed as log2(x) / 2, which is exact at the tie points (x a power of two)."""
+    return 2 ** max(1, round(math.log2(x) / 2))
+
+
+def caps_widths(enc_in: int, time_emb_dim: int, d_model: int, n_heads: int) -> tuple[int, int, int]:
+    """The official width rule: returns (d_input, d_emb, heads); D = d_input + d_emb."""
+    d_emb = 4 * nearest_pow2_sqrt(enc_in + time_emb_dim)
+    d_input = d_emb if d_model == 0 else d_model
+    heads = n_heads if n_heads > 0 else d_input // 8
+    return d_input, d_emb, heads
+
+
+def random_ratio_channel_dropout(x: torch.Tensor, ratio: torch.Tensor, uniform: torch.Tensor,
+                                 rescale: str = "paper") -> torch.Tensor:
+    """Drop channel n of sample b when uniform[b, n] < ratio[b] and rescale the survivors.
+
+    x: `[B, N, T]`; ratio r: `[B, 1, 1]` in [0, 1); uniform u: `[B, N, 1]` in [0, 1).
+    `rescale="paper"`: survivors × 1/(1 − r), so E[output | r] = x for every r.
+    `rescale="official"`: survivors × 1/(realised kept fraction of the sample), floored at 1e-6.
+
+    The paper's factor 1/(1 − r) is unbounded as r → 1 (its mean over r ~ U(0, 1) even diverges,
+    although the masked product keeps mean 1). A float32 r is at most 1 − 2⁻²⁴; 1 − r is further
+    floored at 1e-6, which bounds the factor by 1e6 and changes nothing unless r > 1 − 1e-6.
+    """
+    keep = (uniform >= ratio).to(x.dtype)  # [B, N, 1]
+    if rescale == "official":
+        scale = 1.0 / keep.mean(dim=1, keepdim=True).clamp_min(KEEP_FLOOR)  # [B, 1, 1]
+    else:
+        scale = 1.0 / (1.0 - ratio).clamp_min(KEEP_FLOOR).to(x.dtype)  # [B, 1, 1]
+    return x * (keep * scale)
+
+
+def normalise_marks(mark_enc: torch.Tensor, mark_fut: torch.Tensor) -> torch.Tensor:
+    """Per-window time-feature normalisation (m − m_L) / (std_L(m) + 1e-8) over the whole window.
+
+    mark_enc: `[B, L, F]` encoder marks (L ≥ 2: the std is unbiased); mark_fut: `[B, H, F]`.
+    Returns `[B, L + H, F]`. A mark constant over the L encoder steps has std 0, so its future
+    values are divided by 1e-8 (as in the official code)."""
+    last = mark_enc[:, -1:, :]  # [B, 1, F]
+    spread = mark_enc.std(dim=1, keepdim=True) + MARK_STD_EPS  # [B, 1, F]
+    return (torch.cat([mark_enc, mark_fut], dim=1) - last) / spread  # [B, T, F]
+
+
+class RMSNorm(nn.Module):
+    """y = x · rsqrt(mean(x²) + 1e-5) · w, computed in float32 and cast back (no bias)."""
+
+    def __init__(self, dim: int, eps: float = RMS_EPS) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = x.float()
+        normed = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return normed.to(x.dtype) * self.weight
+
+
+class MLP(nn.Module):
+    """x ↦ Dropout(W_down GELU(W_up x)), bias-free, hidden width 4·D; W_down is named `c_proj`."""
+
+    def __init__(self, dim: int, dropout: float) -> None:
+        super().__init__()
+        self.c_fc = nn.Linear(dim, 4 * dim, bias=False)
+        self.c_proj = nn.Linear(4 * dim, dim, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))
+
+
+class CAPSBlock(nn.Module):
+    """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`."""
+
+    def __init__(self, dim: int, attention: nn.Module, dropout: float) -> None:
+        super().__init__()
+        self.norm1 = RMSNorm(dim)
+        self.attn = attention
+        self.norm2 = RMSNorm(dim)
+        self.mlp = MLP(dim, dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+def _flag_int(configs, name: str, default: int, minimum: int) -> int:
+    value = getattr(configs, name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"--{name} {value!r} must be an integer >= {minimum}")
+    return value
+
+
+def _flag_choice(configs, name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = getattr(configs, name, default)
+    if value not in choices:
+        raise ValueError(f"--{name} {value!r} is not valid; use one of {', '.join(choices)}")
+    return value
+
+
+def _canonical_paths(value: object) -> str:
+    """'none' → '' (LinAttn); otherwise distinct digits from {1, 2, 3}, returned sorted."""
+    if value == "none":
+        return ""
+    text = str(value)
+    if not text or any(ch not in "123" for ch in text) or len(set(text)) != len(text):
+        raise ValueError(f"--caps_paths {value!r} is not valid; use distinct digits from 1, 2, 3 "
+                         "(e.g. 123, 12, 13, 23) or none for plain linear attention")
+    return "".join(sorted(text))
+
+
+class Model(nn.Module):
+    """CAPS forecaster: forward(x_enc `[B, L, C]`, x_mark_enc `[B, L, F']` or None, x_dec (unused),
+    x_mark_dec `[B, ≥H, F']` or None) → `[B, H, Ct]` (a plain tensor in train and eval mode)."""
+
+    def __init__(self, configs) -> None:
+        super().__init__()
+        task = getattr(configs, "task_name", "long_term_forecast")
+        if task not in FORECAST_TASKS:
+            raise ValueError(f"--task_name {task!r} is not supported by CAPS; use one of {', '.join(FORECAST_TASKS)}")
+        self.seq_len = _flag_int(configs, "seq_len", 96, 1)
+        self.pred_len = _flag_int(configs, "pred_len", 96, 1)
+        self.enc_in = _flag_int(configs, "enc_in", 7, 1)
+        e_layers = _flag_int(configs, "e_layers", 3, 1)
+        d_model = _flag_int(configs, "d_model", 0, 0)
+        n_heads = _flag_int(configs, "n_heads", 4, 0)
+        dropout = float(getattr(configs, "dropout", 0.0))
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"--dropout {dropout!r} must lie in [0, 1)")
+
+        attn = _flag_choice(configs, "caps_attn", "linear", ATTN_CHOICES)
+        paths = _canonical_paths(getattr(configs, "caps_paths", "123"))
+        rope = _flag_choice(configs, "caps_rope", "learned", ROPE_CHOICES)
+        self.numerics = _flag_choice(configs, "caps_numerics", "paper", NUMERICS_CHOICES)
+        impl = _flag_choice(configs, "caps_impl", "chunked", IMPL_CHOICES)
+        chunk = _flag_int(configs, "caps_chunk", 64, 1)
+        self.time_emb_dim = _flag_int(configs, "time_emb_dim", 4, 0)
+        channel_dropout = getattr(configs, "random_channel_dropout", 1)
+        if channel_dropout not in (0, 1):
+            raise ValueError(f"--random_channel_dropout {channel_dropout!r} must be 0 (off) or 1 (on)")
+        self.channel_dropout = channel_dropout == 1
+        n_targets = _flag_int(configs, "number_of_targets", 0, 0)
+
+        if attn == "softmax":
+            # Softmax attention is quadratic by nature: the default chunked choice selects its only
+            # (naive, row-blocked) form; asking for the recurrent form is an error.
+            if impl == "recurrent":
+                raise ValueError("--caps_attn softmax has no recurrent form; pass --caps_impl naive")
+            impl = "naive"
+        if self.time_emb_dim > 0 and self.seq_len < 2:
+            raise ValueError(f"--seq_len {self.seq_len} leaves no spread to normalise time features by; "
+                             "use --seq_len >= 2 or --time_emb_dim 0")
+        if n_targets > self.enc_in:
+            raise ValueError(f"--number_of_targets {n_targets} exceeds --enc_in {self.enc_in}; "
+                             f"use a value in 0..{self.enc_in} (0 = all channels)")
+        self.n_targets = n_targets or self.enc_in
+        c_out = getattr(configs, "c_out", self.n_targets)
+        if c_out != self.n_targets:
+            raise ValueError(f"--c_out {c_out} does not match the {self.n_targets} decoded channels "
+                             f"(--number_of_targets {n_targets}, --enc_in {self.enc_in}); "
+                             f"pass --c_out {self.n_targets}")
+
+        d_input, d_emb, heads = caps_widths(self.enc_in, self.time_emb_dim, d_model, n_heads)
+        width = d_input + d_emb
+        if heads == 0:
+            raise ValueError(f"--n_heads 0 derives d_input // 8 = {d_input} // 8 = 0 heads; "
+                             "pass --n_heads explicitly")
+        if width % heads != 0:
+            raise ValueError(f"--n_heads {heads} does not divide the width D = d_input + d_emb = "
+                             f"{d_input} + {d_emb} = {width} (--d_model {d_model}); choose --d_model "
+                             f"so that --d_model + {d_emb} is a multiple of {heads}")
+        if rope != "none" and (width // heads) % 2 != 0:
+            raise ValueError(f"RoPE rotates feature pairs but the head width D / --n_heads = {width} / {heads} "
+                             "is odd; change --d_model or --n_heads, or pass --caps_rope none")
+        self.d_input, self.d_emb, self.width = d_input, d_emb, width
+        total = self.seq_len + self.pred_len
+
+        self.channel_token_mixer = nn.Linear(self.time_emb_dim + self.enc_in, d_input, bias=False)
+        self.value_token_mixer = nn.Parameter(INIT_STD * torch.randn(self.n_targets, 1, d_emb))
+        self.pos_emb = nn.Embedding(total, width)
+        self.channel_emb = nn.Parameter(torch.zeros(1, self.n_targets, 1, width))
+        self.blocks = nn.ModuleList(
+            CAPSBlock(width, CAPSAttention(width, heads, attn=attn, paths=paths, rope=rope,
+                                           numerics=self.numerics, chunk_size=chunk, dropout=dropout,
+                                           impl=impl), dropout)
+            for _ in range(e_layers)
+        )
+        self.apply(self._init_module)
+        proj_std = INIT_STD / math.sqrt(2 * e_layers)
+        for name, param in self.named_parameters():
+            if name.endswith("c_projX.weight"):
+                nn.init.normal_(param, mean=0.0, std=proj_std)
+        # Created after the custom init, as in the official code: PyTorch's default U(±1/√L) init.
+        self.out_fill = nn.Linear(self.seq_len, self.pred_len, bias=False)
+
+    @staticmethod
+    def _init_module(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=INIT_STD)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.zeros_(module.weight)
+
+    def _time_channels(self, x_mark_enc: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
+                       like: torch.Tensor) -> torch.Tensor:
+        """The F = time_emb_dim mark channels `[B, F, T]`: the last min(F, width) normalised mark
+        columns, right-aligned, with zeros in front (all zeros when marks are None)."""
+        batch, total = like.shape[0], like.shape[-1]
+        channels = like.new_zeros(batch, self.time_emb_dim, total)  # [B, F, T]
+        if x_mark_enc is None or x_mark_dec is None:
+            return channels
+        used = min(self.time_emb_dim, x_mark_enc.shape[-1])
+        if x_mark_dec.shape[1] < self.pred_len:
+            raise ValueError(f"x_mark_dec has {x_mark_dec.shape[1]} steps; CAPS needs its last "
+                             f"--pred_len {self.pred_len} steps")
+        enc = x_mark_enc[..., -used:].to(like.dtype)  # [B, L, used]
+        fut = x_mark_dec[:, -self.pred_len:, -used:].to(like.dtype)  # [B, H, used]
+        channels[:, self.time_emb_dim - used:] = normalise_marks(enc, fut).transpose(1, 2)
+        return channels
+
+    def _drop_channels(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Random-ratio channel dropout with fresh draws: r ~ U(0, 1) per sample, u ~ U(0, 1) per
+        (sample, channel), both in float32. inputs: `[B, N, T]`."""
+        batch, channels = inputs.shape[:2]
+        ratio = torch.rand(batch, 1, 1, device=inputs.device)
+        uniform = torch.rand(batch, channels, 1, device=inputs.device)
+        return random_ratio_channel_dropout(inputs, ratio, uniform, rescale=self.numerics)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None = None) -> torch.Tensor:
+        batch = x_enc.shape[0]
+        targets, horizon = self.n_targets, self.pred_len
+        x = x_enc.transpose(1, 2)  # [B, C, L]
+        last = x[..., -1:]  # [B, C, 1]
+        x = x - last
+        x = torch.cat([x, self.out_fill(x)], dim=-1)  # [B, C, T]
+        total = x.shape[-1]
+
+        mixer_in = x
+        if self.time_emb_dim > 0:
+            mixer_in = torch.cat([self._time_channels(x_mark_enc, x_mark_dec, x), x], dim=1)  # [B, F+C, T]
+        if self.training and self.channel_dropout:
+            mixer_in = self._drop_channels(mixer_in)
+        channel_tok = self.channel_token_mixer(mixer_in.transpose(1, 2))  # [B, T, d_input]
+
+        values = x[:, -targets:, :, None] * self.value_token_mixer  # [B, Ct, T, d_emb]
+        # The channel token is shared by all target channels: expand is a view, cat writes h once.
+        h = torch.cat([channel_tok[:, None].expand(batch, targets, total, self.d_input), values], dim=-1)
+        h += self.pos_emb.weight + self.channel_emb  # [B, Ct, T, D]
+
+        z = h.view(batch * targets, total, self.width)  # [B·Ct, T, D]
+        for block in self.blocks:
+            z = block(z)
+
+        read = z.view(batch, targets, total, self.width)[:, :, -horizon:, -self.d_emb:]  # [B, Ct, H, d_emb]
+        y = torch.einsum("bche,ce->bch", read, self.value_token_mixer[:, 0, :])  # [B, Ct, H]
+        return (y + last[:, -targets:]).transpose(1, 2)  # [B, H, Ct]

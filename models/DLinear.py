@@ -1,0 +1,69 @@
+"""DLinear (Zeng et al., "Are Transformers Effective for Time Series Forecasting?", AAAI 2023).
+
+x = seasonal + trend with trend = edge-replicated moving average (`--moving_avg`);
+ŷ = W_s · seasonal + b_s + W_t · trend + b_t, each W: L → H along time, shared by all variates, or
+one per variate with `--individual` (TSLib declares that flag but never reads it; here it is honoured).
+Weights start at 1/L (every output step begins as the window mean); biases keep PyTorch's default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import torch
+import torch.nn as nn
+
+from layers.Autoformer_EncDec import series_decomp
+from layers.config_checks import check_forecast_config, check_output_channels, check_positive
+
+
+class PerVariateLinear(nn.Module):
+    """N independent Linear(L → H) maps along time, one per variate: `[B, N, L]` → `[B, N, H]`.
+
+    Initialised like DLinear's shared layer: weights 1/L, biases U(−1/√L, 1/√L) (nn.Linear's default).
+    """
+
+    def __init__(self, n_vars: int, in_len: int, out_len: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((n_vars, out_len, in_len), 1.0 / in_len))
+        bound = 1.0 / math.sqrt(in_len)
+        self.bias = nn.Parameter(torch.empty(n_vars, out_len).uniform_(-bound, bound))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bnl,nhl->bnh", x, self.weight) + self.bias  # [B, N, H]
+
+
+def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> nn.Module:
+    if individual:
+        return PerVariateLinear(n_vars, seq_len, pred_len)
+    layer = nn.Linear(seq_len, pred_len)
+    nn.init.constant_(layer.weight, 1.0 / seq_len)
+    return layer
+
+
+class Model(nn.Module):
+    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+
+    Reads seq_len, pred_len, moving_avg, enc_in, c_out, individual. With c_out < enc_in (features MS)
+    the last c_out variates are returned.
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_forecast_config(configs, "DLinear")
+        check_positive(configs, "moving_avg")
+        check_output_channels(configs, "DLinear")
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        individual = bool(getattr(configs, "individual", False))
+        self.decomposition = series_decomp(configs.moving_avg)
+        self.linear_seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+        self.linear_trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        seasonal, trend = self.decomposition(x_enc)  # [B, L, N] each
+        out = self.linear_seasonal(seasonal.transpose(1, 2)) + self.linear_trend(trend.transpose(1, 2))  # [B, N, H]
+        return out.transpose(1, 2)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]

@@ -1,0 +1,103 @@
+"""PatchTST (Nie et al., "A Time Series is Worth 64 Words", ICLR 2023), TSLib's configuration.
+
+Each variate is handled independently: RevIN-normalise, replicate-pad 8 steps, cut patches of 16
+every 8 steps (P = ⌊(L − 16) / 8⌋ + 2 tokens), embed them (Linear + sinusoid position), run a post-norm
+Transformer encoder whose final norm is a BatchNorm over D, flatten the `[D, P]` tokens and map
+D·P → H with one Linear; then de-normalise.
+
+The patch sizes are fixed keyword arguments as in TSLib, so `--patch_len` does not apply here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+
+from layers.config_checks import (
+    ACTIVATIONS,
+    check_choice,
+    check_forecast_config,
+    check_heads,
+    check_output_channels,
+    check_positive,
+)
+from layers.Embed import PatchEmbedding
+from layers.SelfAttention_Family import AttentionLayer, FullAttention
+from layers.StandardNorm import Normalize
+from layers.Transformer_EncDec import Encoder, EncoderLayer
+from utils.errors import UserInputError
+
+
+class BatchNormTokens(nn.Module):
+    """BatchNorm1d over the feature axis of tokens `[B, P, D]` (PatchTST's choice over LayerNorm)."""
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__()
+        self.norm = nn.BatchNorm1d(d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x.transpose(1, 2)).transpose(1, 2)  # [B, P, D]
+
+
+class FlattenHead(nn.Module):
+    """Flatten the last two axes and project: `[B, N, D, P]` → `[B, N, H]`, then dropout."""
+
+    def __init__(self, n_features: int, target_window: int, head_dropout: float) -> None:
+        super().__init__()
+        self.flatten = nn.Flatten(start_dim=-2)
+        self.linear = nn.Linear(n_features, target_window)
+        self.dropout = nn.Dropout(head_dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.linear(self.flatten(x)))  # [B, N, H]
+
+
+class Model(nn.Module):
+    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+
+    Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
+    With c_out < enc_in (features MS) the last c_out variates are returned.
+    """
+
+    def __init__(self, configs: argparse.Namespace, patch_len: int = 16, stride: int = 8) -> None:
+        super().__init__()
+        check_forecast_config(configs, "PatchTST")
+        check_heads(configs)
+        check_positive(configs, "e_layers", "d_ff")
+        check_choice(configs, "activation", ACTIVATIONS)
+        check_output_channels(configs, "PatchTST")
+        padding = stride
+        if configs.seq_len + padding < patch_len:
+            raise UserInputError(
+                f"--seq_len {configs.seq_len} is too short for PatchTST's patch length {patch_len} "
+                f"(with {padding} steps of end padding); use --seq_len >= {patch_len - padding}")
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        self.normalize = Normalize(configs.enc_in)
+        self.patch_embedding = PatchEmbedding(configs.d_model, patch_len, stride, padding, configs.dropout)
+        self.encoder = Encoder(
+            [
+                EncoderLayer(
+                    AttentionLayer(FullAttention(False, attention_dropout=configs.dropout),
+                                   configs.d_model, configs.n_heads),
+                    configs.d_model, configs.d_ff, dropout=configs.dropout, activation=configs.activation,
+                )
+                for _ in range(configs.e_layers)
+            ],
+            norm_layer=BatchNormTokens(configs.d_model),
+        )
+        num_patches = (configs.seq_len + padding - patch_len) // stride + 1
+        self.head = FlattenHead(configs.d_model * num_patches, configs.pred_len, head_dropout=configs.dropout)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens, n_vars = self.patch_embedding(x.transpose(1, 2))  # [B·N, P, D]
+        tokens, _ = self.encoder(tokens)
+        tokens = tokens.reshape(-1, n_vars, tokens.shape[-2], tokens.shape[-1])  # [B, N, P, D]
+        out = self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, H, N]
+        out = self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")
+        return out  # [B, H, c_out]

@@ -1,0 +1,115 @@
+"""TimesNet (Wu et al., "TimesNet: Temporal 2D-Variation Modeling for General Time Series
+Analysis", ICLR 2023), TSLib's configuration.
+
+After RevIN and DataEmbedding, Linear(L → L + H) along time extends the tokens over the horizon
+(T = L + H steps). Each TimesBlock finds the k dominant periods from the FFT amplitude
+A_f = mean_{batch, D} |rfft(x)_f| (f ≥ 1), folds the sequence into a `[T/p, p]` grid per period
+p = ⌊T / f⌋, applies a 2-D Inception → GELU → Inception, unfolds, and sums the k results weighted by
+softmax over the per-sample amplitudes of the chosen frequencies, plus a residual.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from layers.config_checks import EMBED_TYPES, check_choice, check_forecast_config, check_positive
+from layers.Conv_Blocks import Inception_Block_V1
+from layers.Embed import DataEmbedding
+from layers.StandardNorm import Normalize
+from utils.errors import UserInputError
+
+
+def fft_periods(x: torch.Tensor, k: int) -> tuple[list[int], torch.Tensor]:
+    """The k dominant periods of x `[B, T, D]` and their per-sample amplitudes `[B, k]`.
+
+    Frequencies are ranked by the amplitude averaged over batch and features; the zero frequency
+    is excluded. Period = ⌊T / f⌋ for frequency index f.
+    """
+    amplitude = torch.fft.rfft(x, dim=1).abs()  # [B, T//2 + 1, D]
+    ranking = amplitude.mean(dim=0).mean(dim=-1)  # [T//2 + 1]
+    ranking[0] = 0
+    top = torch.topk(ranking, k).indices.tolist()
+    periods = [x.shape[1] // f for f in top]
+    return periods, amplitude.mean(dim=-1)[:, top]  # [B, k]
+
+
+class TimesBlock(nn.Module):
+    """One TimesNet block over `[B, T, D]` tokens (T = seq_len + pred_len)."""
+
+    def __init__(self, total_len: int, d_model: int, d_ff: int, top_k: int, num_kernels: int) -> None:
+        super().__init__()
+        self.total_len = total_len
+        self.top_k = top_k
+        self.conv = nn.Sequential(
+            Inception_Block_V1(d_model, d_ff, num_kernels),
+            nn.GELU(),
+            Inception_Block_V1(d_ff, d_model, num_kernels),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        periods, period_weight = fft_periods(x, self.top_k)
+        res = []
+        for period in periods:
+            # Zero-pad the end so the sequence folds into whole rows of `period` steps.
+            length = -(-self.total_len // period) * period
+            out = F.pad(x, (0, 0, 0, length - self.total_len))  # [B, length, D]
+            out = out.reshape(b, length // period, period, d).permute(0, 3, 1, 2)  # [B, D, rows, period]
+            out = self.conv(out)
+            out = out.permute(0, 2, 3, 1).reshape(b, -1, d)  # [B, length, D]
+            res.append(out[:, : self.total_len, :])
+        res = torch.stack(res, dim=-1)  # [B, T, D, k]
+        weight = torch.softmax(period_weight, dim=1)[:, None, None, :]  # [B, 1, 1, k]
+        return (res * weight).sum(dim=-1) + x  # [B, T, D]
+
+
+class Model(nn.Module):
+    """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`.
+
+    Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff, e_layers, top_k, num_kernels, embed, freq,
+    dropout. The projection outputs c_out channels; they are de-normalised with the statistics of
+    the last c_out input variates (the target under features MS).
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_forecast_config(configs, "TimesNet")
+        check_positive(configs, "d_model", "d_ff", "e_layers", "top_k", "num_kernels")
+        check_choice(configs, "embed", EMBED_TYPES)
+        if configs.c_out > configs.enc_in:
+            raise UserInputError(
+                f"--c_out {configs.c_out} exceeds --enc_in {configs.enc_in}: TimesNet de-normalises each "
+                "output with an input variate's statistics, so use --c_out <= --enc_in")
+        total_len = configs.seq_len + configs.pred_len
+        if configs.top_k > total_len // 2:
+            raise UserInputError(
+                f"--top_k {configs.top_k} exceeds the {total_len // 2} non-zero FFT frequencies of "
+                f"--seq_len + --pred_len = {total_len} steps; use --top_k <= {total_len // 2}")
+        self.seq_len = configs.seq_len
+        self.pred_len = configs.pred_len
+        self.normalize = Normalize(configs.enc_in)
+        self.enc_embedding = DataEmbedding(configs.enc_in, configs.d_model, configs.embed, configs.freq,
+                                           configs.dropout)
+        self.predict_linear = nn.Linear(configs.seq_len, total_len)
+        self.blocks = nn.ModuleList(
+            TimesBlock(total_len, configs.d_model, configs.d_ff, configs.top_k, configs.num_kernels)
+            for _ in range(configs.e_layers)
+        )
+        # One LayerNorm shared by every block, as in the reference implementation.
+        self.layer_norm = nn.LayerNorm(configs.d_model)
+        self.projection = nn.Linear(configs.d_model, configs.c_out)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens = self.enc_embedding(x, x_mark_enc)  # [B, L, D]
+        tokens = self.predict_linear(tokens.transpose(1, 2)).transpose(1, 2)  # [B, T, D]
+        for block in self.blocks:
+            tokens = self.layer_norm(block(tokens))
+        out = self.projection(tokens)  # [B, T, c_out]
+        return self.normalize(out[:, -self.pred_len:, :], "denorm")  # [B, H, c_out]

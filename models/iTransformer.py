@@ -1,0 +1,70 @@
+"""iTransformer (Liu et al., "iTransformer: Inverted Transformers Are Effective for Time Series
+Forecasting", ICLR 2024), TSLib's configuration.
+
+Tokens are variates, not time steps: after RevIN each variate's whole window is embedded by
+Linear(L → D), and each time-mark column joins as one more variate token. A non-causal post-norm
+Transformer encoder (final LayerNorm) mixes the N + F tokens, Linear(D → H) reads each token out,
+and only the first N (the data variates) are kept and de-normalised.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+
+from layers.config_checks import (
+    ACTIVATIONS,
+    check_choice,
+    check_forecast_config,
+    check_heads,
+    check_output_channels,
+    check_positive,
+)
+from layers.Embed import DataEmbedding_inverted
+from layers.SelfAttention_Family import AttentionLayer, FullAttention
+from layers.StandardNorm import Normalize
+from layers.Transformer_EncDec import Encoder, EncoderLayer
+
+
+class Model(nn.Module):
+    """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`.
+
+    Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
+    With c_out < enc_in (features MS) the last c_out variates are returned.
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_forecast_config(configs, "iTransformer")
+        check_heads(configs)
+        check_positive(configs, "e_layers", "d_ff")
+        check_choice(configs, "activation", ACTIVATIONS)
+        check_output_channels(configs, "iTransformer")
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        self.normalize = Normalize(configs.enc_in)
+        self.enc_embedding = DataEmbedding_inverted(configs.seq_len, configs.d_model, configs.dropout)
+        self.encoder = Encoder(
+            [
+                EncoderLayer(
+                    AttentionLayer(FullAttention(False, attention_dropout=configs.dropout),
+                                   configs.d_model, configs.n_heads),
+                    configs.d_model, configs.d_ff, dropout=configs.dropout, activation=configs.activation,
+                )
+                for _ in range(configs.e_layers)
+            ],
+            norm_layer=nn.LayerNorm(configs.d_model),
+        )
+        self.projection = nn.Linear(configs.d_model, configs.pred_len)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        n_vars = x_enc.shape[-1]
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens = self.enc_embedding(x, x_mark_enc)  # [B, N + F, D]
+        tokens, _ = self.encoder(tokens)
+        out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, H, N]
+        return self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")  # [B, H, c_out]

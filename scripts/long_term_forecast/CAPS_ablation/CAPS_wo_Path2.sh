@@ -1,0 +1,779 @@
+# CAPS w/o Path 2, prefix product (Table 3).
+# Datasets: Weather, ETTh1, ETTh2, ETTm1, ETTm2; every other flag as the CAPS scripts.
+# CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
+# stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on
+# CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation
+# (the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.
+# Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.
+# Per-dataset batch, accumulation, channel dropout and weight decay as the CAPS scripts;
+# model_id carries the suffix _woPath2 so results do not overwrite the CAPS runs.
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=CAPS
+
+python -m data_provider.fetch weather --root ./dataset || exit 1
+python -m data_provider.fetch ETTh1 --root ./dataset || exit 1
+python -m data_provider.fetch ETTh2 --root ./dataset || exit 1
+python -m data_provider.fetch ETTm1 --root ./dataset || exit 1
+python -m data_provider.fetch ETTm2 --root ./dataset || exit 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_96_woPath2 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_192_woPath2 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_336_woPath2 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_720_woPath2 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_96_woPath2 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_192_woPath2 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_336_woPath2 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_720_woPath2 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_96_woPath2 \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_192_woPath2 \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_336_woPath2 \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_720_woPath2 \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_96_woPath2 \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_192_woPath2 \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_336_woPath2 \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_720_woPath2 \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_96_woPath2 \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_192_woPath2 \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_336_woPath2 \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_720_woPath2 \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_paths 13 \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1

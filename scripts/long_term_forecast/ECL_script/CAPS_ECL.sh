@@ -1,0 +1,161 @@
+# CAPS on ECL, horizons 96 192 336 720 (L = 96).
+# CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
+# stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on
+# CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation
+# (the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.
+# Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.
+# ECL: batch 2 x accumulation 16, channel dropout 0, weight decay 0, lr 5e-4.
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=CAPS
+
+python -m data_provider.fetch electricity --root ./dataset || exit 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_96 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_192 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_336 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_720 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1

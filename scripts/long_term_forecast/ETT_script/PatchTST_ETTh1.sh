@@ -1,0 +1,93 @@
+# PatchTST on ETTh1, horizons 96/192/336/720.
+# Hyper-parameters: TSLib's PatchTST_ETTh1.sh; unlisted flags keep run.py defaults.
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=PatchTST
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_96 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 96 \
+  --e_layers 1 \
+  --d_layers 1 \
+  --factor 3 \
+  --n_heads 2 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_192 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 192 \
+  --e_layers 1 \
+  --d_layers 1 \
+  --factor 3 \
+  --n_heads 8 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_336 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 336 \
+  --e_layers 1 \
+  --d_layers 1 \
+  --factor 3 \
+  --n_heads 8 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_720 \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 720 \
+  --e_layers 1 \
+  --d_layers 1 \
+  --factor 3 \
+  --n_heads 16 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1

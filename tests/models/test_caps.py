@@ -1,0 +1,461 @@
+"""Tests for models/CAPS.py: variants, parameter counts, normalisation, channel dropout, channel
+independence, targets, config errors and the CAPS scripts."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import torch
+
+from models.CAPS import Model, caps_widths, nearest_pow2_sqrt, random_ratio_channel_dropout
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = REPO / "scripts" / "long_term_forecast"
+B, L, H, C, MARKS = 2, 16, 8, 3, 4
+
+
+def small(make_configs, **overrides):
+    """A tiny CAPS config: C + F = 7 gives d_emb = d_input = 8, D = 16, 4 heads of width 4."""
+    base = dict(model="CAPS", seq_len=L, label_len=0, pred_len=H, enc_in=C, dec_in=C, c_out=C,
+                d_model=0, n_heads=4, e_layers=2, dropout=0.0)
+    base.update(overrides)
+    return make_configs(**base)
+
+
+def batch(dtype=torch.float32, label_len=0, seed=1, size=B):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(size, L, C, generator=gen, dtype=dtype)
+    x_mark = torch.rand(size, L, MARKS, generator=gen, dtype=dtype) - 0.5
+    y_mark = torch.rand(size, label_len + H, MARKS, generator=gen, dtype=dtype) - 0.5
+    return x, x_mark, torch.zeros(size, label_len + H, C, dtype=dtype), y_mark
+
+
+def randomise(model: Model, seed: int = 3) -> Model:
+    """Move every parameter away from its init (zero tables included), as after training."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    return model
+
+
+VARIANTS = {
+    "caps-linear": {},
+    "linattn-rope": dict(caps_paths="none"),
+    "attn-rope": dict(caps_attn="softmax", caps_paths="none", caps_impl="naive"),
+    "pure-softmax": dict(caps_attn="softmax", caps_paths="none", caps_rope="none", caps_impl="naive"),
+    "caps-softmax": dict(caps_attn="softmax", caps_paths="123", caps_impl="naive"),
+    "wo-path1": dict(caps_paths="23"),
+    "wo-path2": dict(caps_paths="13"),
+    "wo-path3": dict(caps_paths="12"),
+    "path2-only": dict(caps_paths="2"),
+    "rope-fixed": dict(caps_rope="fixed"),
+    "official-numerics": dict(caps_numerics="official"),
+    "impl-recurrent": dict(caps_impl="recurrent"),
+    "impl-naive": dict(caps_impl="naive"),
+    "chunk-5": dict(caps_chunk=5),
+    "no-time-features": dict(time_emb_dim=0),
+    "two-targets": dict(number_of_targets=2, c_out=2),
+    "dropout-0.1": dict(dropout=0.1),
+}
+
+
+def unused_params(overrides: dict) -> tuple[str, ...]:
+    """Attention projections a variant never reads (so they must get no gradient)."""
+    paths = overrides.get("caps_paths", "123").replace("none", "")
+    unused = []
+    if "1" not in paths:
+        unused.append("p_proj")
+    if "2" not in paths:
+        unused.append("gate_proj")
+    if not paths:
+        unused.append("clock_proj")
+    return tuple(unused)
+
+
+@pytest.mark.parametrize("overrides", VARIANTS.values(), ids=VARIANTS.keys())
+def test_variant_forward_backward(make_configs, overrides):
+    model = Model(small(make_configs, **overrides)).train()
+    # 8 samples: the chance that channel dropout removes every channel of every sample (leaving the
+    # channel-token mixer without gradient) is below 1e-4 even without time features.
+    out = model(*batch(label_len=4, size=8))
+    targets = overrides.get("c_out", C)
+    assert type(out) is torch.Tensor and out.shape == (8, H, targets) and out.dtype == torch.float32
+    out.square().mean().backward()
+    unused = unused_params(overrides)
+    for name, p in model.named_parameters():
+        if any(f".{u}." in name for u in unused):
+            assert p.grad is None or not p.grad.any(), f"{name} should be unused"
+        else:
+            assert p.grad is not None and torch.isfinite(p.grad).all() and p.grad.any(), name
+    model.eval()
+    with torch.no_grad():
+        first, second = model(*batch()), model(*batch())
+    assert type(first) is torch.Tensor and first.shape == (B, H, targets)
+    assert torch.equal(first, second)
+
+
+# The official figures of caps_reference §2 (official code, scripts' flags, H = 96 unless noted).
+ETTM1_OFFICIAL = {96: 59_456, 192: 71_744, 336: 90_176, 720: 139_328}
+WIDTH_OFFICIAL = {"Weather": (21, 60_352), "Solar": (137, 759_552), "ECL": (321, 806_656),
+                  "PEMS03": (358, 816_128), "PEMS04": (307, 803_072), "PEMS08": (170, 768_000)}
+
+
+def script_configs(make_configs, enc_in: int, pred_len: int, **overrides):
+    return make_configs(model="CAPS", enc_in=enc_in, dec_in=enc_in, c_out=enc_in, d_model=0, n_heads=4,
+                        e_layers=3, seq_len=96, label_len=0, pred_len=pred_len, dropout=0.0, **overrides)
+
+
+@pytest.mark.parametrize("pred_len", ETTM1_OFFICIAL, ids=lambda h: f"ETTm1-H{h}")
+def test_parameter_count_matches_official(make_configs, pred_len):
+    """The official code's RoPE frequencies are a fixed buffer. With --caps_rope fixed (or none) the
+    count equals the official figure exactly; the default learned RoPE adds exactly E/2 = 4
+    frequencies per layer (3 layers: +12), and nothing else."""
+    fixed = Model(script_configs(make_configs, 7, pred_len, caps_rope="fixed"))
+    assert sum(p.numel() for p in fixed.parameters()) == ETTM1_OFFICIAL[pred_len]
+    learned = Model(script_configs(make_configs, 7, pred_len))
+    named = dict(learned.named_parameters())
+    rope = [n for n in named if n.endswith("rope_freq")]
+    assert len(rope) == 3 and all(named[n].shape == (4,) for n in rope)
+    assert sum(p.numel() for p in learned.parameters()) == ETTM1_OFFICIAL[pred_len] + 3 * 4
+
+
+@pytest.mark.parametrize("name", WIDTH_OFFICIAL)
+def test_width_rule_parameter_counts(make_configs, name):
+    enc_in, official = WIDTH_OFFICIAL[name]
+    model = Model(script_configs(make_configs, enc_in, 96, caps_rope="fixed"))
+    assert sum(p.numel() for p in model.parameters()) == official
+
+
+@pytest.mark.parametrize(("x", "expected"), [(1, 2), (2, 2), (8, 4), (11, 4), (25, 4), (32, 4), (128, 16), (141, 16),
+                                             (325, 16), (512, 16), (887, 32)])
+def test_nearest_pow2_sqrt_rounds_half_to_even(x, expected):
+    assert nearest_pow2_sqrt(x) == expected
+
+
+def test_width_rule_with_explicit_d_model_and_derived_heads():
+    assert caps_widths(7, 4, 0, 4) == (16, 16, 4)
+    assert caps_widths(321, 4, 0, 0) == (64, 64, 8)
+    assert caps_widths(7, 4, 48, 0) == (48, 16, 6)
+
+
+def test_init_rules(make_configs):
+    model = Model(script_configs(make_configs, 7, 96))
+    assert not model.pos_emb.weight.any() and not model.channel_emb.any()
+    for block in model.blocks:
+        assert torch.equal(block.norm1.weight, torch.ones(32))
+    # 0.02 / sqrt(2 * 3) for every c_proj (attention output and MLP down-projection), 0.02 elsewhere.
+    proj = torch.cat([p.flatten() for n, p in model.named_parameters() if n.endswith("c_proj.weight")])
+    assert abs(proj.std().item() - 0.02 / 6 ** 0.5) < 0.0006
+    mlp_up = torch.cat([b.mlp.c_fc.weight.flatten() for b in model.blocks])
+    assert abs(mlp_up.std().item() - 0.02) < 0.001
+    # out_fill keeps PyTorch's default U(-1/sqrt(L), 1/sqrt(L)) init.
+    bound = 96 ** -0.5
+    assert model.out_fill.weight.abs().max() <= bound and model.out_fill.weight.std() > 0.9 * bound / 3 ** 0.5
+
+
+def test_constant_series_is_forecast_exactly_without_time_features(make_configs):
+    """At init the positional and channel tables are zero, so a constant series gives x − last = 0,
+    h = 0 through every block (RMSNorm(0) = 0, q = k = v = 0, MLP(0) = 0) and ŷ = last exactly —
+    provided no time features enter (none given, or --time_emb_dim 0)."""
+    level = torch.tensor([3.5, -1.25, 40.0])
+    x = level.expand(B, L, C).clone()
+    for overrides, marks in (({}, None), (dict(time_emb_dim=0), batch()[1])):
+        model = Model(small(make_configs, **overrides)).eval()
+        x_mark = marks
+        y_mark = None if marks is None else batch()[3]
+        out = model(x, x_mark, None, y_mark)
+        assert torch.equal(out, level.expand(B, H, C))
+
+
+def test_constant_series_with_time_features_is_not_constant(make_configs):
+    """With time features the channel token is non-zero, so the constant forecast is not exact."""
+    model = Model(small(make_configs)).eval()
+    _, x_mark, x_dec, y_mark = batch()
+    x = torch.full((B, L, C), 2.0)
+    out = model(x, x_mark, x_dec, y_mark)
+    assert (out - 2.0).abs().max() > 1e-4
+
+
+def test_level_shift_equivariance(make_configs):
+    """For any weights: adding a constant a_c to channel c shifts its forecast by exactly a_c."""
+    model = randomise(Model(small(make_configs)).double()).eval()
+    x, x_mark, x_dec, y_mark = batch(torch.float64)
+    shift = torch.tensor([10.0, -3.0, 0.5], dtype=torch.float64)
+    out, shifted = model(x, x_mark, x_dec, y_mark), model(x + shift, x_mark, x_dec, y_mark)
+    torch.testing.assert_close(shifted, out + shift, rtol=0, atol=1e-10)
+
+
+def test_forecast_is_causal_in_future_time_marks(make_configs):
+    """Paper numerics: the forecast at horizon step t ignores the time marks of later steps."""
+    model = randomise(Model(small(make_configs)).double()).eval()
+    x, x_mark, x_dec, y_mark = batch(torch.float64)
+    changed = y_mark.clone()
+    changed[:, -1] += 1.0
+    out, out_changed = model(x, x_mark, x_dec, y_mark), model(x, x_mark, x_dec, changed)
+    torch.testing.assert_close(out_changed[:, :-1], out[:, :-1], rtol=0, atol=1e-12)
+    assert (out_changed[:, -1] - out[:, -1]).abs().max() > 1e-6
+
+
+def test_channels_interact_only_through_the_channel_token(make_configs):
+    """With channel j's column of the channel-token mixer zeroed, x_j reaches no other channel's
+    forecast (each channel's value tokens are processed independently); with it, x_j does."""
+    model = randomise(Model(small(make_configs)).double()).eval()
+    x, x_mark, x_dec, y_mark = batch(torch.float64)
+    j = 1
+    bumped = x.clone()
+    bumped[:, :, j] += torch.linspace(0.0, 2.0, L, dtype=torch.float64)
+    coupled = model(bumped, x_mark, x_dec, y_mark) - model(x, x_mark, x_dec, y_mark)
+    assert coupled[..., [0, 2]].abs().max() > 1e-6
+    with torch.no_grad():
+        model.channel_token_mixer.weight[:, MARKS + j] = 0.0
+    delta = model(bumped, x_mark, x_dec, y_mark) - model(x, x_mark, x_dec, y_mark)
+    torch.testing.assert_close(delta[..., [0, 2]], torch.zeros_like(delta[..., [0, 2]]), rtol=0, atol=1e-12)
+    assert delta[..., j].abs().max() > 1e-6
+
+
+def test_number_of_targets_decodes_the_last_channels(make_configs):
+    """number_of_targets k equals the full model restricted to its last k channels."""
+    k = 2
+    full = randomise(Model(small(make_configs)).double()).eval()
+    part = Model(small(make_configs, number_of_targets=k, c_out=k)).double().eval()
+    state = full.state_dict()
+    state["value_token_mixer"] = state["value_token_mixer"][-k:]
+    state["channel_emb"] = state["channel_emb"][:, -k:]
+    part.load_state_dict(state)
+    inputs = batch(torch.float64)
+    out = part(*inputs)
+    assert out.shape == (B, H, k)
+    torch.testing.assert_close(out, full(*inputs)[..., -k:], rtol=1e-12, atol=1e-12)
+
+
+def test_channel_token_input_is_normalised_marks_then_extended_series(make_configs):
+    """Steps 1-3 exactly: the mixer sees [(m − m_L) / (unbiased std_L(m) + 1e-8) ; x − x_L ; W_ext(x − x_L)]."""
+    model = randomise(Model(small(make_configs)).double()).eval()
+    x, x_mark, x_dec, y_mark = batch(torch.float64, label_len=5)
+    seen = []
+    model.channel_token_mixer.register_forward_pre_hook(lambda _, args: seen.append(args[0]))
+    model(x, x_mark, x_dec, y_mark)
+    marks = torch.cat([x_mark, y_mark[:, -H:]], dim=1)  # [B, T, F]
+    spread = ((x_mark - x_mark.mean(1, keepdim=True)).square().sum(1, keepdim=True) / (L - 1)).sqrt()
+    expected_marks = (marks - x_mark[:, -1:]) / (spread + 1e-8)
+    centred = x - x[:, -1:]  # [B, L, C]
+    future = (centred.transpose(1, 2) @ model.out_fill.weight.T).transpose(1, 2)  # [B, H, C]
+    extended = torch.cat([centred, future], dim=1)  # [B, T, C]
+    torch.testing.assert_close(seen[0], torch.cat([expected_marks, extended], dim=-1), rtol=1e-12, atol=1e-12)
+
+
+def test_tied_value_read_out(make_configs):
+    """ŷ_{c,t} = ⟨h_{c,t}[−d_emb:], V_c⟩ + x_{c,L} on the last H positions of the final block."""
+    model = randomise(Model(small(make_configs)).double()).eval()
+    x, x_mark, x_dec, y_mark = batch(torch.float64)
+    final = []
+    model.blocks[-1].register_forward_hook(lambda _m, _a, out: final.append(out))
+    out = model(x, x_mark, x_dec, y_mark)
+    h = final[0].view(B, C, L + H, model.width)[:, :, -H:, -model.d_emb:]  # [B, C, H, d_emb]
+    expected = (h * model.value_token_mixer[None, :, :, :]).sum(-1).transpose(1, 2) + x[:, -1:]
+    torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_time_feature_columns_and_missing_marks(make_configs):
+    """Marks wider than --time_emb_dim use their last columns; None marks equal all-zero marks."""
+    model = randomise(Model(small(make_configs))).eval()
+    x, x_mark, x_dec, y_mark = batch()
+    wide_enc = torch.cat([torch.randn(B, L, 1), x_mark], dim=-1)  # an extra leading (e.g. minute) column
+    wide_dec = torch.cat([torch.randn(B, H, 1), y_mark], dim=-1)
+    torch.testing.assert_close(model(x, wide_enc, x_dec, wide_dec), model(x, x_mark, x_dec, y_mark))
+    zeros_enc, zeros_dec = torch.zeros_like(x_mark), torch.zeros_like(y_mark)
+    torch.testing.assert_close(model(x, None, x_dec, None), model(x, zeros_enc, x_dec, zeros_dec))
+    narrow = model(x, x_mark[..., -2:], x_dec, y_mark[..., -2:])
+    padded = model(x, torch.cat([zeros_enc[..., :2], x_mark[..., -2:]], -1), x_dec,
+                   torch.cat([zeros_dec[..., :2], y_mark[..., -2:]], -1))
+    torch.testing.assert_close(narrow, padded)
+
+
+def test_channel_dropout_function_exact():
+    x = torch.arange(1.0, 9.0).reshape(2, 4, 1)  # [B=2, N=4, T=1]
+    ratio = torch.tensor([0.25, 1.0]).reshape(2, 1, 1)
+    uniform = torch.tensor([[0.1, 0.3, 0.25, 0.9], [0.2, 0.4, 0.6, 0.8]]).reshape(2, 4, 1)
+    paper = random_ratio_channel_dropout(x, ratio, uniform, "paper")
+    expected = torch.tensor([0.0, 2.0, 3.0, 4.0, 0, 0, 0, 0]).reshape(2, 4, 1) / 0.75
+    torch.testing.assert_close(paper, expected, rtol=0, atol=1e-6)
+    official = random_ratio_channel_dropout(x, ratio, uniform, "official")
+    torch.testing.assert_close(official, torch.tensor([0.0, 2, 3, 4, 0, 0, 0, 0]).reshape(2, 4, 1) * 4 / 3)
+    # r = 1 (beyond what torch.rand returns): the 1e-6 floor keeps the factor finite.
+    edge = random_ratio_channel_dropout(x, ratio.new_ones(2, 1, 1), torch.ones(2, 4, 1), "paper")
+    torch.testing.assert_close(edge, x * 1e6)
+    torch.testing.assert_close(random_ratio_channel_dropout(x, torch.zeros(2, 1, 1), uniform, "paper"), x)
+
+
+@pytest.mark.parametrize("numerics", ["paper", "official"])
+def test_channel_dropout_statistics(make_configs, numerics):
+    torch.manual_seed(0)
+    model = Model(small(make_configs, caps_numerics=numerics)).train()
+    n_samples, n_channels = 4000, MARKS + C
+    dropped = model._drop_channels(torch.ones(n_samples, n_channels, 1))[..., 0]  # [S, N]
+    kept = dropped != 0
+    # Drop probability r with r ~ U(0, 1): half of all channels on average.
+    assert abs(1.0 - kept.float().mean().item() - 0.5) < 0.025
+    scale = dropped.amax(dim=1)
+    some = kept.any(dim=1)
+    # Every survivor of a sample carries the same factor, and it is >= 1.
+    assert torch.equal(dropped[some], kept[some] * scale[some, None]) and (scale[some] >= 1).all()
+    fraction = kept.float().mean(dim=1)
+    if numerics == "official":
+        torch.testing.assert_close(scale[some], 1.0 / fraction[some])
+    else:
+        ratio = 1.0 - 1.0 / scale  # r recovered from the factor 1 / (1 − r)
+        low = some & (ratio < 0.5)
+        assert abs((fraction[low] - (1.0 - ratio[low])).mean().item()) < 0.02
+        assert not torch.allclose(scale[some], 1.0 / fraction[some])
+
+
+def test_channel_dropout_only_in_training_and_only_on_channel_tokens(make_configs):
+    model = randomise(Model(small(make_configs))).train()
+    inputs = batch()
+    with torch.no_grad():
+        reference = model.eval()(*inputs)
+        model.train()
+        first, second = model(*inputs), model(*inputs)
+        assert not torch.equal(first, reference) and not torch.equal(first, second)
+        off = Model(small(make_configs, random_channel_dropout=0))
+        off.load_state_dict(model.state_dict())
+        torch.testing.assert_close(off.train()(*inputs), reference, rtol=0, atol=0)
+        # Without the channel-token path, the dropped copy has nothing to act on: the value
+        # tokens and the horizon extension always see the undropped series.
+        model.channel_token_mixer.weight.zero_()
+        torch.testing.assert_close(model(*inputs), model.eval()(*inputs), rtol=0, atol=0)
+
+
+CONFIG_ERRORS = {
+    "heads-do-not-divide": (dict(d_model=30), "--d_model 30"),
+    "derived-zero-heads": (dict(d_model=4, n_heads=0), "--n_heads"),
+    "odd-head-width": (dict(d_model=6, n_heads=2), "--caps_rope none"),
+    "c_out": (dict(c_out=5), "pass --c_out 3"),
+    "c_out-with-targets": (dict(number_of_targets=1), "pass --c_out 1"),
+    "too-many-targets": (dict(number_of_targets=4, c_out=4), "--number_of_targets 4"),
+    "paths": (dict(caps_paths="14"), "--caps_paths"),
+    "repeated-paths": (dict(caps_paths="11"), "--caps_paths"),
+    "attn": (dict(caps_attn="quadratic"), "--caps_attn"),
+    "rope": (dict(caps_rope="alibi"), "--caps_rope"),
+    "numerics": (dict(caps_numerics="exact"), "--caps_numerics"),
+    "impl": (dict(caps_impl="fast"), "--caps_impl"),
+    "softmax-recurrent": (dict(caps_attn="softmax", caps_impl="recurrent"), "--caps_impl naive"),
+    "chunk": (dict(caps_chunk=0), "--caps_chunk"),
+    "time_emb_dim": (dict(time_emb_dim=-1), "--time_emb_dim"),
+    "seq_len-for-marks": (dict(seq_len=1), "--seq_len 1"),
+    "channel-dropout": (dict(random_channel_dropout=2), "--random_channel_dropout"),
+    "task": (dict(task_name="imputation"), "--task_name"),
+    "e_layers": (dict(e_layers=0), "--e_layers"),
+    "dropout": (dict(dropout=1.0), "--dropout"),
+}
+
+
+@pytest.mark.parametrize(("overrides", "needle"), CONFIG_ERRORS.values(), ids=CONFIG_ERRORS.keys())
+def test_config_errors_name_the_flag(make_configs, overrides, needle):
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        Model(small(make_configs, **overrides))
+
+
+def test_softmax_with_default_impl_uses_the_naive_form(make_configs):
+    model = Model(small(make_configs, caps_attn="softmax"))
+    assert all(block.attn.impl == "naive" for block in model.blocks)
+
+
+# ---- scripts ------------------------------------------------------------------------------------
+
+# alias: (folder, data file under ./dataset, --data, enc_in, batch, accumulation, channel dropout, weight decay)
+MAIN_SCRIPTS = {
+    "ETTh1": ("ETT_script", "ETT-small/ETTh1.csv", "ETTh1", 7, 32, 1, 1, 0.1),
+    "ETTh2": ("ETT_script", "ETT-small/ETTh2.csv", "ETTh2", 7, 32, 1, 1, 0.1),
+    "ETTm1": ("ETT_script", "ETT-small/ETTm1.csv", "ETTm1", 7, 32, 1, 1, 0.0),
+    "ETTm2": ("ETT_script", "ETT-small/ETTm2.csv", "ETTm2", 7, 32, 1, 1, 0.0),
+    "Weather": ("Weather_script", "weather/weather.csv", "custom", 21, 32, 1, 1, 0.1),
+    "Solar": ("Solar_script", "Solar/solar_AL.txt", "Solar", 137, 8, 4, 0, 0.0),
+    "ECL": ("ECL_script", "electricity/electricity.csv", "custom", 321, 2, 16, 0, 0.0),
+    "PEMS03": ("PEMS_script", "PEMS/PEMS03.npz", "PEMS", 358, 8, 4, 0, 0.0),
+    "PEMS04": ("PEMS_script", "PEMS/PEMS04.npz", "PEMS", 307, 8, 4, 0, 0.0),
+    "PEMS08": ("PEMS_script", "PEMS/PEMS08.npz", "PEMS", 170, 8, 4, 0, 0.0),
+}
+TABLE2 = ["Weather", "Solar", "ECL", "ETTh1", "ETTh2", "ETTm1", "ETTm2"]
+TABLE3 = ["Weather", "ETTh1", "ETTh2", "ETTm1", "ETTm2"]
+ABLATIONS = {  # file: (datasets, learning rate, model_id suffix, flags that define the variant)
+    "LinAttn_RoPE": (list(MAIN_SCRIPTS), 6e-4, "_LinAttnRoPE", dict(caps_attn="linear", caps_paths="none")),
+    "Attn_RoPE": (TABLE2, 5e-4, "_AttnRoPE", dict(caps_attn="softmax", caps_paths="none", caps_rope="learned")),
+    "Pure_Softmax": (TABLE2, 5e-4, "_PureSoftmax", dict(caps_attn="softmax", caps_paths="none", caps_rope="none")),
+    "CAPS_Softmax": (TABLE2, 5e-4, "_CAPSSoftmax", dict(caps_attn="softmax", caps_paths="123")),
+    "CAPS_wo_Path1": (TABLE3, 5e-4, "_woPath1", dict(caps_attn="linear", caps_paths="23")),
+    "CAPS_wo_Path2": (TABLE3, 5e-4, "_woPath2", dict(caps_attn="linear", caps_paths="13")),
+    "CAPS_wo_Path3": (TABLE3, 5e-4, "_woPath3", dict(caps_attn="linear", caps_paths="12")),
+}
+RECIPE = dict(task_name="long_term_forecast", is_training=1, model="CAPS", features="M", seq_len=96,
+              label_len=0, d_model=0, n_heads=4, e_layers=3, dropout=0.0, time_emb_dim=4, optimizer="adamw",
+              lradj="onecycle", pct_start=0.0, max_grad_norm=1.0, train_epochs=100, patience=12,
+              use_amp=True, amp_dtype="bf16", seed=2026, des="Exp", itr=1, caps_numerics="paper")
+ALLOWED_LINE = re.compile(
+    r"#.*|export \w+=\S+|\w+=\S+|python -m data_provider\.fetch \w+ --root \./dataset \|\| exit 1")
+
+
+def parse_script(path: Path):
+    """Check the runner-parseable shape; return (fetched dataset names, parsed run.py blocks)."""
+    from utils.arguments import build_parser
+
+    fetched, runs, current = [], [], None
+    for line in path.read_text().splitlines():
+        if current is not None:
+            current.append(line.rstrip("\\"))
+            if not line.endswith("\\"):
+                argv = shlex.split(" ".join(current).replace("$model_name", "CAPS"))
+                runs.append(build_parser().parse_args(argv))
+                current = None
+        elif line == "python -u run.py \\":
+            current = []
+        elif line.strip():
+            assert ALLOWED_LINE.fullmatch(line), f"{path.name}: unexpected line {line!r}"
+            if line.startswith("python -m data_provider.fetch"):
+                fetched.append(line.split()[3])
+    assert current is None, f"{path.name}: unterminated run.py block"
+    return fetched, runs
+
+
+def check_run(args, fetched: list[str]) -> tuple:
+    """Shared recipe, data paths fetched by the script, channel flags; returns the dataset's row."""
+    from data_provider.registry import lookup
+
+    row = MAIN_SCRIPTS[args.model_id.split("_")[0]]
+    assert args.root_path + args.data_path == f"./dataset/{row[1]}"
+    assert row[1] in {lookup(name).relpath for name in fetched}
+    assert (args.data, args.enc_in, args.dec_in, args.c_out) == (row[2], row[3], row[3], row[3])
+    assert (args.batch_size, args.grad_accum, args.random_channel_dropout, args.weight_decay) == row[4:]
+    for key, value in RECIPE.items():
+        assert getattr(args, key) == value, (key, getattr(args, key))
+    return row
+
+
+@pytest.mark.parametrize("name", MAIN_SCRIPTS)
+def test_main_scripts(name):
+    fetched, runs = parse_script(SCRIPTS / MAIN_SCRIPTS[name][0] / f"CAPS_{name}.sh")
+    horizons = [96, 48, 24, 12] if name.startswith("PEMS") else [96, 192, 336, 720]
+    assert [r.pred_len for r in runs] == horizons and len(fetched) == 1
+    for args in runs:
+        check_run(args, fetched)
+        assert args.model_id == f"{name}_96_{args.pred_len}"
+        assert (args.learning_rate, args.caps_attn, args.caps_paths, args.caps_rope) == (5e-4, "linear", "123", "learned")
+    Model(runs[-1])
+
+
+@pytest.mark.parametrize("name", ABLATIONS)
+def test_ablation_scripts(name):
+    datasets, lr, suffix, flags = ABLATIONS[name]
+    fetched, runs = parse_script(SCRIPTS / "CAPS_ablation" / f"{name}.sh")
+    assert len(fetched) == len(datasets)
+    assert sorted(r.model_id for r in runs) == sorted(
+        f"{d}_96_{h}{suffix}" for d in datasets for h in ([96, 48, 24, 12] if d.startswith("PEMS") else [96, 192, 336, 720]))
+    for args in runs:
+        check_run(args, fetched)
+        assert args.learning_rate == lr
+        assert {k: getattr(args, k) for k in flags} == flags
+    Model(runs[0])

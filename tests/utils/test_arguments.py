@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import pytest
+
+from utils.arguments import build_parser, make_setting, validate_args
+from utils.errors import UserInputError
+
+REQUIRED = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "ETTh1_96_96",
+            "--model", "Autoformer", "--data", "ETTh1"]
+
+# (flag, TSLib default) from the contract, section 1.1.
+TSLIB_DEFAULTS = [
+    ("root_path", "./data/ETT/"), ("data_path", "ETTh1.csv"), ("features", "M"), ("target", "OT"),
+    ("freq", "h"), ("checkpoints", "./checkpoints/"), ("seq_len", 96), ("label_len", 48), ("pred_len", 96),
+    ("seasonal_patterns", "Monthly"), ("inverse", False), ("mask_rate", 0.25), ("anomaly_ratio", 0.25),
+    ("enc_in", 7), ("dec_in", 7), ("c_out", 7), ("d_model", 512), ("n_heads", 8), ("e_layers", 2),
+    ("d_layers", 1), ("d_ff", 2048), ("moving_avg", 25), ("factor", 1), ("distil", True), ("dropout", 0.1),
+    ("embed", "timeF"), ("activation", "gelu"), ("top_k", 5), ("num_kernels", 6), ("channel_independence", 1),
+    ("decomp_method", "moving_avg"), ("use_norm", 1), ("down_sampling_layers", 0), ("down_sampling_window", 1),
+    ("down_sampling_method", None), ("seg_len", 96), ("expand", 2), ("d_conv", 4), ("p_hidden_dims", [128, 128]),
+    ("p_hidden_layers", 2), ("patch_len", 16), ("individual", False), ("num_workers", 10), ("itr", 1),
+    ("train_epochs", 10), ("batch_size", 32), ("patience", 3), ("learning_rate", 1e-4), ("des", "test"),
+    ("loss", "MSE"), ("lradj", "type1"), ("use_amp", False), ("use_gpu", True), ("gpu", 0), ("gpu_type", "cuda"),
+    ("use_multi_gpu", False), ("devices", "0,1,2,3"), ("use_dtw", False), ("augmentation_ratio", 0),
+    ("extra_tag", ""),
+]
+
+
+@pytest.mark.parametrize("flag,default", TSLIB_DEFAULTS, ids=[f for f, _ in TSLIB_DEFAULTS])
+def test_flag_defaults_match_tslib(flag, default):
+    assert getattr(build_parser().parse_args(REQUIRED), flag) == default
+
+
+@pytest.mark.parametrize("missing", ["--task_name", "--is_training", "--model_id", "--model", "--data"])
+def test_required_flags(missing):
+    argv = list(REQUIRED)
+    i = argv.index(missing)
+    del argv[i : i + 2]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(argv)
+
+
+def test_setting_string_is_tslibs():
+    args = build_parser().parse_args(REQUIRED + ["--factor", "3", "--des", "Exp"])
+    assert make_setting(args, 0) == (
+        "long_term_forecast_ETTh1_96_96_Autoformer_ETTh1_ftM_sl96_ll48_pl96_dm512_nh8_el2_dl1_df2048"
+        "_expand2_dc4_fc3_ebtimeF_dtTrue_Exp_0")
+
+
+def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
+    args = build_parser().parse_args(REQUIRED + ["--distil", "--no_use_gpu"])
+    assert args.distil is False and args.use_gpu is False
+
+
+@pytest.mark.parametrize(
+    "flag,value,message",
+    [
+        ("model", "NoSuchModel", "--model 'NoSuchModel' is not supported; valid choices: .*DLinear"),
+        ("data", "ETTh3", "--data 'ETTh3' is not supported; valid choices: ETTh1"),
+        ("task_name", "imputation", "--task_name 'imputation' is not supported; valid choices: long_term_forecast"),
+        ("lradj", "type9", "--lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine"),
+        ("features", "X", "--features 'X' is not supported; valid choices: M, S, MS"),
+        ("freq", "fortnight", "--freq"),
+        ("pred_len", 0, "--pred_len must be a positive integer"),
+        ("label_len", 200, "--label_len must lie in"),
+        ("augmentation_ratio", 2, "augmentation"),
+        ("jitter", True, "augmentation"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_validate_args_rejects_bad_values_listing_choices(make_configs, flag, value, message):
+    args = make_configs(**{flag: value})
+    with pytest.raises(UserInputError, match=message):
+        validate_args(args)
+
+
+def test_validate_args_accepts_defaults(make_configs):
+    validate_args(make_configs())

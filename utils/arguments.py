@@ -1,0 +1,210 @@
+"""The `run.py` command line: TSLib's long-term forecasting flags plus our documented extras.
+
+Every TSLib flag keeps its name, type and default (see docs/tslib_differences.md for the few
+behaviours we fixed). `validate_args` rejects unknown choices up front with the valid list.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from utils.errors import UserInputError
+
+TASK_NAMES = ("long_term_forecast",)
+FEATURES = ("M", "S", "MS")
+LRADJ_CHOICES = ("type1", "type2", "type3", "cosine", "constant", "onecycle")
+OPTIMIZERS = ("adam", "adamw")
+AMP_DTYPES = ("fp16", "bf16")
+CAPS_PATHS = ("123", "12", "13", "23", "1", "2", "3", "none")
+
+AUGMENTATIONS = ("jitter", "scaling", "permutation", "randompermutation", "magwarp", "timewarp", "windowslice",
+                 "windowwarp", "rotation", "spawner", "dtwwarp", "shapedtwwarp", "wdba", "discdtw", "discsdtw")
+
+# TSLib seeds random/numpy/torch with this value at start-up; our default keeps it.
+TSLIB_DEFAULT_SEED = 2021
+
+
+def _int_list(text: str) -> list[int]:
+    return [int(v) for v in text.replace(",", " ").split()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser shared by `run.py`, the tests and the comparison runner."""
+    p = argparse.ArgumentParser(
+        description="CAPS-TSLib: TSLib-compatible long-term forecasting (run.py)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+
+    g = p.add_argument_group("basic config")
+    g.add_argument("--task_name", type=str, required=True, help="task name; only long_term_forecast is implemented")
+    g.add_argument("--is_training", type=int, required=True, help="1: train then test; 0: test a saved checkpoint")
+    g.add_argument("--model_id", type=str, required=True, help="free-form run tag used in the setting string")
+    g.add_argument("--model", type=str, required=True, help="model name (a file in models/)")
+
+    g = p.add_argument_group("data loader")
+    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS)")
+    g.add_argument("--root_path", type=str, default="./data/ETT/", help="root folder of the data file")
+    g.add_argument("--data_path", type=str, default="ETTh1.csv", help="data file name inside --root_path")
+    g.add_argument("--features", type=str, default="M", help="M: multivariate->multivariate, S: univariate, MS: multivariate->target")
+    g.add_argument("--target", type=str, default="OT", help="target column for S or MS")
+    g.add_argument("--freq", type=str, default="h", help="time-feature frequency: s, t/min, h, d, b, w, m, or e.g. 15min, 10min")
+    g.add_argument("--checkpoints", type=str, default="./checkpoints/", help="where checkpoints are written and read")
+    g.add_argument("--fillna", type=str, default="none", choices=("none", "ffill", "interpolate"),
+                   help="policy for NaN values in the data file; 'none' rejects files that contain NaN")
+
+    g = p.add_argument_group("forecasting task")
+    g.add_argument("--seq_len", type=int, default=96, help="input sequence length")
+    g.add_argument("--label_len", type=int, default=48, help="decoder start-token length")
+    g.add_argument("--pred_len", type=int, default=96, help="prediction horizon")
+    g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 subset (kept for compatibility)")
+    g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
+
+    g = p.add_argument_group("other tasks (kept for flag compatibility)")
+    g.add_argument("--mask_rate", type=float, default=0.25, help="imputation mask ratio")
+    g.add_argument("--anomaly_ratio", type=float, default=0.25, help="anomaly ratio in percent")
+
+    g = p.add_argument_group("model define")
+    g.add_argument("--expand", type=int, default=2, help="Mamba expansion factor")
+    g.add_argument("--d_conv", type=int, default=4, help="Mamba conv kernel size")
+    g.add_argument("--top_k", type=int, default=5, help="TimesNet: number of periods")
+    g.add_argument("--num_kernels", type=int, default=6, help="Inception block kernels")
+    g.add_argument("--enc_in", type=int, default=7, help="encoder input size (number of variates)")
+    g.add_argument("--dec_in", type=int, default=7, help="decoder input size")
+    g.add_argument("--c_out", type=int, default=7, help="output size")
+    g.add_argument("--d_model", type=int, default=512, help="model width (CAPS: 0 = width rule)")
+    g.add_argument("--n_heads", type=int, default=8, help="number of attention heads")
+    g.add_argument("--e_layers", type=int, default=2, help="number of encoder layers")
+    g.add_argument("--d_layers", type=int, default=1, help="number of decoder layers")
+    g.add_argument("--d_ff", type=int, default=2048, help="feed-forward width")
+    g.add_argument("--moving_avg", type=int, default=25, help="moving-average window for decomposition")
+    g.add_argument("--factor", type=int, default=1, help="attention factor")
+    g.add_argument("--distil", action="store_false", default=True, help="pass to disable distilling in the encoder")
+    g.add_argument("--dropout", type=float, default=0.1, help="dropout")
+    g.add_argument("--embed", type=str, default="timeF", help="time-feature encoding: timeF, fixed, learned")
+    g.add_argument("--activation", type=str, default="gelu", help="activation")
+    g.add_argument("--channel_independence", type=int, default=1, help="0: channel dependence, 1: channel independence")
+    g.add_argument("--decomp_method", type=str, default="moving_avg", help="series decomposition: moving_avg or dft_decomp")
+    g.add_argument("--use_norm", type=int, default=1, help="whether to use instance normalisation")
+    g.add_argument("--down_sampling_layers", type=int, default=0, help="number of down-sampling layers")
+    g.add_argument("--down_sampling_window", type=int, default=1, help="down-sampling window size")
+    g.add_argument("--down_sampling_method", type=str, default=None, help="down-sampling method: avg, max, conv")
+    g.add_argument("--seg_len", type=int, default=96, help="SegRNN segment length")
+    g.add_argument("--tv_dt", type=int, default=0, help="MambaSL time-varying dt")
+    g.add_argument("--tv_B", type=int, default=0, help="MambaSL time-varying B")
+    g.add_argument("--tv_C", type=int, default=0, help="MambaSL time-varying C")
+    g.add_argument("--use_D", type=int, default=0, help="MambaSL skip term")
+    g.add_argument("--p_hidden_dims", type=int, nargs="+", default=[128, 128], help="projector hidden dims")
+    g.add_argument("--p_hidden_layers", type=int, default=2, help="projector hidden layers")
+    g.add_argument("--patch_len", type=int, default=16, help="patch length (TimeXer only, as in TSLib)")
+    g.add_argument("--node_dim", type=int, default=10, help="MSGNet node dim")
+    g.add_argument("--gcn_depth", type=int, default=2, help="MSGNet gcn depth")
+    g.add_argument("--gcn_dropout", type=float, default=0.3, help="MSGNet gcn dropout")
+    g.add_argument("--propalpha", type=float, default=0.3, help="MSGNet prop alpha")
+    g.add_argument("--conv_channel", type=int, default=32, help="MSGNet conv channel")
+    g.add_argument("--skip_channel", type=int, default=32, help="MSGNet skip channel")
+    g.add_argument("--individual", action="store_true", default=False, help="DLinear: one linear layer per variate")
+    g.add_argument("--alpha", type=float, default=0.1, help="TimeFilter alpha")
+    g.add_argument("--top_p", type=float, default=0.5, help="TimeFilter top_p")
+    g.add_argument("--pos", type=int, choices=[0, 1], default=1, help="TimeFilter positional embedding")
+
+    g = p.add_argument_group("CAPS")
+    g.add_argument("--caps_attn", type=str, default="linear", choices=("linear", "softmax"), help="CAPS: phi = identity (linear) or causal softmax")
+    g.add_argument("--caps_paths", type=str, default="123", choices=CAPS_PATHS, help="CAPS: active paths (1 Riemann softmax, 2 prefix product, 3 clock); none = LinAttn")
+    g.add_argument("--caps_rope", type=str, default="learned", choices=("learned", "fixed", "none"), help="CAPS: RoPE frequencies")
+    g.add_argument("--caps_numerics", type=str, default="paper", choices=("paper", "official"), help="CAPS: exact paper maths or the official code's arithmetic")
+    g.add_argument("--caps_chunk", type=int, default=64, help="CAPS: chunk size of the linear-attention kernel")
+    g.add_argument("--caps_impl", type=str, default="chunked", choices=("chunked", "recurrent", "naive"), help="CAPS: attention implementation")
+    g.add_argument("--time_emb_dim", type=int, default=4, help="CAPS: number of time-feature channels used (0 disables them)")
+    g.add_argument("--random_channel_dropout", type=int, default=1, help="CAPS: random-ratio channel dropout in training (1 on, 0 off)")
+    g.add_argument("--number_of_targets", type=int, default=0, help="CAPS: decode only the last k channels (0 = all)")
+
+    g = p.add_argument_group("optimization")
+    g.add_argument("--num_workers", type=int, default=10, help="data loader workers")
+    g.add_argument("--itr", type=int, default=1, help="number of repeated runs")
+    g.add_argument("--train_epochs", type=int, default=10, help="training epochs")
+    g.add_argument("--batch_size", type=int, default=32, help="batch size")
+    g.add_argument("--patience", type=int, default=3, help="early-stopping patience")
+    g.add_argument("--learning_rate", type=float, default=0.0001, help="learning rate")
+    g.add_argument("--des", type=str, default="test", help="experiment description (in the setting string)")
+    g.add_argument("--loss", type=str, default="MSE", help="loss function (long-term forecasting uses MSE)")
+    g.add_argument("--lradj", type=str, default="type1", help="learning-rate schedule: " + ", ".join(LRADJ_CHOICES))
+    g.add_argument("--pct_start", type=float, default=0.3, help="onecycle: fraction of steps spent warming up")
+    g.add_argument("--use_amp", action="store_true", default=False, help="automatic mixed precision")
+    g.add_argument("--amp_dtype", type=str, default="fp16", choices=AMP_DTYPES, help="AMP dtype (bf16 needs no loss scaling)")
+    g.add_argument("--optimizer", type=str, default="adam", choices=OPTIMIZERS, help="optimiser")
+    g.add_argument("--weight_decay", type=float, default=0.0, help="weight decay (decoupled for adamw)")
+    g.add_argument("--max_grad_norm", type=float, default=0.0, help="clip the gradient norm (after AMP unscaling); 0 disables")
+    g.add_argument("--grad_accum", type=int, default=1, help="gradient accumulation steps (loss divided by k; a final partial group still steps)")
+    g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
+    g.add_argument("--no_progress", action="store_true", default=False, help="hide the per-epoch progress bar")
+
+    g = p.add_argument_group("GPU")
+    g.add_argument("--use_gpu", action="store_true", default=True, help="use a GPU when one is available")
+    g.add_argument("--no_use_gpu", action="store_false", dest="use_gpu", help="force CPU")
+    g.add_argument("--gpu", type=int, default=0, help="gpu index")
+    g.add_argument("--gpu_type", type=str, default="cuda", help="cuda or mps")
+    g.add_argument("--use_multi_gpu", action="store_true", default=False, help="use several GPUs (DataParallel)")
+    g.add_argument("--devices", type=str, default="0,1,2,3", help="device ids of the GPUs")
+
+    g = p.add_argument_group("metrics and augmentation")
+    g.add_argument("--use_dtw", action="store_true", default=False, help="compute DTW (slow)")
+    g.add_argument("--augmentation_ratio", type=int, default=0, help="how many times to augment (not implemented: must be 0)")
+    g.add_argument("--seed", type=int, default=TSLIB_DEFAULT_SEED, help="seed for python, numpy and torch; each itr run ii uses seed + ii")
+    for name in AUGMENTATIONS:
+        g.add_argument(f"--{name}", action="store_true", default=False, help=f"{name} augmentation preset (not implemented)")
+    g.add_argument("--extra_tag", type=str, default="", help="extra tag")
+    return p
+
+
+def make_setting(args: argparse.Namespace, ii: int) -> str:
+    """TSLib's setting string, character for character."""
+    return (
+        f"{args.task_name}_{args.model_id}_{args.model}_{args.data}_ft{args.features}_sl{args.seq_len}"
+        f"_ll{args.label_len}_pl{args.pred_len}_dm{args.d_model}_nh{args.n_heads}_el{args.e_layers}"
+        f"_dl{args.d_layers}_df{args.d_ff}_expand{args.expand}_dc{args.d_conv}_fc{args.factor}"
+        f"_eb{args.embed}_dt{args.distil}_{args.des}_{ii}"
+    )
+
+
+def _choice_error(flag: str, value: object, choices) -> UserInputError:
+    return UserInputError(f"--{flag} {value!r} is not supported; valid choices: {', '.join(map(str, choices))}")
+
+
+def validate_args(args: argparse.Namespace) -> None:
+    """Reject unusable flag values up front (before any file is read or written)."""
+    from data_provider.data_factory import DATA_DICT
+    from exp.model_registry import MODEL_REGISTRY
+    from utils.timefeatures import num_time_features
+
+    if args.task_name not in TASK_NAMES:
+        raise _choice_error("task_name", args.task_name, TASK_NAMES)
+    if args.model not in MODEL_REGISTRY:
+        raise _choice_error("model", args.model, list(MODEL_REGISTRY))
+    if args.data not in DATA_DICT:
+        raise _choice_error("data", args.data, list(DATA_DICT))
+    if args.lradj not in LRADJ_CHOICES:
+        raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
+    if args.features not in FEATURES:
+        raise _choice_error("features", args.features, FEATURES)
+    if args.is_training not in (0, 1):
+        raise _choice_error("is_training", args.is_training, (0, 1))
+    try:
+        num_time_features(args.freq)
+    except ValueError as err:
+        raise UserInputError(str(err)) from None
+    positive = ("seq_len", "pred_len", "batch_size", "train_epochs", "itr", "grad_accum", "patience")
+    for name in positive:
+        if getattr(args, name) <= 0:
+            raise UserInputError(f"--{name} must be a positive integer, got {getattr(args, name)}")
+    if args.label_len < 0 or args.label_len > args.seq_len:
+        raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}")
+    if args.learning_rate <= 0:
+        raise UserInputError(f"--learning_rate must be positive, got {args.learning_rate}")
+    if args.lradj == "onecycle" and not 0.0 <= args.pct_start < 1.0:
+        raise UserInputError(f"--pct_start must lie in [0, 1), got {args.pct_start}")
+    if args.max_grad_norm < 0 or args.weight_decay < 0:
+        raise UserInputError("--max_grad_norm and --weight_decay must be >= 0")
+    if args.num_workers < 0:
+        raise UserInputError(f"--num_workers must be >= 0, got {args.num_workers}")
+    if args.augmentation_ratio != 0 or any(getattr(args, name) for name in AUGMENTATIONS):
+        raise UserInputError("data augmentation (--augmentation_ratio and its presets) is not implemented; drop those flags")

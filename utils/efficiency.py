@@ -1,0 +1,235 @@
+"""Model cost at a dataset's shape, as the CAPS paper's Table 5: parameters, forward FLOPs, and a
+measured training step (median time and peak tensor memory).
+
+- Parameters: learnable elements (`requires_grad`).
+- Forward FLOPs: `torch.utils.flop_counter.FlopCounterMode` on one sample (batch 1) in eval mode. It
+  counts matmul / convolution / attention kernels at 2 FLOPs per multiply-add and ignores elementwise
+  ops, FFTs and reductions (so TimesNet's FFT and CAPS's cumulative sums are not in the count).
+- Train step: forward + MSE loss + backward + optimiser step on random inputs of the recipe's
+  `--batch_size`, in the same form as `Exp_Long_Term_Forecast` (decoder input = label_len known steps
+  followed by zeros, loss on the last pred_len steps, `--max_grad_norm` clipping, Adam or AdamW).
+  Time is the median over `steps` timed steps after `warmup` untimed ones.
+- Peak memory: parameters + buffers + optimiser state + the peak of tensors alive during one step,
+  tracked per storage by a dispatch mode. It is deterministic and device-independent, but does not see
+  scratch buffers a kernel allocates internally.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import FlopCounterMode
+
+from exp.model_registry import MODEL_REGISTRY
+from utils.timefeatures import num_calendar_features, num_time_features
+
+__all__ = [
+    "Efficiency",
+    "TensorMemoryTracker",
+    "build_model",
+    "count_parameters",
+    "example_inputs",
+    "forward_flops",
+    "format_bytes",
+    "format_count",
+    "measure",
+]
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Cost of one model configuration; `step_ms` / `peak_bytes` are None when timing was skipped."""
+
+    params: int
+    flops: int
+    step_ms: float | None
+    peak_bytes: int | None
+    batch_size: int
+    device: str
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of learnable elements."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def build_model(configs: argparse.Namespace, device: str | torch.device = "cpu") -> nn.Module:
+    """`models/<configs.model>.py`'s Model built from a copy of `configs`, in float32 on `device`."""
+    return MODEL_REGISTRY[configs.model](copy.deepcopy(configs)).float().to(device)
+
+
+def _mark_width(configs: argparse.Namespace) -> int:
+    """Columns of the time marks the data loader produces for `--embed` and `--freq`."""
+    if configs.embed == "timeF":
+        return num_time_features(configs.freq)
+    return num_calendar_features(configs.freq)
+
+
+def example_inputs(configs: argparse.Namespace, batch_size: int, device: str | torch.device = "cpu",
+                   seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random model inputs at the recipe's shape: x `[B, L, enc_in]`, x_mark `[B, L, F]`,
+    dec_inp `[B, Ll + H, dec_in]` (label_len values then zeros, as the experiment builds it) and
+    y_mark `[B, Ll + H, F]`. timeF marks lie in [-0.5, 0.5]; calendar marks are 0 (a valid index)."""
+    gen = torch.Generator().manual_seed(seed)
+    length, label, horizon = configs.seq_len, configs.label_len, configs.pred_len
+    width = _mark_width(configs)
+    x = torch.randn(batch_size, length, configs.enc_in, generator=gen)  # [B, L, C]
+    dec = torch.zeros(batch_size, label + horizon, configs.dec_in)  # [B, Ll + H, C]
+    dec[:, :label] = torch.randn(batch_size, label, configs.dec_in, generator=gen)
+    if configs.embed == "timeF":
+        x_mark = torch.rand(batch_size, length, width, generator=gen) - 0.5  # [B, L, F]
+        y_mark = torch.rand(batch_size, label + horizon, width, generator=gen) - 0.5  # [B, Ll + H, F]
+    else:
+        x_mark = torch.zeros(batch_size, length, width)
+        y_mark = torch.zeros(batch_size, label + horizon, width)
+    return tuple(t.to(device) for t in (x, x_mark, dec, y_mark))  # type: ignore[return-value]
+
+
+def forward_flops(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> int:
+    """Total FLOPs counted by FlopCounterMode for one eval-mode forward pass on `inputs`."""
+    was_training = model.training
+    model.eval()
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        model(*inputs)
+    model.train(was_training)
+    return int(counter.get_total_flops())
+
+
+class TensorMemoryTracker(TorchDispatchMode):
+    """Tracks bytes of tensor storage created while active; `peak` is the high-water mark.
+
+    Each storage first seen as an op output (and not aliasing an input: in-place ops and views of
+    pre-existing tensors allocate nothing) is counted until the last tensor viewing it is freed.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self._size: dict[tuple[str, int], int] = {}
+        self._holders: dict[tuple[str, int], int] = {}
+        self._seen: dict[int, weakref.finalize] = {}
+
+    @staticmethod
+    def _key(t: torch.Tensor) -> tuple[str, int]:
+        return (str(t.device), t.untyped_storage().data_ptr())
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = {self._key(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        for t in tree_flatten(out)[0]:
+            if not isinstance(t, torch.Tensor) or id(t) in self._seen:
+                continue
+            key = self._key(t)
+            if key not in self._holders:
+                if key in inputs or key[1] == 0:
+                    continue
+                self._holders[key] = 0
+                self._size[key] = t.untyped_storage().nbytes()
+                self.live += self._size[key]
+                self.peak = max(self.peak, self.live)
+            self._holders[key] += 1
+            self._seen[id(t)] = weakref.finalize(t, self._release, id(t), key)
+        return out
+
+    def _release(self, tensor_id: int, key: tuple[str, int]) -> None:
+        self._seen.pop(tensor_id, None)
+        self._holders[key] -= 1
+        if self._holders[key] == 0:
+            del self._holders[key]
+            self.live -= self._size.pop(key)
+
+
+def _state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
+    """Bytes held between steps: parameters, buffers and optimiser state tensors."""
+    total = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
+    for state in optimizer.state.values():
+        total += sum(v.numel() * v.element_size() for v in state.values() if isinstance(v, torch.Tensor))
+    return total
+
+
+def _train_step(model: nn.Module, configs: argparse.Namespace, optimizer: torch.optim.Optimizer,
+                inputs: tuple[torch.Tensor, ...], target: torch.Tensor) -> Callable[[], None]:
+    """One optimiser step as the experiment runs it (AMP only on CUDA with --use_amp)."""
+    device_type = inputs[0].device.type
+    amp = bool(configs.use_amp) and device_type == "cuda"
+    dtype = torch.bfloat16 if configs.amp_dtype == "bf16" else torch.float16
+    f_dim = -1 if configs.features == "MS" else 0
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device_type, dtype=dtype, enabled=amp):
+            out = model(*inputs)
+        out = out[:, -configs.pred_len :, f_dim:].float()  # [B, H, C']
+        loss = F.mse_loss(out, target[..., f_dim:])
+        loss.backward()
+        if configs.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), configs.max_grad_norm)
+        optimizer.step()
+
+    return step
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure(configs: argparse.Namespace, *, device: str | torch.device = "cpu", steps: int = 5,
+            warmup: int = 2, timing: bool = True, seed: int = 0) -> Efficiency:
+    """Parameters and forward FLOPs of `configs.model` at the recipe's shape and, when `timing`,
+    the median train-step time over `steps` steps and the peak tensor memory of one step."""
+    device = torch.device(device)
+    torch.manual_seed(seed)
+    model = build_model(configs, device)
+    params = count_parameters(model)
+    flops = forward_flops(model, example_inputs(configs, 1, device, seed))
+    if not timing:
+        return Efficiency(params, flops, None, None, configs.batch_size, str(device))
+
+    inputs = example_inputs(configs, configs.batch_size, device, seed)
+    target = torch.randn(configs.batch_size, configs.pred_len, configs.c_out,
+                         generator=torch.Generator().manual_seed(seed + 1)).to(device)  # [B, H, c_out]
+    optimizer_cls = torch.optim.AdamW if configs.optimizer == "adamw" else torch.optim.Adam
+    optimizer = optimizer_cls(model.parameters(), lr=configs.learning_rate, weight_decay=configs.weight_decay)
+    model.train()
+    step = _train_step(model, configs, optimizer, inputs, target)
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        _sync(device)
+        start = time.perf_counter()
+        step()
+        _sync(device)
+        times.append(time.perf_counter() - start)
+    tracker = TensorMemoryTracker()
+    with tracker:
+        step()
+    peak = _state_bytes(model, optimizer) + tracker.peak
+    return Efficiency(params, flops, 1e3 * statistics.median(times), peak, configs.batch_size, str(device))
+
+
+def format_count(value: float) -> str:
+    """Paper-style magnitude: 18.6K, 9.56M, 1.39G (three significant digits)."""
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+def format_bytes(value: float) -> str:
+    """Bytes in MiB with one decimal."""
+    return f"{value / 2**20:.1f} MiB"

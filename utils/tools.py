@@ -1,0 +1,179 @@
+"""Training utilities with TSLib's names: EarlyStopping, adjust_learning_rate, visual, dotdict,
+plus the atomic file writers every output goes through."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+logger = logging.getLogger(__name__)
+
+# TSLib's type2 table: epoch -> learning rate.
+_TYPE2_TABLE = {2: 5e-5, 4: 1e-5, 6: 5e-6, 8: 1e-6, 10: 5e-7, 15: 1e-7, 20: 5e-8}
+
+
+def scheduled_lr(lradj: str, base_lr: float, epoch: int, train_epochs: int) -> float | None:
+    """Learning rate after 1-based `epoch` for the per-epoch schedules, or None for 'leave unchanged'.
+
+    type1: lr * 0.5^(e-1); type2: TSLib's table; type3: lr for e < 3 else lr * 0.9^(e-3);
+    cosine: lr/2 * (1 + cos(pi e / train_epochs)); constant and onecycle (stepped per batch): None.
+    """
+    if lradj == "type1":
+        return base_lr * (0.5 ** (epoch - 1))
+    if lradj == "type2":
+        return _TYPE2_TABLE.get(epoch)
+    if lradj == "type3":
+        return base_lr if epoch < 3 else base_lr * (0.9 ** (epoch - 3))
+    if lradj == "cosine":
+        return base_lr / 2 * (1 + math.cos(epoch / train_epochs * math.pi))
+    if lradj in ("constant", "onecycle"):
+        return None
+    raise ValueError(f"--lradj {lradj!r} is not a known schedule")
+
+
+def adjust_learning_rate(optimizer: torch.optim.Optimizer, epoch: int, args: Any) -> None:
+    """Set every param group's lr for the epoch that follows 1-based `epoch` (TSLib semantics)."""
+    lr = scheduled_lr(args.lradj, args.learning_rate, epoch, args.train_epochs)
+    if lr is None:
+        return
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    logger.info("Updating learning rate to %s", lr)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same folder and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """torch.save that never leaves a half-written file at `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_np_save(path: str | os.PathLike, array: np.ndarray) -> None:
+    """np.save through a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npy")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def append_text(path: str | os.PathLike, text: str) -> None:
+    """Append `text` with a single write call, then flush and fsync (no interleaved partial records)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append_jsonl(path: str | os.PathLike, record: dict) -> None:
+    """Append one JSON object as one line (see `append_text`)."""
+    append_text(path, json.dumps(record, sort_keys=True) + "\n")
+
+
+class EarlyStopping:
+    """Stop when the validation loss has not improved for `patience` calls (TSLib rule, delta 0:
+    a loss > best - delta counts as no improvement, ties count as improvement). Each improvement
+    saves the model's state_dict atomically to `<path>/checkpoint.pth`."""
+
+    def __init__(self, patience: int = 7, verbose: bool = False, delta: float = 0.0) -> None:
+        self.patience = patience
+        self.verbose = verbose
+        self.delta = delta
+        self.counter = 0
+        self.best_score: float | None = None
+        self.early_stop = False
+        self.val_loss_min = float("inf")
+        self.best_epoch = 0
+
+    def __call__(self, val_loss: float, model: torch.nn.Module, path: str, epoch: int = 0) -> None:
+        score = -val_loss
+        if self.best_score is not None and score < self.best_score + self.delta:
+            self.counter += 1
+            logger.info("EarlyStopping counter: %d out of %d", self.counter, self.patience)
+            if self.counter >= self.patience:
+                self.early_stop = True
+            return
+        self.best_score = score
+        self.best_epoch = epoch
+        self.save_checkpoint(val_loss, model, path)
+        self.counter = 0
+
+    def save_checkpoint(self, val_loss: float, model: torch.nn.Module, path: str) -> None:
+        if self.verbose:
+            logger.info("Validation loss decreased (%.6f --> %.6f).  Saving model ...", self.val_loss_min, val_loss)
+        atomic_torch_save(model.state_dict(), os.path.join(path, "checkpoint.pth"))
+        self.val_loss_min = val_loss
+
+    def state_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("counter", "best_score", "early_stop", "val_loss_min", "best_epoch")}
+
+    def load_state_dict(self, state: dict) -> None:
+        for key, value in state.items():
+            setattr(self, key, value)
+
+
+class dotdict(dict):  # noqa: N801 - TSLib's public name
+    """dict with attribute access."""
+
+    __getattr__ = dict.get
+    __setattr__ = dict.__setitem__
+    __delattr__ = dict.__delitem__
+
+
+def visual(true: np.ndarray, preds: np.ndarray | None = None, name: str = "./pic/test.pdf") -> None:
+    """Plot the ground truth and (optionally) the prediction of one series and save it to `name`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3))
+    if preds is not None:
+        ax.plot(preds, label="Prediction", linewidth=2)
+    ax.plot(true, label="GroundTruth", linewidth=2)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(name, bbox_inches="tight")
+    plt.close(fig)
