@@ -1,53 +1,77 @@
 """TSLib-compatible entry point: `python -u run.py --task_name long_term_forecast --is_training 1 ...`.
 
 Same flags, setting string and itr loop as TSLib. Bad input ends with one `error: ...` line and exit
-code 2 before any output file is written.
+code 2 before any output file is written; a non-finite loss ends with one `error: ...` line and exit
+code 1; SIGTERM/SIGINT save `last.pth` and end with one `interrupted: ...` line and exit code 128 + signal.
+Under `torchrun` (WORLD_SIZE, RANK and LOCAL_RANK set) the run is distributed; only rank 0 logs.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
 import sys
 
 import torch
 
+from exp import distributed
+from exp.training_guards import TrainingStopped
 from utils.arguments import build_parser, make_setting, validate_args
 from utils.errors import UserInputError
-from utils.seeding import seed_everything
+from utils.seeding import deterministic_mode, seed_everything
 
 logger = logging.getLogger("run")
 
 
+def _run(args: argparse.Namespace) -> None:
+    from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+
+    logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
+    if not args.is_training:
+        args.run_seed = args.seed
+        seed_everything(args.run_seed)
+        exp = Exp_Long_Term_Forecast(args)
+        setting = make_setting(args, 0)
+        logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+        exp.test(setting, test=1)
+        return
+    for ii in range(args.itr):
+        args.run_seed = args.seed + ii
+        seed_everything(args.run_seed)
+        exp = Exp_Long_Term_Forecast(args)
+        setting = make_setting(args, ii)
+        if args.resume and exp.is_complete(setting):
+            logger.info("--resume: %s was already trained and tested; skipping it", setting)
+            continue
+        logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
+        exp.train(setting)
+        logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+        exp.test(setting)
+        exp.mark_complete(setting)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    # Under torchrun only rank 0 reports progress; the others still report warnings and errors.
+    level = logging.INFO if int(os.environ.get("RANK", "0")) == 0 else logging.WARNING
+    logging.basicConfig(level=level, format="%(message)s", stream=sys.stdout, force=True)
     args = build_parser().parse_args(argv)
     try:
         validate_args(args)
-        from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
-
-        logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
-        if args.is_training:
-            for ii in range(args.itr):
-                args.run_seed = args.seed + ii
-                seed_everything(args.run_seed)
-                exp = Exp_Long_Term_Forecast(args)
-                setting = make_setting(args, ii)
-                logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
-                exp.train(setting)
-                logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-                exp.test(setting)
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-        else:
-            args.run_seed = args.seed
-            seed_everything(args.run_seed)
-            exp = Exp_Long_Term_Forecast(args)
-            setting = make_setting(args, 0)
-            logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-            exp.test(setting, test=1)
+        if distributed.launched_by_torchrun():
+            distributed.init_distributed(use_cuda=args.use_gpu and args.gpu_type == "cuda")
+        with deterministic_mode(args.deterministic):
+            _run(args)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except TrainingStopped as err:
+        print(f"{err.prefix}: {err}", file=sys.stderr)
+        return err.exit_code
+    finally:
+        distributed.shutdown()
     return 0
 
 

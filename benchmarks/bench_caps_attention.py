@@ -6,10 +6,12 @@ It first checks exactness (chunked float32 and recurrent against the float64 nai
 paths, default and extreme gates) and refuses to print any timing if a check fails.
 
 Every configuration runs in a fresh subprocess, so peak memory is honest and independent:
-- cpu: peak resident set size (ru_maxrss) during one forward+backward minus the RSS just before it
-  (inputs already allocated), i.e. the working memory of the kernel and its autograd graph;
+- cpu (Linux): the process's peak RSS (VmHWM, reset through /proc/self/clear_refs just before the pass)
+  during one forward+backward minus the RSS just before it (inputs already allocated), i.e. the
+  working memory of the kernel and its autograd graph;
 - cuda: torch.cuda.max_memory_allocated during the same pass minus the memory held before it.
-Times are medians over --repeats runs after one warm-up (forward alone; forward+backward of sum(o)).
+Times are medians over --repeats runs after the memory pass, which doubles as warm-up (forward alone;
+forward+backward of sum(o)); a configuration stops repeating once it has used MAX_SECONDS.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -36,7 +37,8 @@ CHUNKS = (16, 32, 64, 128)
 # Above these the materialised naive reference ([B, H, T, T, E] per row block, kept for backward)
 # or the per-step Python loop of the recurrent form do not fit the machine / a sensible time budget.
 NAIVE_MAX_ELEMENTS = 2 ** 28
-RECURRENT_MAX_T = 4096
+RECURRENT_MAX_T = 816
+MAX_SECONDS = 20.0
 
 
 def make_inputs(B: int, T: int, H: int, E: int, device: str, dtype=torch.float32, gate_shift: float = 0.0,
@@ -66,6 +68,14 @@ def equivalence_checks(device: str) -> list[str]:
     return failures
 
 
+def _rss_kib(field: str) -> int:
+    """VmRSS / VmHWM of this process in KiB (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not found in /proc/self/status: peak memory needs Linux")
+
+
 def measure(config: dict) -> dict:
     """Runs in the subprocess: memory of one forward+backward, then median timings."""
     torch.set_num_threads(config["threads"])
@@ -90,11 +100,15 @@ def measure(config: dict) -> dict:
         sync()
         peak = torch.cuda.max_memory_allocated() - before
     else:
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        before = _rss_kib("VmRSS")
+        Path("/proc/self/clear_refs").write_text("5")
         fwd_bwd()
-        peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+        peak = (_rss_kib("VmHWM") - before) * 1024
     times = {"fwd": [], "fwd_bwd": []}
+    budget = time.perf_counter() + MAX_SECONDS
     for _ in range(config["repeats"]):
+        if times["fwd"] and time.perf_counter() > budget:
+            break
         sync()
         start = time.perf_counter()
         with torch.no_grad():
@@ -105,7 +119,7 @@ def measure(config: dict) -> dict:
         fwd_bwd()
         sync()
         times["fwd_bwd"].append(time.perf_counter() - start)
-    median = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
+    median = {key: sorted(val)[len(val) // 2] * 1e3 for key, val in times.items()}
     return {"fwd_ms": median["fwd"], "fwd_bwd_ms": median["fwd_bwd"], "peak_mb": peak / 2**20}
 
 

@@ -5,6 +5,10 @@ test window is scored (the Informer-era drop_last=True silently dropped up to ba
 batch_size = --batch_size for all splits. Workers: ``min(--num_workers, os.cpu_count())`` because
 TSLib's default of 10 oversubscribes small machines and the extra processes only cost start-up time;
 they are kept alive between epochs (persistent_workers) when there are any.
+
+The experiment builds datasets with `build_dataset` and passes `make_loader` its own sampler (exp/samplers.py): a resumable, distributable shuffle for train
+and contiguous shards for val/test. Such loaders also get a private `torch.Generator`, so creating an
+iterator (which draws the workers' base seed) never advances the global torch RNG that dropout uses.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import argparse
 import logging
 import os
 
-from torch.utils.data import DataLoader, Dataset
+import torch
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 from data_provider.data_loader import (
     Dataset_Custom,
@@ -25,7 +30,7 @@ from data_provider.data_loader import (
 )
 from utils.errors import UserInputError
 
-__all__ = ["DATA_DICT", "check_channels", "data_provider"]
+__all__ = ["DATA_DICT", "build_dataset", "check_channels", "data_provider", "make_loader"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +46,17 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
 
 
 def data_provider(args: argparse.Namespace, flag: str) -> tuple[Dataset, DataLoader]:
-    """Build the `flag` split ('train', 'val' or 'test') of ``--data`` and its DataLoader.
+    """Build the `flag` split ('train', 'val' or 'test') of ``--data`` and TSLib's DataLoader for it.
 
     Batches are (x ``[B, L, C]``, y ``[B, Ll+H, C]``, x_mark ``[B, L, F]``, y_mark ``[B, Ll+H, F]``).
     Raises UserInputError for an unknown --data and for every data problem the dataset detects.
     """
+    dataset = build_dataset(args, flag)
+    return dataset, make_loader(args, dataset, flag)
+
+
+def build_dataset(args: argparse.Namespace, flag: str) -> WindowDataset:
+    """The `flag` split of ``--data`` (logs its number of windows, as TSLib prints it)."""
     if args.data not in DATA_DICT:
         raise UserInputError(f"--data {args.data!r} is not supported; choose one of {', '.join(DATA_DICT)}")
     dataset = DATA_DICT[args.data](
@@ -61,16 +72,25 @@ def data_provider(args: argparse.Namespace, flag: str) -> tuple[Dataset, DataLoa
         seasonal_patterns=getattr(args, "seasonal_patterns", None),
     )
     logger.info("%s %d", flag, len(dataset))
+    return dataset
+
+
+def make_loader(args: argparse.Namespace, dataset: Dataset, flag: str, sampler: Sampler | None = None) -> DataLoader:
+    """DataLoader over `dataset`; `sampler` replaces TSLib's shuffle setting (see the module docstring)."""
+    generator = None
+    if sampler is not None:
+        generator = torch.Generator().manual_seed(getattr(args, "run_seed", args.seed))
     workers = max(0, min(args.num_workers, os.cpu_count() or 1))
-    loader = DataLoader(
+    return DataLoader(
         dataset,
         batch_size=args.batch_size,
-        shuffle=flag != "test",
+        shuffle=flag != "test" if sampler is None else None,
+        sampler=sampler,
+        generator=generator,
         num_workers=workers,
         drop_last=False,
         persistent_workers=workers > 0,
     )
-    return dataset, loader
 
 
 def check_channels(args: argparse.Namespace, dataset: WindowDataset) -> None:

@@ -8,15 +8,21 @@ import logging
 import torch
 import torch.nn as nn
 
+from exp import distributed
 from exp.model_registry import MODEL_REGISTRY
 
 logger = logging.getLogger(__name__)
 
 
-def select_device(args: argparse.Namespace) -> torch.device:
-    """`cuda:<gpu>` / `mps` when requested and available, else CPU with one log line (TSLib crashed instead)."""
+def select_device(args: argparse.Namespace, local_rank: int | None = None) -> torch.device:
+    """`cuda:<gpu>` / `mps` when requested and available, else CPU with one log line (TSLib crashed instead).
+
+    Under torchrun (`local_rank` given) each process takes the GPU of its local rank.
+    """
     if args.use_gpu and args.gpu_type == "cuda":
         if torch.cuda.is_available():
+            if local_rank is not None:
+                return torch.device(f"cuda:{local_rank}")
             if args.use_multi_gpu:
                 args.device_ids = [int(i) for i in args.devices.replace(" ", "").split(",") if i]
                 args.gpu = args.device_ids[0]
@@ -30,17 +36,22 @@ def select_device(args: argparse.Namespace) -> torch.device:
 
 
 class Exp_Basic:  # noqa: N801 - TSLib's public name
-    """Base experiment: stores args, builds the registry, acquires the device, then builds the model."""
+    """Base experiment: stores args, builds the registry, acquires the device, then builds the model,
+    moves it there and wraps it (`_wrap_model`: DataParallel / DistributedDataParallel in subclasses)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.model_dict = MODEL_REGISTRY
+        self.dist = distributed.context()
         self.device = self._acquire_device()
         args.device = str(self.device)
-        self.model = self._build_model().to(self.device)
+        self.model = self._wrap_model(self._build_model().to(self.device))
 
     def _acquire_device(self) -> torch.device:
-        return select_device(self.args)
+        return select_device(self.args, self.dist.local_rank if self.dist.enabled else None)
+
+    def _wrap_model(self, model: nn.Module) -> nn.Module:
+        return model
 
     def _build_model(self) -> nn.Module:
         raise NotImplementedError

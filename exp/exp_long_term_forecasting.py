@@ -1,26 +1,56 @@
-"""Exp_Long_Term_Forecast: TSLib's train / vali / test loop with its traps fixed.
+"""Exp_Long_Term_Forecast: TSLib's train / vali / test loop with its traps fixed, resumable and distributable.
 
 One forward/loss path serves AMP and full precision (`torch.autocast(enabled=...)` plus
 `GradScaler(enabled=...)`); validation loss is weighted by samples; gradient clipping happens after
 unscaling; gradient accumulation divides each micro-batch loss by the size of its group.
+
+Long runs: `last.pth` (exp/checkpointing.py) is written every `--save_every_steps` optimiser steps, at
+every epoch end and when SIGTERM/SIGINT arrives; `--resume` continues from it bit-for-bit, because the
+train shuffle is a function of (seed, epoch) and every RNG state is restored. A NaN/inf loss stops the
+run before any checkpoint is overwritten. Under torchrun the model is wrapped in
+DistributedDataParallel, train batches come from a DistributedSampler, and val/test windows are split
+into contiguous shards whose results are summed (losses) or gathered in order (predictions) on rank 0,
+so the metrics equal those of one process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import os
+import signal
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler
 from tqdm import tqdm
 
-from data_provider.data_factory import check_channels, data_provider
+from data_provider.data_factory import build_dataset, check_channels, make_loader
+from exp.checkpointing import (
+    BEST_FILE,
+    LAST_FILE,
+    LAST_FORMAT,
+    capture_rng_state,
+    load_checkpoint,
+    load_model_state,
+    read_last,
+    restore_rng_state,
+    run_fingerprint,
+)
+from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
+from exp.samplers import ResumableSampler, ShardSampler
+from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
 from utils.metrics import metric
@@ -30,6 +60,7 @@ from utils.tools import (
     append_jsonl,
     append_text,
     atomic_np_save,
+    atomic_torch_save,
     visual,
 )
 
@@ -37,6 +68,32 @@ logger = logging.getLogger(__name__)
 
 RESULT_FILE = "result_long_term_forecast.txt"
 RESULTS_JSONL = "results.jsonl"
+
+
+@dataclass
+class TrainProgress:
+    """Where training stands: `epoch` is 0-based and in progress, `step` counts its micro-batches done."""
+
+    epoch: int = 0
+    step: int = 0
+    loss_sum: float = 0.0
+    loss_count: int = 0
+    finished: bool = False
+
+
+@dataclass
+class _Training:
+    """Everything one call of `train` mutates (saved to last.pth by `_save_last`)."""
+
+    path: Path
+    data: dict[str, tuple[Any, DataLoader]]
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None
+    scaler: torch.amp.GradScaler
+    early_stopping: EarlyStopping
+    steps_per_epoch: int
+    progress: TrainProgress = field(default_factory=TrainProgress)
+    stop: StopSignals = field(default_factory=StopSignals)
 
 
 class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
@@ -47,32 +104,57 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             logger.info("--use_amp is ignored on %s: AMP runs only on CUDA", self.device.type)
         self.amp_dtype = torch.bfloat16 if args.amp_dtype == "bf16" else torch.float16
         self.runner = torch.compile(self.model) if args.compile else self.model
+        # Ranks evaluate shards of different sizes, so evaluation bypasses the DDP wrapper (whose
+        # forward may communicate) and runs the bare model.
+        if self.dist.enabled:
+            self.eval_runner = torch.compile(self._bare_model()) if args.compile else self._bare_model()
+        else:
+            self.eval_runner = self.runner
         self.train_stats: dict = {}
+        self._last_state: dict | None = None
 
     def _build_model(self) -> nn.Module:
         try:
-            model = self.model_dict[self.args.model](self.args).float()
+            return self.model_dict[self.args.model](self.args).float()
         except ValueError as err:
             raise UserInputError(f"--model {self.args.model}: {err}") from err
+
+    def _wrap_model(self, model: nn.Module) -> nn.Module:
+        if self.dist.enabled:
+            if self.args.use_multi_gpu:
+                logger.info("--use_multi_gpu is ignored under torchrun: each process drives one device")
+            device_ids = [self.device.index] if self.device.type == "cuda" else None
+            # CAPS ablations (--caps_paths) build projections their forward never uses.
+            return DistributedDataParallel(model, device_ids=device_ids, find_unused_parameters=True)
         if self.args.use_multi_gpu and self.args.use_gpu and torch.cuda.is_available():
-            model = nn.DataParallel(model, device_ids=self.args.device_ids)
+            return nn.DataParallel(model, device_ids=self.args.device_ids)
         return model
 
     def _bare_model(self) -> nn.Module:
-        """The model without DataParallel, whose state_dict keys match a single-device checkpoint."""
-        return self.model.module if isinstance(self.model, nn.DataParallel) else self.model
+        """The model without DataParallel/DDP, whose state_dict keys match a single-device checkpoint."""
+        wrapped = isinstance(self.model, (nn.DataParallel, DistributedDataParallel))
+        return self.model.module if wrapped else self.model
 
     def _get_data(self, flag: str):
-        return data_provider(self.args, flag)
+        """(dataset, loader): train shuffles per (seed, epoch) on this rank's share; val/test read this
+        rank's contiguous shard in order (the whole split in one process)."""
+        dataset = build_dataset(self.args, flag)
+        if flag == "train":
+            seed = getattr(self.args, "run_seed", self.args.seed)
+            sampler = ResumableSampler(DistributedSampler(dataset, num_replicas=self.dist.world_size,
+                                                          rank=self.dist.rank, shuffle=True, seed=seed))
+        else:
+            sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size)
+        return dataset, make_loader(self.args, dataset, flag, sampler)
 
-    def _predict(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _predict(self, batch, runner: Callable | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Forward one batch; returns (outputs, targets) over the last pred_len steps, all channels."""
         x, y, x_mark, y_mark = (t.float().to(self.device, non_blocking=True) for t in batch)
         horizon = self.args.pred_len
         # Decoder input: the first label_len steps of y followed by pred_len zeros.  [B, Ll + H, C]
         dec_inp = torch.cat([y[:, : self.args.label_len, :], torch.zeros_like(y[:, -horizon:, :])], dim=1)
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            out = self.runner(x, x_mark, dec_inp, y_mark)
+            out = (runner or self.runner)(x, x_mark, dec_inp, y_mark)
         return out[:, -horizon:, :], y[:, -horizon:, :]
 
     def _target_slice(self, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -105,101 +187,280 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         check_channels(self.args, loaded["train"][0])
         return loaded
 
+    def _any_rank(self, condition: bool) -> bool:
+        """True when `condition` holds on at least one rank (so every rank takes the same branch)."""
+        return all_reduce_sum([float(condition)], self.dist)[0] > 0
+
+    def _on_main(self, read: Callable[[], Any]) -> Any:
+        """Run `read` on rank 0 only and hand its result, or its UserInputError, to every rank."""
+        outcome = None
+        if self.dist.is_main:
+            try:
+                outcome = (True, read())
+            except UserInputError as err:
+                outcome = (False, str(err))
+        ok, value = broadcast_from_main(outcome, self.dist)
+        if not ok:
+            raise UserInputError(value)
+        return value
+
     def vali(self, vali_data, vali_loader, criterion=None) -> float:
         """Mean squared error over every validation element (weighted by samples, unlike TSLib's
-        unweighted mean of per-batch losses)."""
+        unweighted mean of per-batch losses), summed over all ranks' shards."""
         self.model.eval()
         total, count = 0.0, 0
         with torch.no_grad():
             for batch in vali_loader:
-                out, y = self._target_slice(*self._predict(batch))
+                out, y = self._target_slice(*self._predict(batch, self.eval_runner))
                 total += F.mse_loss(out, y, reduction="sum").item()
                 count += y.numel()
         self.model.train()
-        return total / max(count, 1)
+        total, count = all_reduce_sum([total, float(count)], self.dist)
+        return total / max(count, 1.0)
+
+    def _start_training(self, setting: str, data: dict) -> _Training:
+        args = self.args
+        path = Path(args.checkpoints) / setting
+        if self.dist.is_main:
+            path.mkdir(parents=True, exist_ok=True)
+        train_loader = data["train"][1]
+        steps = math.ceil(len(train_loader.sampler.base) / args.batch_size)
+        optimizer = self._make_optimizer()
+        optimizer_steps = math.ceil(steps / args.grad_accum)
+        return _Training(
+            path=path,
+            data=data,
+            optimizer=optimizer,
+            scheduler=self._make_onecycle(optimizer, optimizer_steps) if args.lradj == "onecycle" else None,
+            scaler=torch.amp.GradScaler(self.device.type, enabled=self.amp_enabled and self.amp_dtype == torch.float16),
+            early_stopping=EarlyStopping(patience=args.patience, verbose=True, save=self.dist.is_main),
+            steps_per_epoch=steps,
+        )
+
+    def resume_state(self, setting: str) -> dict | None:
+        """The checked contents of `<checkpoints>/<setting>/last.pth`, or None when there is none yet."""
+        if self._last_state is None:
+            last = Path(self.args.checkpoints) / setting / LAST_FILE
+            self._last_state = self._on_main(lambda: read_last(last, self.args) if last.is_file() else {})
+        return self._last_state or None
+
+    def is_complete(self, setting: str) -> bool:
+        """True when last.pth says this setting was trained and tested (a resumed --itr loop skips it)."""
+        state = self.resume_state(setting)
+        return bool(state and state.get("complete"))
+
+    def mark_complete(self, setting: str) -> None:
+        """Replace last.pth by a small record saying this setting is trained and tested."""
+        if self.dist.is_main:
+            record = {"format": LAST_FORMAT, "args": run_fingerprint(self.args), "complete": True}
+            atomic_torch_save(record, Path(self.args.checkpoints) / setting / LAST_FILE)
+
+    def _resume(self, t: _Training, setting: str) -> None:
+        state = self.resume_state(setting)
+        last = t.path / LAST_FILE
+        if state is None:
+            logger.info("--resume: no %s yet; starting from scratch", last)
+            return
+        if state["world_size"] != self.dist.world_size:
+            raise UserInputError(f"--resume: {last} was written by {state['world_size']} process(es) but this "
+                                 f"run has {self.dist.world_size}; resume with the same number of processes")
+        load_model_state(self._bare_model(), state["model"], last)
+        t.optimizer.load_state_dict(state["optimizer"])
+        if t.scheduler is not None:
+            t.scheduler.load_state_dict(state["scheduler"])
+        t.scaler.load_state_dict(state["scaler"])
+        t.early_stopping.load_state_dict(state["early_stopping"])
+        t.progress = TrainProgress(**state["progress"])
+        restore_rng_state(state["rng"][self.dist.rank])
+        logger.info("--resume: continuing %s at epoch %d, batch %d", setting, t.progress.epoch + 1, t.progress.step)
+
+    def _save_last(self, t: _Training) -> None:
+        """Write last.pth (rank 0) with the RNG states of every rank; a collective, so all ranks call it."""
+        rng = gather_to_main(capture_rng_state(), self.dist)
+        if not self.dist.is_main:
+            return
+        atomic_torch_save({
+            "format": LAST_FORMAT,
+            "args": run_fingerprint(self.args),
+            "world_size": self.dist.world_size,
+            "progress": asdict(t.progress),
+            "model": self._bare_model().state_dict(),
+            "optimizer": t.optimizer.state_dict(),
+            "scheduler": t.scheduler.state_dict() if t.scheduler is not None else None,
+            "scaler": t.scaler.state_dict(),
+            "early_stopping": t.early_stopping.state_dict(),
+            "rng": rng,
+        }, t.path / LAST_FILE)
+
+    def _stop_if_requested(self, t: _Training) -> None:
+        """After a consistent save point: save last.pth and stop when any rank received SIGTERM/SIGINT."""
+        if not self._any_rank(t.stop.signum is not None):
+            return
+        self._save_last(t)
+        # Ranks that did not receive the signal themselves report SIGTERM (what torchrun forwards).
+        signum = t.stop.signum or int(signal.SIGTERM)
+        p = t.progress
+        raise TrainingInterrupted(signum, f"training stopped by signal {signum} at epoch {p.epoch + 1}, batch "
+                                          f"{p.step}; state saved to {t.path / LAST_FILE}; run the same command "
+                                          "with --resume to continue")
+
+    def _optimizer_step(self, t: _Training) -> None:
+        if self.args.max_grad_norm > 0:
+            t.scaler.unscale_(t.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
+        t.scaler.step(t.optimizer)
+        t.scaler.update()
+        t.optimizer.zero_grad(set_to_none=True)
+        if t.scheduler is not None:
+            t.scheduler.step()
+
+    def _train_batch(self, t: _Training, i: int, batch) -> float:
+        """Forward and backward one micro-batch (no DDP gradient sync until its group's last one);
+        raises NonFiniteLossError before anything is stepped or saved."""
+        accum, p = self.args.grad_accum, t.progress
+        group_start = (i // accum) * accum
+        group_size = min(accum, t.steps_per_epoch - group_start)
+        syncs = i + 1 == group_start + group_size
+        no_sync = isinstance(self.model, DistributedDataParallel) and not syncs
+        with self.model.no_sync() if no_sync else contextlib.nullcontext():
+            out, y = self._target_slice(*self._predict(batch))
+            loss = F.mse_loss(out, y)
+            batch_loss = loss.item()
+            if self._any_rank(not math.isfinite(batch_loss)):
+                raise self._non_finite_error(loss, batch_loss, i + 1, p.epoch + 1)
+            t.scaler.scale(loss / group_size).backward()
+        p.loss_sum += batch_loss * y.shape[0]
+        p.loss_count += y.shape[0]
+        if syncs:
+            self._optimizer_step(t)
+            p.step = i + 1
+            every = self.args.save_every_steps
+            if every > 0 and math.ceil(p.step / accum) % every == 0:
+                self._save_last(t)
+            self._stop_if_requested(t)
+        return batch_loss
+
+    def _non_finite_error(self, loss: torch.Tensor, value: float, batch: int, epoch: int) -> NonFiniteLossError:
+        """Describe a NaN/inf loss: the first non-finite parameter, else the first non-finite gradient of
+        a diagnostic backward pass (never stepped), else the op --detect_anomaly caught in it."""
+        anomaly = None
+        try:
+            loss.backward()
+        except RuntimeError as err:
+            # Only anomaly mode raises here: it names the backward function that produced NaN.
+            anomaly = f"autograd anomaly: {str(err).splitlines()[0]}"
+        culprit = first_non_finite(self._bare_model()) or anomaly or (
+            "every parameter and gradient is finite, so the forward pass itself produced it")
+        return NonFiniteLossError(
+            f"non-finite training loss ({value}) at epoch {epoch}, batch {batch}; {culprit}; {BEST_FILE} and "
+            f"{LAST_FILE} keep the last good state; lower --learning_rate or set --max_grad_norm, and use "
+            "--detect_anomaly to find the op")
+
+    def _train_epoch(self, t: _Training) -> None:
+        args, p = self.args, t.progress
+        loader = t.data["train"][1]
+        loader.sampler.set_epoch(p.epoch)
+        # A resumed epoch replays the same permutation and skips the batches already trained.
+        loader.sampler.skip(p.step * args.batch_size)
+        self.model.train()
+        t.optimizer.zero_grad(set_to_none=True)
+        show_bar = not args.no_progress and sys.stdout.isatty() and self.dist.is_main
+        bar = tqdm(loader, desc=f"epoch {p.epoch + 1}/{args.train_epochs}", initial=p.step,
+                   total=t.steps_per_epoch, leave=False, disable=not show_bar, dynamic_ncols=True)
+        epoch_start = iter_time = time.time()
+        for i, batch in enumerate(bar, start=p.step):
+            batch_loss = self._train_batch(t, i, batch)
+            if show_bar:
+                bar.set_postfix(loss=f"{batch_loss:.4f}")
+            elif (i + 1) % 100 == 0:
+                speed = (time.time() - iter_time) / 100
+                left = speed * ((args.train_epochs - p.epoch) * t.steps_per_epoch - i)
+                logger.info("\titers: %d, epoch: %d | loss: %.7f", i + 1, p.epoch + 1, batch_loss)
+                logger.info("\tspeed: %.4fs/iter; left time: %.4fs", speed, left)
+                iter_time = time.time()
+        bar.close()
+        logger.info("Epoch: %d cost time: %s", p.epoch + 1, time.time() - epoch_start)
+
+    def _finish_epoch(self, t: _Training) -> None:
+        """Validate, early-stop, schedule the learning rate, save last.pth (TSLib's end-of-epoch order)."""
+        p = t.progress
+        loss_sum, loss_count = all_reduce_sum([p.loss_sum, float(p.loss_count)], self.dist)
+        train_loss = loss_sum / max(loss_count, 1.0)
+        vali_loss = self.vali(*t.data["val"])
+        test_loss = self.vali(*t.data["test"])
+        logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %.7f",
+                    p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, test_loss)
+        t.early_stopping(vali_loss, self._bare_model(), str(t.path), epoch=p.epoch + 1)
+        p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
+        if t.early_stopping.early_stop:
+            logger.info("Early stopping")
+        else:
+            adjust_learning_rate(t.optimizer, p.epoch, self.args)
+        p.finished = t.early_stopping.early_stop or p.epoch >= self.args.train_epochs
+        self._save_last(t)
+        self._stop_if_requested(t)
 
     def train(self, setting: str) -> nn.Module:
-        args = self.args
         data = self._load_datasets()
-        train_data, train_loader = data["train"]
-        vali_data, vali_loader = data["val"]
-        test_data, test_loader = data["test"]
-
-        path = os.path.join(args.checkpoints, setting)
-        os.makedirs(path, exist_ok=True)
-
-        train_steps = len(train_loader)
-        accum = max(1, args.grad_accum)
-        optimizer_steps_per_epoch = -(-train_steps // accum)
-        optimizer = self._make_optimizer()
-        scheduler = self._make_onecycle(optimizer, optimizer_steps_per_epoch) if args.lradj == "onecycle" else None
-        scaler = torch.amp.GradScaler(self.device.type, enabled=self.amp_enabled and self.amp_dtype == torch.float16)
-        early_stopping = EarlyStopping(patience=args.patience, verbose=True)
-        show_bar = not args.no_progress and sys.stdout.isatty()
-
+        t = self._start_training(setting, data)
+        if self.args.resume:
+            self._resume(t, setting)
         start = time.time()
-        epochs_run = 0
-        for epoch in range(args.train_epochs):
-            epochs_run = epoch + 1
-            self.model.train()
-            epoch_start = time.time()
-            iter_time = time.time()
-            loss_sum, loss_count = 0.0, 0
-            optimizer.zero_grad(set_to_none=True)
-            bar = tqdm(train_loader, desc=f"epoch {epoch + 1}/{args.train_epochs}", leave=False,
-                       disable=not show_bar, dynamic_ncols=True)
-            for i, batch in enumerate(bar):
-                out, y = self._target_slice(*self._predict(batch))
-                loss = F.mse_loss(out, y)
-                group_start = (i // accum) * accum
-                group_size = min(accum, train_steps - group_start)
-                scaler.scale(loss / group_size).backward()
-                if i + 1 == group_start + group_size:
-                    if args.max_grad_norm > 0:
-                        scaler.unscale_(optimizer)
-                        torch.nn.utils.clip_grad_norm_(self.model.parameters(), args.max_grad_norm)
-                    scaler.step(optimizer)
-                    scaler.update()
-                    optimizer.zero_grad(set_to_none=True)
-                    if scheduler is not None:
-                        scheduler.step()
-
-                batch_loss = loss.item()
-                loss_sum += batch_loss * y.shape[0]
-                loss_count += y.shape[0]
-                if show_bar:
-                    bar.set_postfix(loss=f"{batch_loss:.4f}")
-                elif (i + 1) % 100 == 0:
-                    speed = (time.time() - iter_time) / 100
-                    left = speed * ((args.train_epochs - epoch) * train_steps - i)
-                    logger.info("\titers: %d, epoch: %d | loss: %.7f", i + 1, epoch + 1, batch_loss)
-                    logger.info("\tspeed: %.4fs/iter; left time: %.4fs", speed, left)
-                    iter_time = time.time()
-            bar.close()
-
-            logger.info("Epoch: %d cost time: %s", epoch + 1, time.time() - epoch_start)
-            train_loss = loss_sum / max(loss_count, 1)
-            vali_loss = self.vali(vali_data, vali_loader)
-            test_loss = self.vali(test_data, test_loader)
-            logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %.7f",
-                        epoch + 1, train_steps, train_loss, vali_loss, test_loss)
-            early_stopping(vali_loss, self._bare_model(), path, epoch=epoch + 1)
-            if early_stopping.early_stop:
-                logger.info("Early stopping")
-                break
-            adjust_learning_rate(optimizer, epoch + 1, args)
-
-        best_model_path = os.path.join(path, "checkpoint.pth")
-        self._bare_model().load_state_dict(torch.load(best_model_path, map_location=self.device))
+        with t.stop, torch.autograd.set_detect_anomaly(self.args.detect_anomaly):
+            while not t.progress.finished:
+                self._train_epoch(t)
+                self._finish_epoch(t)
+        self._load_best(t.path / BEST_FILE)
         self.train_stats = {
-            "epochs_run": epochs_run,
-            "best_epoch": early_stopping.best_epoch,
+            "epochs_run": t.progress.epoch,
+            "best_epoch": t.early_stopping.best_epoch,
             "train_seconds": round(time.time() - start, 3),
         }
         return self.model
 
+    def _load_best(self, path: Path) -> None:
+        state = self._on_main(lambda: load_checkpoint(path))
+        load_model_state(self._bare_model(), state, path)
+
     def _checkpoint_path(self, setting: str) -> Path:
-        return Path(self.args.checkpoints) / setting / "checkpoint.pth"
+        return Path(self.args.checkpoints) / setting / BEST_FILE
+
+    def _forecast(self, test_data, test_loader) -> tuple[np.ndarray, np.ndarray] | None:
+        """Predictions and targets ``[N, H, C']`` of this rank's test shard (de-standardised with --inverse);
+        None for an empty shard (more ranks than windows)."""
+        f_dim = -1 if self.args.features == "MS" else 0
+        invert = bool(test_data.scale and self.args.inverse)
+        preds, trues = [], []
+        self.model.eval()
+        with torch.no_grad():
+            for batch in test_loader:
+                out, y = self._predict(batch, self.eval_runner)
+                outputs = out.float().cpu().numpy()
+                batch_y = y.cpu().numpy()
+                if invert:
+                    if outputs.shape[-1] != batch_y.shape[-1]:
+                        outputs = np.tile(outputs, [1, 1, batch_y.shape[-1] // outputs.shape[-1]])
+                    outputs = self._inverse(test_data, outputs)
+                    batch_y = self._inverse(test_data, batch_y)
+                preds.append(outputs[..., f_dim:])
+                trues.append(batch_y[..., f_dim:])
+        if not preds:
+            return None
+        return np.concatenate(preds, axis=0), np.concatenate(trues, axis=0)
+
+    def _plot_every_20th_batch(self, test_data, preds: np.ndarray, trues: np.ndarray, folder: str) -> None:
+        """TSLib's `<i>.pdf` for every 20th test batch i: input history + truth vs prediction of its
+        first window, last channel."""
+        invert = bool(test_data.scale and self.args.inverse)
+        batch_size = self.args.batch_size
+        for i in range(0, math.ceil(len(preds) / batch_size), 20):
+            window = i * batch_size
+            history = test_data[window][0]  # [L, C]
+            if invert:
+                history = self._inverse(test_data, history)
+            gt = np.concatenate([history[:, -1], trues[window, :, -1]])
+            pd = np.concatenate([history[:, -1], preds[window, :, -1]])
+            visual(gt, pd, os.path.join(folder, f"{i}.pdf"))
 
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
@@ -210,41 +471,20 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
                     f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
                     "folder that holds <setting>/checkpoint.pth")
             logger.info("loading model")
-            self._bare_model().load_state_dict(torch.load(ckpt, map_location=self.device))
+            self._load_best(ckpt)
         test_data, test_loader = self._get_data("test")
         if not test:
             check_channels(args, test_data)
+        shards = gather_to_main(self._forecast(test_data, test_loader), self.dist)
+        if not self.dist.is_main:
+            return {}
+        shards = [shard for shard in shards if shard is not None]
+        preds = np.concatenate([shard[0] for shard in shards], axis=0)  # [N, H, C'] in window order
+        trues = np.concatenate([shard[1] for shard in shards], axis=0)
+        logger.info("test shape: %s %s", preds.shape, trues.shape)
         folder_path = os.path.join("./test_results", setting)
         os.makedirs(folder_path, exist_ok=True)
-        f_dim = -1 if args.features == "MS" else 0
-        invert = bool(test_data.scale and args.inverse)
-
-        preds, trues = [], []
-        self.model.eval()
-        with torch.no_grad():
-            for i, batch in enumerate(test_loader):
-                out, y = self._predict(batch)
-                outputs = out.float().cpu().numpy()
-                batch_y = y.cpu().numpy()
-                if invert:
-                    if outputs.shape[-1] != batch_y.shape[-1]:
-                        outputs = np.tile(outputs, [1, 1, batch_y.shape[-1] // outputs.shape[-1]])
-                    outputs = self._inverse(test_data, outputs)
-                    batch_y = self._inverse(test_data, batch_y)
-                pred, true = outputs[..., f_dim:], batch_y[..., f_dim:]
-                preds.append(pred)
-                trues.append(true)
-                if i % 20 == 0:
-                    history = batch[0].numpy()
-                    if invert:
-                        history = self._inverse(test_data, history)
-                    gt = np.concatenate([history[0, :, -1], true[0, :, -1]])
-                    pd = np.concatenate([history[0, :, -1], pred[0, :, -1]])
-                    visual(gt, pd, os.path.join(folder_path, f"{i}.pdf"))
-
-        preds = np.concatenate(preds, axis=0)
-        trues = np.concatenate(trues, axis=0)
-        logger.info("test shape: %s %s", preds.shape, trues.shape)
+        self._plot_every_20th_batch(test_data, preds, trues, folder_path)
 
         if args.use_dtw:
             n = preds.shape[0]
@@ -280,7 +520,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "epochs_run": self.train_stats.get("epochs_run"),
             "best_epoch": self.train_stats.get("best_epoch"),
             "train_seconds": self.train_stats.get("train_seconds"),
-            "params": sum(p.numel() for p in self.model.parameters()),
+            "params": sum(p.numel() for p in self._bare_model().parameters()),
+            "world_size": self.dist.world_size,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
         append_jsonl(RESULTS_JSONL, record)
@@ -288,6 +529,6 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     @staticmethod
     def _inverse(dataset, array: np.ndarray) -> np.ndarray:
-        """De-standardise a `[N, T, C]` array with the dataset's scaler."""
+        """De-standardise a `[..., C]` array with the dataset's scaler."""
         shape = array.shape
         return dataset.inverse_transform(array.reshape(-1, shape[-1])).reshape(shape)

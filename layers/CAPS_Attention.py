@@ -382,11 +382,12 @@ def decayed_linear_attention_chunked(
         return _chunked_no_decay(qt, kt, v, chunk_size)
     fallback = min(chunk_size, FALLBACK_CHUNK)
 
+    # torch.cond needs both branches to return the same dense layout (their paddings differ).
     def fast(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor) -> torch.Tensor:
-        return _chunked_factorised(qt, kt, v, ell, chunk_size)
+        return _chunked_factorised(qt, kt, v, ell, chunk_size).contiguous()
 
     def exact(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor) -> torch.Tensor:
-        return _chunked_pairwise(qt, kt, v, ell, fallback)
+        return _chunked_pairwise(qt, kt, v, ell, fallback).contiguous()
 
     safe = factorised_is_safe(ell, chunk_size)
     if torch.compiler.is_compiling():

@@ -239,7 +239,7 @@ class Model(nn.Module):
         self.apply(self._init_module)
         proj_std = INIT_STD / math.sqrt(2 * e_layers)
         for name, param in self.named_parameters():
-            if name.endswith("c_projX.weight"):
+            if name.endswith("c_proj.weight"):
                 nn.init.normal_(param, mean=0.0, std=proj_std)
         # Created after the custom init, as in the official code: PyTorch's default U(±1/√L) init.
         self.out_fill = nn.Linear(self.seq_len, self.pred_len, bias=False)
@@ -280,6 +280,10 @@ class Model(nn.Module):
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                 x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x_enc `[B, L, C]`, marks `[B, L, F']` / `[B, ≥H, F']` or None → ŷ `[B, H, Ct]`.
+
+        x_dec and mask are accepted for the TSLib signature and unused: the horizon is filled by
+        the learned extension W_ext, not by decoder inputs."""
         batch = x_enc.shape[0]
         targets, horizon = self.n_targets, self.pred_len
         x = x_enc.transpose(1, 2)  # [B, C, L]

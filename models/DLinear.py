@@ -56,7 +56,7 @@ class Model(nn.Module):
         check_output_channels(configs, "DLinear")
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
-        individual = bool(getattr(configs, "individual", False))
+        individual = bool(configs.individual)
         self.decomposition = series_decomp(configs.moving_avg)
         self.linear_seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
         self.linear_trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)

@@ -138,6 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
     g.add_argument("--no_progress", action="store_true", default=False, help="hide the per-epoch progress bar")
 
+    g = p.add_argument_group("long runs (see README: Long runs and multiple GPUs)")
+    g.add_argument("--resume", action="store_true", default=False,
+                   help="continue from <checkpoints>/<setting>/last.pth (starts from scratch when there is none)")
+    g.add_argument("--save_every_steps", type=int, default=500,
+                   help="also write last.pth every N optimiser steps (it is always written at epoch ends and on SIGTERM/SIGINT); 0: epoch ends only")
+    g.add_argument("--detect_anomaly", action="store_true", default=False,
+                   help="torch.autograd anomaly detection while training (slow; names the op that produced NaN)")
+    g.add_argument("--deterministic", action="store_true", default=False,
+                   help="deterministic torch algorithms, cuDNN deterministic without benchmarking, CUBLAS_WORKSPACE_CONFIG")
+
     g = p.add_argument_group("GPU")
     g.add_argument("--use_gpu", action="store_true", default=True, help="use a GPU when one is available")
     g.add_argument("--no_use_gpu", action="store_false", dest="use_gpu", help="force CPU")
@@ -204,6 +214,8 @@ def validate_args(args: argparse.Namespace) -> None:
         raise UserInputError(f"--pct_start must lie in [0, 1), got {args.pct_start}")
     if args.max_grad_norm < 0 or args.weight_decay < 0:
         raise UserInputError("--max_grad_norm and --weight_decay must be >= 0")
+    if args.save_every_steps < 0:
+        raise UserInputError(f"--save_every_steps must be >= 0 (0 saves last.pth at epoch ends only), got {args.save_every_steps}")
     if args.num_workers < 0:
         raise UserInputError(f"--num_workers must be >= 0, got {args.num_workers}")
     if args.augmentation_ratio != 0 or any(getattr(args, name) for name in AUGMENTATIONS):

@@ -109,14 +109,14 @@ def parse_variant(text: str) -> Row:
 
 def _resolve_root(root_path: str, data_root: Path | None) -> str:
     """The script's `--root_path` made absolute: `./dataset/X/` maps to `<data_root>/X/` when a data
-    root is given, else it is taken relative to the current directory (where scripts are run from)."""
+    root is given, else it is taken relative to the repository root (where the scripts are run from)."""
     path = Path(root_path)
     if path.is_absolute():
         return str(path)
     if data_root is not None:
         parts = path.parts[1:] if path.parts and path.parts[0] == "dataset" else path.parts
         return str(data_root.joinpath(*parts).resolve()) + os.sep
-    return str((Path.cwd() / path).resolve()) + os.sep
+    return str((REPO_ROOT / path).resolve()) + os.sep
 
 
 def _fetch_hint(recipe: Recipe, dataset: str) -> str:
@@ -190,6 +190,27 @@ def _finished_settings(runs_dir: Path) -> set[str]:
         except (json.JSONDecodeError, KeyError):
             continue
     return done
+
+
+def _warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
+    """Warn when a finished run was made with other flags than the ones planned now (the setting
+    string does not contain every flag, e.g. --learning_rate or --train_epochs)."""
+    path = runs_dir / MANIFEST_FILE
+    earlier = {}
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("status") == "ok":
+            earlier[tuple(entry.get("settings") or [])] = entry.get("argv") or []
+    for run in skipped:
+        before = earlier.get(tuple(run.settings))
+        if before is not None and before != run.argv:
+            changed = sorted(set(before) ^ set(run.argv))
+            logger.warning("  %s finished earlier with different flags (%s); its old result is kept: delete "
+                           "%s/results/%s and its line in results.jsonl to rerun it", run.label,
+                           " ".join(changed), runs_dir, run.settings[0])
 
 
 def _append_manifest(runs_dir: Path, record: dict) -> None:
@@ -275,14 +296,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, default=None, help="override every recipe's --train_epochs")
     p.add_argument("--patience", type=int, default=None, help="override every recipe's --patience")
     p.add_argument("--num_workers", type=int, default=None, help="override --num_workers (0 loads in-process)")
-    p.add_argument("--extra", default="", help="run.py flags applied to every run, as one quoted string")
+    p.add_argument("--extra", default="",
+                   help="run.py flags applied to every run, as one string after '=': --extra='--d_model 16'")
     p.add_argument("--inverse", action="store_true", help="score and plot in original units (--inverse)")
     p.add_argument("--root", default=None, help="dataset root replacing the scripts' ./dataset (e.g. a mirror)")
     p.add_argument("--out", default="comparison", help="output folder (runs go to OUT/runs)")
-    p.add_argument("--scripts", default=str(DEFAULT_SCRIPTS), help="folder searched for recipe scripts")
+    p.add_argument("--scripts", default=str(REPO_ROOT / DEFAULT_SCRIPTS), help="folder searched for recipe scripts")
     p.add_argument("--reference", default=None, help="CSV dataset,pred_len,model,mse,mae shown beside ours")
     p.add_argument("--run-timeout", type=float, default=None, help="kill a run after this many seconds")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
+    p.add_argument("--efficiency-device", default="cpu", choices=("cpu", "cuda"),
+                   help="device of the efficiency.md measurements")
     p.add_argument("--no-report", action="store_true", help="run only; write the report later with utils.report")
     p.add_argument("--dry-run", action="store_true", help="print the plan (commands, skips, problems) and exit")
     return p
@@ -300,21 +324,30 @@ def _rows(args: argparse.Namespace) -> list[Row]:
 
 
 def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: list[Row]) -> None:
-    config = {
+    """Record this invocation in `out/compare.json`, merged with earlier ones (a comparison may be
+    continued or extended by later commands): rows, datasets and horizons are united, and every
+    invocation's overrides and machine are kept."""
+    path = out / CONFIG_FILE
+    config = json.loads(path.read_text()) if path.is_file() else {}
+    row_defs = {r["name"]: r for r in config.get("rows", [])}
+    row_defs.update({r.name: {"name": r.name, "base": r.base, "flags": list(r.flags)} for r in rows})
+    config.update({
+        "data": list(dict.fromkeys([*config.get("data", []), *args.data])),
+        "pred_lens": sorted({*config.get("pred_lens", []), *args.pred_lens}),
+        "rows": list(row_defs.values()),
+        "reference": str(Path(args.reference).resolve()) if args.reference else config.get("reference"),
+    })
+    config.setdefault("invocations", []).append({
         "command": "python -m utils.compare " + " ".join(shlex.quote(a) for a in argv),
-        "data": list(args.data),
-        "pred_lens": list(args.pred_lens),
-        "rows": [{"name": r.name, "base": r.base, "flags": list(r.flags)} for r in rows],
         "epochs": args.epochs,
         "patience": args.patience,
         "extra": list(args.extra_flags),
         "inverse": args.inverse,
         "root": args.root,
-        "reference": str(Path(args.reference).resolve()) if args.reference else None,
         "machine": machine_info(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n")
+    })
+    path.write_text(json.dumps(config, indent=2) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     broken = [r for r in plan if r.error is not None]
     logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run",
                 len(plan), len(skipped), len(todo), len(broken))
+    _warn_changed_recipes(runs_dir, skipped)
     for run in broken:
         logger.info("  cannot run %s: %s", run.label, run.error)
     if args.dry_run:
@@ -394,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     if not args.no_report:
         try:
-            paths = write_report(out, reference=args.reference, timing=not args.no_timing)
+            paths = write_report(out, reference=args.reference, timing=not args.no_timing,
+                                 device=args.efficiency_device)
         except UserInputError as err:
             print(f"error: {err}", file=sys.stderr)
             return 1

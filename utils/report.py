@@ -7,7 +7,8 @@ Reads what `utils.compare` and `run.py` wrote under `DIR/runs/` (`results.jsonl`
 - `table.md` / `table.csv`: MSE and MAE per dataset x horizon plus the horizon average, like the CAPS
   paper's Table 1 (**bold** best, _underline_ second best per row and metric, average rank and
   first-place count per model), and per-model comparisons with reference numbers from a CSV
-  (`dataset,pred_len,model,mse,mae`) with the relative difference;
+  (`dataset,pred_len,model,mse,mae`) with the relative difference; `table.csv` holds the same in long
+  form (one line per dataset, horizon or `avg`, and model, with ranks, reference and run statistics);
 - `mse_by_horizon.png`: MSE against horizon, one panel per dataset;
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`utils.efficiency`).
@@ -277,23 +278,28 @@ def _summary_stats(cells: dict, rows: list[str], datasets: list[str]) -> dict[st
 
 
 def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list[str]:
+    """Markdown lines stating how the numbers were produced (commands, overrides, machine, time)."""
     lines = []
-    if config:
-        overrides = []
-        if config.get("epochs") is not None:
-            overrides.append(f"`--train_epochs {config['epochs']}` (scripts' epochs overridden)")
-        if config.get("patience") is not None:
-            overrides.append(f"`--patience {config['patience']}`")
-        if config.get("extra"):
-            overrides.append(f"`{' '.join(config['extra'])}`")
-        lines.append(f"Runner: `{config.get('command', 'python -m utils.compare')}`.")
+    invocations = config.get("invocations", [])
+    for inv in invocations:
+        lines.append(f"Runner: `{inv['command']}`.")
+    overrides = set()
+    for inv in invocations:
+        if inv.get("epochs") is not None:
+            overrides.add(f"`--train_epochs {inv['epochs']}` (scripts' epochs overridden)")
+        if inv.get("patience") is not None:
+            overrides.add(f"`--patience {inv['patience']}`")
+        if inv.get("extra"):
+            overrides.add(f"`{' '.join(inv['extra'])}`")
+    if invocations:
         lines.append("Each model uses its recipe from `scripts/` (same data, splits, seed and evaluation as "
                      "the scripts); overrides applied to every run: "
-                     + (", ".join(overrides) if overrides else "none") + ".")
-        variants = [r for r in config.get("rows", []) if r.get("flags")]
-        for row in variants:
+                     + (", ".join(sorted(overrides)) if overrides else "none") + ".")
+    for row in config.get("rows", []):
+        if row.get("flags"):
             lines.append(f"Variant **{row['name']}** = {row['base']} recipe + `{' '.join(row['flags'])}`.")
-        machine = config.get("machine") or {}
+    machines = {json.dumps(inv.get("machine"), sort_keys=True): inv.get("machine") for inv in invocations}
+    for machine in machines.values():
         if machine:
             lines.append(f"Runs executed on {machine.get('processor')} ({machine.get('cpu_count')} CPUs, "
                          f"torch {machine.get('torch')}, {machine.get('torch_threads')} threads"
@@ -310,7 +316,8 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
 
 
 def _units(runs: list[RunResult], config: dict) -> str:
-    inverse = config.get("inverse") or any("--inverse" in (r.argv or []) for r in runs)
+    inverse = any(inv.get("inverse") for inv in config.get("invocations", [])) or any(
+        "--inverse" in (r.argv or []) for r in runs)
     return "original units (--inverse)" if inverse else "standardised"
 
 
@@ -522,7 +529,10 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
             ax.plot(steps, series[index - context : index + h], color="black", linewidth=1.8, label="ground truth")
             ax.axvline(0, color="grey", linestyle="--", linewidth=1)
             for row, (pred, _) in arrays.items():
-                ax.plot(np.arange(h), np.asarray(pred[index, :, -1]), color=colors[row], linewidth=1.3, label=row)
+                forecast = np.asarray(pred[index, :, -1])  # [H]
+                window_mse = float(np.mean((forecast - truth_all[index, :, -1]) ** 2))
+                ax.plot(np.arange(h), forecast, color=colors[row], linewidth=1.3,
+                        label=f"{row} (window MSE {window_mse:.3f})")
             ax.set_title(f"{dataset}, H = {h}: test window {index} of {count}, last channel")
             ax.set_xlabel("time step relative to the forecast start (context left of the dashed line)")
             ax.set_ylabel(f"value ({units})")

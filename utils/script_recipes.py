@@ -282,7 +282,7 @@ def find_recipe(recipes: Iterable[Recipe], row: str, dataset: str, pred_len: int
     if not scored:
         raise UserInputError(
             f"no script block runs {row} on {dataset} with --pred_len {pred_len}; add one to "
-            f"scripts/long_term_forecast/<Data>_script/{script_stem_key(row)}_{dataset}.sh "
+            f"scripts/long_term_forecast/<Data>_script/{re.sub(r'[^A-Za-z0-9]+', '_', row)}_{dataset}.sh "
             "(or define the row with --variant NAME=BASE:FLAGS)")
     best = max(score for score, _ in scored)
     winners = [recipe for score, recipe in scored if score == best]

@@ -8,8 +8,9 @@ import logging
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import torch
@@ -49,59 +50,63 @@ def adjust_learning_rate(optimizer: torch.optim.Optimizer, epoch: int, args: Any
     logger.info("Updating learning rate to %s", lr)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same folder and an atomic rename."""
+def _atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> None:
+    """Call `write(file)` on a temporary file beside `path`, fsync it, rename it over `path` (atomic on
+    POSIX and Windows), then fsync the folder so the rename itself survives a crash. Readers see the
+    old file or the new one, never a partial one; a failure removes the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Folders cannot be opened for fsync on Windows; there the rename is durable enough.
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` atomically (see `_atomic_write`)."""
+    _atomic_write(path, lambda f: f.write(data))
 
 
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     """torch.save that never leaves a half-written file at `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _atomic_write(path, lambda f: torch.save(obj, f))
 
 
 def atomic_np_save(path: str | os.PathLike, array: np.ndarray) -> None:
-    """np.save through a temporary file and an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npy")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """np.save that never leaves a half-written file at `path` (the temporary name ends in .npy so
+    np.save does not append a second suffix)."""
+    _atomic_write(path, lambda f: np.save(f, array), suffix=".npy")
 
 
 def append_text(path: str | os.PathLike, text: str) -> None:
-    """Append `text` with a single write call, then flush and fsync (no interleaved partial records)."""
+    """Append `text` with a single write call, then fsync: concurrent writers never interleave partial
+    records. A short write (disk full) is cut back off, so the file never ends in half a record."""
+    data = text.encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, text.encode("utf-8"))
+        size_before = os.fstat(fd).st_size
+        written = os.write(fd, data)
+        if written != len(data):
+            os.ftruncate(fd, size_before)
+            raise OSError(f"only {written} of {len(data)} bytes could be appended to {path}; nothing was kept")
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -115,10 +120,12 @@ def append_jsonl(path: str | os.PathLike, record: dict) -> None:
 class EarlyStopping:
     """Stop when the validation loss has not improved for `patience` calls (TSLib rule, delta 0:
     a loss > best - delta counts as no improvement, ties count as improvement). Each improvement
-    saves the model's state_dict atomically to `<path>/checkpoint.pth`."""
+    saves the model's state_dict atomically to `<path>/checkpoint.pth` (unless `save` is False)."""
 
-    def __init__(self, patience: int = 7, verbose: bool = False, delta: float = 0.0) -> None:
+    def __init__(self, patience: int = 7, verbose: bool = False, delta: float = 0.0, save: bool = True) -> None:
         self.patience = patience
+        # False on every distributed rank but 0: they track the same decisions without writing.
+        self.save = save
         self.verbose = verbose
         self.delta = delta
         self.counter = 0
@@ -143,7 +150,8 @@ class EarlyStopping:
     def save_checkpoint(self, val_loss: float, model: torch.nn.Module, path: str) -> None:
         if self.verbose:
             logger.info("Validation loss decreased (%.6f --> %.6f).  Saving model ...", self.val_loss_min, val_loss)
-        atomic_torch_save(model.state_dict(), os.path.join(path, "checkpoint.pth"))
+        if self.save:
+            atomic_torch_save(model.state_dict(), os.path.join(path, "checkpoint.pth"))
         self.val_loss_min = val_loss
 
     def state_dict(self) -> dict:

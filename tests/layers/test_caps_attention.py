@@ -59,7 +59,7 @@ def check_all(actual, expected, tol: float, what: str) -> None:
     (o_a, g_a), (o_e, g_e) = actual, expected
     assert_close(o_a, o_e, tol, f"{what} output")
     floor = max(ge.abs().max().item() for ge in g_e)
-    for name, ga, ge in zip("q k v p g clock".split(), g_a, g_e):
+    for name, ga, ge in zip("q k v p g clock".split(), g_a, g_e, strict=True):
         assert_close(ga, ge, tol, f"{what} grad {name}", scale_floor=floor)
 
 

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 import layers.CAPS_Attention as caps
 from layers.CAPS_Attention import CAPSAttention, caps_attention
-from tests.layers.test_caps_attention import assert_close, make_inputs
+from tests.layers.test_caps_attention import assert_close
 
 
 def path_weights(paths: str, g: torch.Tensor, p: torch.Tensor, clock: torch.Tensor) -> torch.Tensor:

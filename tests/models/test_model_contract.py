@@ -21,6 +21,10 @@ FEATURES = {"M": (7, 7, 7), "S": (1, 1, 1), "MS": (7, 7, 1)}
 MODEL_OVERRIDES: dict[str, dict] = {
     "TimesNet": dict(top_k=2, num_kernels=2),
 }
+# Per-(model, features) overrides: CAPS decodes only the target under MS via --number_of_targets.
+FEATURE_OVERRIDES: dict[tuple[str, str], dict] = {
+    ("CAPS", "MS"): dict(number_of_targets=1),
+}
 # Trainable parameters a model legitimately leaves untouched by one forecasting forward pass.
 UNREACHED_PARAMETERS: dict[str, set[str]] = {}
 
@@ -28,7 +32,8 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {}
 def tiny_configs(make_configs, model: str, features: str, **extra):
     enc_in, dec_in, c_out = FEATURES[features]
     channels = dict(enc_in=enc_in, dec_in=dec_in, c_out=c_out)
-    overrides = {**TINY, **channels, **MODEL_OVERRIDES.get(model, {}), **extra}
+    overrides = {**TINY, **channels, **MODEL_OVERRIDES.get(model, {}),
+                 **FEATURE_OVERRIDES.get((model, features), {}), **extra}
     return make_configs(model=model, features=features, **overrides)
 
 

@@ -1,0 +1,154 @@
+"""--resume: a run stopped by SIGTERM/SIGINT (in process) or SIGKILL (a killed subprocess) and resumed ends
+with exactly the metrics and weights of an uninterrupted run; damaged or foreign last.pth/checkpoint.pth
+files give one error line naming the file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import run
+from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+from utils.arguments import build_parser, make_setting
+
+REPO = Path(__file__).resolve().parents[2]
+# Dropout, the shuffle, AdamW state, OneCycle and gradient accumulation all have to survive the restart.
+RECIPE = ("--train_epochs", "3", "--optimizer", "adamw", "--lradj", "onecycle", "--grad_accum", "2",
+          "--learning_rate", "0.003")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, toy, toy_csv, results):
+    """One uninterrupted run: its folder, setting, result record and best weights."""
+    folder = tmp_path_factory.mktemp("reference")
+    toy_csv(folder / "toy.csv")
+    argv = toy(folder, *RECIPE)
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert run.main(argv) == 0
+    finally:
+        os.chdir(cwd)
+    setting = make_setting(build_parser().parse_args(argv), 0)
+    weights = torch.load(folder / "checkpoints" / setting / "checkpoint.pth")
+    return {"folder": folder, "setting": setting, "record": results(folder)[0], "weights": weights}
+
+
+def assert_same_run(folder: Path, reference: dict, results) -> None:
+    record = results(folder)[-1]
+    assert (record["mse"], record["mae"], record["epochs_run"]) == (
+        reference["record"]["mse"], reference["record"]["mae"], reference["record"]["epochs_run"])
+    weights = torch.load(folder / "checkpoints" / reference["setting"] / "checkpoint.pth")
+    assert weights.keys() == reference["weights"].keys()
+    assert all(torch.equal(weights[k], reference["weights"][k]) for k in weights)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, toy, results, reference, monkeypatch,
+                                                            capsys, signum):
+    # 22 batches per epoch: the signal arrives during batch 8 of epoch 2, which closes an accumulation group.
+    calls = {"train": 0}
+    original = Exp_Long_Term_Forecast._predict
+
+    def predict(self, batch, runner=None):
+        if runner is None:
+            calls["train"] += 1
+            if calls["train"] == 22 + 8:
+                os.kill(os.getpid(), signum)
+        return original(self, batch, runner)
+
+    argv = toy(in_tmp, *RECIPE)
+    with monkeypatch.context() as patch:
+        patch.setattr(Exp_Long_Term_Forecast, "_predict", predict)
+        assert run.main(argv) == 128 + signum
+    err = capsys.readouterr().err.strip()
+    last = in_tmp / "checkpoints" / reference["setting"] / "last.pth"
+    assert err == (f"interrupted: training stopped by signal {int(signum)} at epoch 2, batch 8; state saved to "
+                   f"{last.relative_to(in_tmp)}; run the same command with --resume to continue")
+    progress = torch.load(last)["progress"]
+    assert (progress["epoch"], progress["step"], progress["loss_count"], progress["finished"]) == (1, 8, 64, False)
+    assert results(in_tmp) == []
+    assert signal.getsignal(signum) is not None and calls["train"] == 30  # handlers restored, nothing ran on
+
+    assert run.main([*argv, "--resume"]) == 0
+    assert_same_run(in_tmp, reference, results)
+
+
+def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(in_tmp, toy, results, reference):
+    argv = toy(in_tmp, *RECIPE)
+    last = in_tmp / "checkpoints" / reference["setting"] / "last.pth"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    child = subprocess.Popen([sys.executable, str(REPO / "run.py"), *argv, "--save_every_steps", "2"],
+                             cwd=in_tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not last.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    progress = torch.load(last)["progress"]
+    assert not progress["finished"] and progress["step"] % 2 == 0
+    assert results(in_tmp) == []
+
+    assert run.main([*argv, "--resume"]) == 0
+    assert_same_run(in_tmp, reference, results)
+
+
+def test_resume_skips_a_trained_and_tested_run(in_tmp, toy, results, reference, capsys):
+    shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    assert run.main([*toy(in_tmp, *RECIPE), "--resume"]) == 0
+    assert "already trained and tested; skipping it" in capsys.readouterr().out
+    assert results(in_tmp) == []
+
+
+def test_resume_with_other_flags_is_refused(in_tmp, toy, reference, capsys):
+    shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    argv = toy(in_tmp, *RECIPE, "--resume")
+    argv[argv.index("--learning_rate") + 1] = "0.01"
+    assert run.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --resume: checkpoints/") and "\n" not in err
+    assert "last.pth was written by a run with other flags: --learning_rate 0.01 (saved: 0.003)" in err
+
+
+@pytest.mark.parametrize("name, mode", [("last.pth", "truncated"), ("last.pth", "garbage"),
+                                        ("checkpoint.pth", "truncated"), ("checkpoint.pth", "empty")],
+                         ids=["last-truncated", "last-garbage", "best-truncated", "best-empty"])
+def test_damaged_checkpoint_is_one_error_line_naming_it(in_tmp, toy, reference, capsys, name, mode):
+    shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    path = in_tmp / "checkpoints" / reference["setting"] / name
+    if name == "last.pth":
+        # A mid-run last.pth is large; cut it as a crash during a non-atomic write would.
+        torch.save({"pad": torch.zeros(10_000)}, path)
+    data = path.read_bytes()
+    path.write_bytes({"truncated": data[: len(data) // 2], "garbage": b"not a checkpoint", "empty": b""}[mode])
+    argv = toy(in_tmp, *RECIPE)
+    argv += ["--resume"] if name == "last.pth" else []
+    if name == "checkpoint.pth":
+        argv[argv.index("--is_training") + 1] = "0"
+    assert run.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: checkpoint checkpoints/{reference['setting']}/{name} is truncated or corrupt (")
+    assert err.endswith("delete it and train again (without --resume when it is last.pth)") and "\n" not in err
+
+
+def test_checkpoint_of_another_model_is_one_error_line(in_tmp, toy, reference, capsys):
+    shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    setting = reference["setting"]
+    best = in_tmp / "checkpoints" / setting / "checkpoint.pth"
+    torch.save({"weight": torch.zeros(2)}, best)
+    argv = toy(in_tmp, *RECIPE)
+    argv[argv.index("--is_training") + 1] = "0"
+    assert run.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: checkpoint checkpoints/{setting}/checkpoint.pth does not fit the model")

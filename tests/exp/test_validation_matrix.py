@@ -1,0 +1,117 @@
+"""Issue 6 §4: every kind of bad input, through `run.main`, ends with exit code 2, exactly one `error:` line
+on stderr naming the problem and the fix (no traceback), and nothing written to the working folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import run
+
+
+def set_cell(row: int, column: str, value: object):
+    def edit(path: Path) -> None:
+        frame = pd.read_csv(path, dtype=object)
+        frame.loc[row, column] = value
+        frame.to_csv(path, index=False)
+    return edit
+
+
+def overwrite(text: str):
+    def edit(path: Path) -> None:
+        path.write_text(text)
+    return edit
+
+
+# (flags to change, edit of toy.csv, exact stderr line; {csv} stands for the data file's path)
+MATRIX = {
+    "missing-file": (
+        ("--data_path", "nope.csv"), None,
+        "error: data file {root}/nope.csv not found; check --root_path and --data_path"),
+    "target-not-a-column": (
+        ("--features", "MS", "--target", "load"), None,
+        "error: --target 'load' is not a column of {csv}; columns: x0, x1, OT"),
+    "nan-value": (
+        (), set_cell(7, "x1", ""),
+        "error: {csv}: line 9, column 'x1' is missing or NaN (1 such values in total); "
+        "pass --fillna ffill|interpolate to fill them"),
+    "non-numeric-value": (
+        (), set_cell(4, "x0", "n/a?"),
+        "error: {csv}: line 6, column 'x0' has the non-numeric value 'n/a?'; fix the file or pass "
+        "--fillna ffill|interpolate to treat such values as missing"),
+    "split-too-short-train": (
+        ("--seq_len", "200", "--label_len", "12"), None,
+        "error: --seq_len 200 + --pred_len 12 = 212 is longer than the train split of {csv} (210 rows); "
+        "the sum must be at most 210"),
+    "split-too-short-val": (
+        ("--pred_len", "40"), None,
+        "error: --pred_len 40 is longer than the val split of {csv} (30 rows); use --pred_len 30 or less"),
+    "enc_in-mismatch": (
+        ("--enc_in", "7"), None,
+        "error: --enc_in 7 does not match the data: --features M on toy.csv (3 channels) needs "
+        "--enc_in 3 --dec_in 3 --c_out 3"),
+    "c_out-mismatch": (
+        ("--c_out", "1"), None,
+        "error: --c_out 1 does not match the data: --features M on toy.csv (3 channels) needs "
+        "--enc_in 3 --dec_in 3 --c_out 3"),
+    "unknown-model": (
+        ("--model", "Informer2"), None,
+        "error: --model 'Informer2' is not supported; valid choices: {models}"),
+    "unknown-data": (
+        ("--data", "ETTh3"), None,
+        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS"),
+    "unknown-task": (
+        ("--task_name", "imputation"), None,
+        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast"),
+    "unknown-lradj": (
+        ("--lradj", "type9"), None,
+        "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),
+    "unknown-freq": (
+        ("--freq", "fortnight"), None,
+        "error: --freq 'fortnight' is not a known frequency; use one of s, t (or min), h, d, b, w, m, a, "
+        "optionally with a multiple such as 15min, 10min, 30s or 2h"),
+    "heads-not-dividing-d_model": (
+        ("--n_heads", "3"), None,
+        "error: --model iTransformer: --d_model 16 is not divisible by --n_heads 3; "
+        "choose --d_model as a multiple of --n_heads"),
+    "empty-csv": (
+        (), overwrite(""),
+        "error: data file {csv} is empty"),
+    "header-only-csv": (
+        (), overwrite("date,x0,x1,OT\n"),
+        "error: data file {csv} has no data rows (only a header)"),
+}
+
+
+@pytest.mark.parametrize("case", list(MATRIX), ids=list(MATRIX))
+def test_bad_input_is_one_error_line_exit_2_and_no_output(in_tmp, toy, capsys, case):
+    from exp.model_registry import MODEL_REGISTRY
+
+    flags, edit, expected = MATRIX[case]
+    if edit is not None:
+        edit(in_tmp / "toy.csv")
+    argv = toy(in_tmp, "--train_epochs", "1")
+    for flag, value in zip(flags[::2], flags[1::2], strict=True):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
+    assert run.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert err.rstrip("\n") == expected.format(root=in_tmp, csv=in_tmp / "toy.csv", models=", ".join(MODEL_REGISTRY))
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["toy.csv"]
+
+
+def test_unsorted_and_duplicated_timestamps_warn_with_counts(in_tmp, toy, capsys):
+    frame = pd.read_csv(in_tmp / "toy.csv")
+    frame.loc[10, "date"] = frame.loc[9, "date"]  # one duplicate
+    frame.loc[[20, 21], "date"] = frame.loc[[21, 20], "date"].to_numpy()  # one step backwards
+    frame.to_csv(in_tmp / "toy.csv", index=False)
+    assert run.main(toy(in_tmp, "--train_epochs", "1", model="DLinear")) == 0
+    out = capsys.readouterr().out
+    csv = in_tmp / "toy.csv"
+    assert f"{csv}: 1 duplicated timestamp(s); rows are kept as they are\n" in out
+    assert f"{csv}: timestamps go backwards 1 time(s); rows are kept in file order\n" in out

@@ -1,0 +1,247 @@
+"""utils.compare end to end on a generated CSV: two cheap models run from their recipe scripts with
+`--epochs 1`, every report file is produced, a second invocation runs nothing, and failing rows
+(a bad flag, a model that rejects its config) are reported while the others finish."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from utils import compare
+from utils.errors import UserInputError
+
+RECIPE = """\
+# {model} on the toy data (tiny widths so a test can train it).
+model_name={model}
+root=./dataset/toy/
+
+python -u run.py \\
+  --task_name long_term_forecast \\
+  --is_training 1 \\
+  --root_path $root \\
+  --data_path toy.csv \\
+  --model_id toy_24_12 \\
+  --model $model_name \\
+  --data custom \\
+  --features M \\
+  --seq_len 24 \\
+  --label_len 12 \\
+  --pred_len 12 \\
+  --enc_in 3 \\
+  --dec_in 3 \\
+  --c_out 3 \\
+  --d_model 16 \\
+  --d_ff 16 \\
+  --n_heads 2 \\
+  --e_layers 1 \\
+  --batch_size 16 \\
+  --train_epochs 10 \\
+  --seed 7 \\
+  --des Exp \\
+  --itr 1
+"""
+
+
+def write_toy_csv(path: Path, rows: int = 300) -> None:
+    rng = np.random.default_rng(0)
+    t = np.arange(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({
+        "date": pd.date_range("2021-01-01", periods=rows, freq="h").strftime("%Y-%m-%d %H:%M:%S"),
+        "x0": np.sin(t / 5) + 0.1 * rng.normal(size=rows),
+        "x1": np.sin(t / 9) + 0.1 * rng.normal(size=rows),
+        "OT": np.cos(t / 7) + 0.1 * rng.normal(size=rows),
+    }).to_csv(path, index=False)
+
+
+def invoke(argv: list[str]) -> tuple[int, str]:
+    """Run the runner in-process and return (exit code, its log)."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = compare.main(argv)
+    return code, buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("compare")
+    write_toy_csv(root / "data" / "toy" / "toy.csv")
+    for model in ("DLinear", "iTransformer"):
+        (root / "scripts" / "Toy_script").mkdir(parents=True, exist_ok=True)
+        (root / "scripts" / "Toy_script" / f"{model}_toy.sh").write_text(RECIPE.format(model=model))
+    return root
+
+
+def base_argv(root: Path, out: Path, *models: str) -> list[str]:
+    return ["--data", "toy", "--models", *models, "--pred_lens", "12", "--epochs", "1", "--num_workers", "0",
+            "--root", str(root / "data"), "--scripts", str(root / "scripts"), "--out", str(out)]
+
+
+@pytest.fixture(scope="module")
+def first_run(workspace):
+    out = workspace / "out"
+    old = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        code, log = invoke([*base_argv(workspace, out, "DLinear", "iTransformer"),
+                            "--variant", "Broken=iTransformer:--n_heads 3",
+                            "--variant", "Typo=DLinear:--learning_rat 0.1"])
+    finally:
+        if old is None:
+            os.environ.pop("OMP_NUM_THREADS")
+        else:
+            os.environ["OMP_NUM_THREADS"] = old
+    return out, code, log
+
+
+def results(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "runs" / "results.jsonl").read_text().splitlines()]
+
+
+def test_two_models_finish_and_every_report_file_exists(first_run):
+    out, code, _ = first_run
+    assert code == 1  # two rows failed, the comparison itself completed
+    for name in ("table.md", "table.csv", "mse_by_horizon.png", "forecast_toy_12.png", "efficiency.md",
+                 "compare.json", "runs/.gitignore"):
+        assert (out / name).is_file(), name
+    records = results(out)
+    assert [r["model"] for r in records] == ["DLinear", "iTransformer"]
+    # The recipe's seed and shapes reach run.py; --epochs overrides the script's 10 epochs.
+    assert all(r["seed"] == 7 and r["pred_len"] == 12 and r["seq_len"] == 24 and r["epochs_run"] == 1
+               for r in records)
+    for r in records:
+        assert (out / "runs" / "checkpoints" / r["setting"] / "checkpoint.pth").is_file()
+        assert np.load(out / "runs" / "results" / r["setting"] / "pred.npy").shape[1:] == (12, 3)
+
+
+def test_table_holds_measured_metrics_and_failures(first_run):
+    out, _, _ = first_run
+    text = (out / "table.md").read_text()
+    by_model = {r["model"]: r for r in results(out)}
+    line = next(line for line in text.splitlines() if line.startswith("| toy | 12 |"))
+    cells = [c.strip().strip("*_") for c in line.strip("|").split("|")][2:]
+    assert cells == [f"{by_model['DLinear']['mse']:.3f}", f"{by_model['DLinear']['mae']:.3f}",
+                     f"{by_model['iTransformer']['mse']:.3f}", f"{by_model['iTransformer']['mae']:.3f}",
+                     "—", "—", "—", "—"]
+    failed = text.split("## Failed runs")[1]
+    assert "| Broken | toy | 12 | error: --model iTransformer: --d_model 16 is not divisible by --n_heads 3" in failed
+    assert "| Typo | toy | 12 | unknown run.py flag --learning_rat" in failed
+    assert "`--train_epochs 1` (scripts' epochs overridden)" in text
+
+
+def test_progress_lines_and_summary(first_run):
+    _, _, log = first_run
+    assert "comparison: 4 runs planned, 0 already finished, 3 to run, 1 cannot run" in log
+    assert "[1/3] DLinear | toy | H=12  (ETA ?)" in log
+    assert "[2/3] iTransformer | toy | H=12  (ETA " in log and "ETA ?)" not in log.split("[2/3]")[1]
+    assert "DLinear | toy | H=12  epoch 1/1  train " in log
+    assert "summary: 3 ran (1 failed), 0 skipped as finished, 1 could not start" in log
+
+
+def test_variant_runs_under_a_tagged_model_id(first_run):
+    out, _, _ = first_run
+    entries = [json.loads(line) for line in (out / "runs" / "compare_runs.jsonl").read_text().splitlines()]
+    broken = next(e for e in entries if e["row"] == "Broken")
+    assert broken["status"] == "failed" and "_toy_24_12_Broken_iTransformer_" in broken["settings"][0]
+    assert Path(broken["argv"][broken["argv"].index("--root_path") + 1]).is_absolute()
+
+
+def test_second_invocation_runs_nothing_new(first_run, workspace):
+    out = first_run[0]
+    before = (out / "runs" / "results.jsonl").read_text()
+    checkpoint = out / "runs" / "checkpoints" / results(out)[0]["setting"] / "checkpoint.pth"
+    stamp = checkpoint.stat().st_mtime_ns
+    code, log = invoke([*base_argv(workspace, out, "DLinear", "iTransformer"), "--no-timing"])
+    assert code == 0
+    assert "comparison: 2 runs planned, 2 already finished, 0 to run, 0 cannot run" in log
+    assert "[1/" not in log and "different flags" not in log
+    assert (out / "runs" / "results.jsonl").read_text() == before and checkpoint.stat().st_mtime_ns == stamp
+    # The report keeps every invocation's command and the rows of the first one.
+    config = json.loads((out / "compare.json").read_text())
+    assert len(config["invocations"]) == 2 and [r["name"] for r in config["rows"]] == [
+        "DLinear", "iTransformer", "Broken", "Typo"]
+    text = (out / "table.md").read_text()
+    assert text.count("Runner: `python -m utils.compare") == 2 and "| Broken | toy | 12 |" in text
+
+
+def test_resumed_run_with_changed_flags_is_flagged(first_run, workspace):
+    out = first_run[0]
+    code, log = invoke([*base_argv(workspace, out, "DLinear"), "--extra=--learning_rate 0.5", "--dry-run"])
+    assert code == 0
+    assert "DLinear | toy | H=12 finished earlier with different flags (--learning_rate 0.5)" in log
+
+
+def test_dry_run_prints_commands_and_writes_nothing(workspace):
+    out = workspace / "dry"
+    code, log = invoke([*base_argv(workspace, out, "DLinear"), "--dry-run"])
+    assert code == 0 and not out.exists()
+    command = log.split("run  DLinear | toy | H=12\n")[1]
+    assert command.strip().startswith("python -u run.py --task_name long_term_forecast")
+    # The script's --train_epochs 10 is replaced in place; runner flags are appended once.
+    assert " --train_epochs 1 " in command and command.count("--train_epochs") == 1
+    assert command.rstrip().endswith("--no_progress --num_workers 0")
+
+
+def test_missing_data_is_reported_with_the_fetch_command(workspace):
+    code, log = invoke([*base_argv(workspace, workspace / "nodata", "DLinear"), "--root", str(workspace / "none"),
+                        "--dry-run"])
+    assert code == 1
+    assert "cannot run DLinear | toy | H=12: data file" in log
+    assert "run `python -m data_provider.fetch toy --root ./dataset`" in log
+
+
+def test_duplicate_rows_are_a_usage_error(workspace, capsys):
+    code = compare.main([*base_argv(workspace, workspace / "dup", "DLinear"), "--variant", "DLinear=DLinear:"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == "error: row names must be unique; repeated: DLinear"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "base", "flags", "tag"),
+    [
+        ("LinAttn=CAPS:--caps_paths none --learning_rate 6e-4", "LinAttn", "CAPS",
+         ("--caps_paths", "none", "--learning_rate", "6e-4"), "LinAttn"),
+        ("CAPS (official)=CAPS:--caps_numerics official", "CAPS (official)", "CAPS",
+         ("--caps_numerics", "official"), "CAPS-official"),
+        ("Same=DLinear:", "Same", "DLinear", (), "Same"),
+    ],
+    ids=["flags", "spaces-in-name", "no-flags"],
+)
+def test_parse_variant(text, name, base, flags, tag):
+    assert compare.parse_variant(text) == compare.Row(name, base, flags, tag)
+
+
+@pytest.mark.parametrize("text", ["CAPS:--x 1", "=CAPS:--x", "X=CAPS", "X=CAPS:--des 'open"],
+                         ids=["no-name", "empty-name", "no-colon", "bad-quote"])
+def test_parse_variant_rejects_malformed(text):
+    with pytest.raises(UserInputError, match="--variant"):
+        compare.parse_variant(text)
+
+
+def test_root_path_mapping(tmp_path):
+    mirror = tmp_path / "mirror"
+    assert compare._resolve_root("./dataset/ETT-small/", mirror) == str(mirror / "ETT-small") + os.sep
+    assert compare._resolve_root("./dataset/ETT-small/", None) == str(compare.REPO_ROOT / "dataset" / "ETT-small") + os.sep
+    assert compare._resolve_root("/abs/data/", mirror) == "/abs/data"
+
+
+@pytest.mark.slow
+def test_real_scripts_on_etth1(tmp_path, data_mirror):
+    """The done-criterion on the real recipes and real ETTh1 (one epoch, iTransformer narrowed)."""
+    out = tmp_path / "out"
+    code, log = invoke(["--data", "ETTh1", "--models", "DLinear", "iTransformer", "--pred_lens", "96",
+                        "--epochs", "1", "--num_workers", "0", "--root", str(data_mirror), "--out", str(out),
+                        "--extra=--d_model 16 --d_ff 16", "--no-timing"])
+    assert code == 0, log
+    records = results(out)
+    assert [(r["model"], r["model_id"], r["pred_len"]) for r in records] == [
+        ("DLinear", "ETTh1_96_96", 96), ("iTransformer", "ETTh1_96_96", 96)]
+    assert all(0.3 < r["mse"] < 0.7 for r in records)
+    assert (out / "forecast_ETTh1_96.png").is_file() and (out / "efficiency.md").is_file()

@@ -1,0 +1,202 @@
+"""utils.report on a synthetic comparison: bold/underline placement with ties, average rank and
+first-place count, horizon averages with missing runs, reference differences, and every file written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.image import imread
+
+from utils import report
+from utils.efficiency import TensorMemoryTracker
+from utils.report import Cell, load_runs, mark_best, write_report
+
+# (row, dataset, H) -> (mse, mae). C has no ECL H=24 run (it failed).
+METRICS = {
+    ("A", "ETTh1", 12): (0.300, 0.30), ("B", "ETTh1", 12): (0.200, 0.40), ("C", "ETTh1", 12): (0.250, 0.50),
+    ("A", "ETTh1", 24): (0.400, 0.30), ("B", "ETTh1", 24): (0.4004, 0.20), ("C", "ETTh1", 24): (0.500, 0.20),
+    ("A", "ECL", 12): (0.100, 0.10), ("B", "ECL", 12): (0.200, 0.20), ("C", "ECL", 12): (0.300, 0.30),
+    ("A", "ECL", 24): (0.300, 0.30), ("B", "ECL", 24): (0.100, 0.10),
+}
+OFFSET = {"A": 0.1, "B": -0.2, "C": 0.3}
+REFERENCE = """dataset,pred_len,model,mse,mae
+ETTh1,12,A,0.250,0.200
+ETTh1,24,A,0.500,0.400
+ETTh1,Avg,A,0.375,0.300
+Electricity,12,B,0.250,0.250
+ETTh1,12,Z,0.1,0.1
+"""
+
+
+def dlinear_argv(dataset: str, horizon: int) -> list[str]:
+    return ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", f"{dataset}_24_{horizon}",
+            "--model", "DLinear", "--data", "custom", "--seq_len", "24", "--label_len", "12", "--pred_len",
+            str(horizon), "--enc_in", "3", "--dec_in", "3", "--c_out", "3", "--batch_size", "4"]
+
+
+def windows(series: np.ndarray, horizon: int) -> np.ndarray:
+    """Overlapping target windows `[N, H, 2]` of a 1-D series (two identical channels)."""
+    count = len(series) - horizon + 1
+    one = np.stack([series[i : i + horizon] for i in range(count)])  # [N, H]
+    return np.stack([one, one], axis=-1).astype(np.float32)
+
+
+def build_comparison(root: Path) -> Path:
+    """A comparison folder as utils.compare leaves it, with known metrics and forecasts."""
+    runs = root / "runs"
+    runs.mkdir(parents=True)
+    series = np.sin(np.arange(60) / 4.0)
+    results, manifest = [], []
+    for (row, dataset, horizon), (mse, mae) in METRICS.items():
+        setting = f"long_term_forecast_{dataset}_{row}_pl{horizon}_0"
+        results.append({"setting": setting, "model": "DLinear", "model_id": f"{dataset}_24_{horizon}",
+                        "data": "custom", "pred_len": horizon, "mse": mse, "mae": mae, "epochs_run": 2,
+                        "best_epoch": 1, "train_seconds": 4.0, "params": 600})
+        manifest.append({"row": row, "dataset": dataset, "pred_len": horizon, "status": "ok", "settings": [setting],
+                         "argv": dlinear_argv(dataset, horizon), "seconds": 5.0, "error": None})
+        folder = runs / "results" / setting
+        folder.mkdir(parents=True)
+        true = windows(series, horizon)
+        np.save(folder / "true.npy", true)
+        np.save(folder / "pred.npy", true + OFFSET[row])
+    manifest.append({"row": "C", "dataset": "ECL", "pred_len": 24, "status": "failed", "settings": [],
+                     "argv": [], "seconds": 1.0, "error": "error: --d_model 30 is not divisible by --n_heads 4",
+                     "log": "runs/logs/c.log"})
+    (runs / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    (runs / "compare_runs.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
+    config = {"data": ["ETTh1", "ECL"], "rows": [{"name": n, "base": "DLinear", "flags": []} for n in "ABC"],
+              "invocations": [{"command": "python -m utils.compare --data ETTh1 ECL --epochs 2", "epochs": 2}]}
+    (root / "compare.json").write_text(json.dumps(config))
+    (root / "reference.csv").write_text(REFERENCE)
+    return root
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory) -> tuple[Path, list[Path]]:
+    root = build_comparison(tmp_path_factory.mktemp("cmp"))
+    paths = write_report(root, reference=root / "reference.csv", timing=False)
+    return root, paths
+
+
+def table_line(text: str, prefix: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(prefix))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_every_report_file_is_written(comparison):
+    root, paths = comparison
+    names = sorted(p.name for p in paths)
+    assert names == ["efficiency.md", "forecast_ECL_12.png", "forecast_ECL_24.png", "forecast_ETTh1_12.png",
+                     "forecast_ETTh1_24.png", "mse_by_horizon.png", "table.csv", "table.md"]
+    for name in names:
+        if name.endswith(".png"):
+            height, width, _ = imread(root / name).shape
+            assert height >= 400 and width >= 600
+
+
+def test_bold_best_underline_second_with_ties_at_printed_precision(comparison):
+    text = (comparison[0] / "table.md").read_text()
+    assert table_line(text, "| Dataset |") == ["Dataset", "H", "A MSE", "A MAE", "B MSE", "B MAE", "C MSE", "C MAE"]
+    assert table_line(text, "| ETTh1 | 12 |")[2:] == ["0.300", "**0.300**", "**0.200**", "_0.400_", "_0.250_", "0.500"]
+    # 0.400 and 0.4004 print alike, so both are best and C's 0.500 is second.
+    assert table_line(text, "| ETTh1 | 24 |")[2:] == ["**0.400**", "_0.300_", "**0.400**", "**0.200**", "_0.500_",
+                                                      "**0.200**"]
+    assert table_line(text, "| ETTh1 | Avg |")[2:] == ["_0.350_", "**0.300**", "**0.300**", "**0.300**", "0.375",
+                                                       "_0.350_"]
+    # C lacks ECL H=24, so it has no ECL average rather than one over fewer horizons.
+    assert table_line(text, "| ECL | Avg |")[2:] == ["_0.200_", "_0.200_", "**0.150**", "**0.150**", "—", "—"]
+
+
+def test_average_rank_and_first_place_count(comparison):
+    text = (comparison[0] / "table.md").read_text()
+    # Ranks of the averages. MSE: ETTh1 B1 A2 C3, ECL B1 A2 (C unranked). MAE: ETTh1 A1 B1 (tie) C3, ECL B1 A2.
+    assert table_line(text, "| Avg rank |")[2:] == ["2.0", "1.5", "1.0", "1.0", "3.0", "3.0"]
+    # Best cells per metric over the 6 rows (horizons + Avg), ties counting for each: MSE A 2, B 5, C 0;
+    # MAE A 3, B 4, C 1.
+    assert table_line(text, "| 1st count |")[2:] == ["2", "3", "5", "4", "0", "1"]
+
+
+def test_reference_sections_show_relative_difference(comparison):
+    root = comparison[0]
+    text = (root / "table.md").read_text()
+    section_a = text.split("### A")[1].split("###")[0]
+    assert table_line(section_a, "| ETTh1 | 12 |")[2:] == ["0.300", "0.250", "+20.0%", "0.300", "0.200", "+50.0%"]
+    assert table_line(section_a, "| ETTh1 | Avg |")[2:] == ["0.350", "0.375", "-6.7%", "0.300", "0.300", "+0.0%"]
+    section_b = text.split("### B")[1].split("##")[0]
+    # The reference has only H=12 for B on Electricity (= ECL), so no average is compared.
+    assert table_line(section_b, "| ECL | 12 |")[2:] == ["0.200", "0.250", "-20.0%", "0.200", "0.250", "-20.0%"]
+    assert "| ECL | Avg |" not in section_b and "### C" not in text
+    with (root / "table.csv").open() as f:
+        rows = {(r["dataset"], r["pred_len"], r["model"]): r for r in csv.DictReader(f)}
+    assert float(rows[("ETTh1", "12", "A")]["mse_diff_pct"]) == pytest.approx(20.0)
+    assert rows[("ETTh1", "avg", "B")]["mse_rank"] == "1" and rows[("ECL", "24", "C")]["mse"] == ""
+    assert rows[("ETTh1", "12", "A")]["epochs_run"] == "2"
+
+
+def test_failed_runs_and_conditions_are_listed(comparison):
+    text = (comparison[0] / "table.md").read_text()
+    assert "`--train_epochs 2` (scripts' epochs overridden)" in text
+    assert table_line(text, "| C | ECL | 24 |") == ["C", "ECL", "24", "error: --d_model 30 is not divisible by "
+                                                    "--n_heads 4", "runs/logs/c.log"]
+
+
+def test_efficiency_lists_params_and_flops_per_horizon(comparison):
+    text = (comparison[0] / "efficiency.md").read_text()
+    # DLinear: two shared Linear(L -> H) layers: 2 (24 H + H) parameters and 2 x 24 H multiply-adds per
+    # channel (3 channels, 2 FLOPs each): H=12 -> 600 and 3456, H=24 -> 1200 and 6912.
+    assert table_line(text, "| A |") == ["A", "600", "3.46K", "1.2K", "6.91K", "—", "—", "—", "—"]
+    assert "## ECL (L = 24, 3 variates)" in text
+
+
+def test_measured_efficiency_fills_step_time_and_memory(tmp_path):
+    root = build_comparison(tmp_path)
+    report.write_efficiency(root, load_runs(root / "runs")[0], {"data": ["ETTh1"]}, timing=True, steps=2)
+    cells = table_line((root / "efficiency.md").read_text(), "| B |")
+    assert cells[5] == "4" and float(cells[6]) > 0 and cells[7].endswith("MiB") and cells[8] == "2.0"
+
+
+def test_mark_best_handles_missing_and_single_values():
+    assert mark_best([None, 0.5, 0.5004, 0.7]) == [Cell(None, ""), Cell(0.5, "best"), Cell(0.5004, "best"),
+                                                   Cell(0.7, "second")]
+    assert mark_best([0.2]) == [Cell(0.2, "best")]
+
+
+def test_series_is_rebuilt_from_overlapping_windows():
+    series = np.arange(30, dtype=np.float32)
+    np.testing.assert_array_equal(report._series_of(windows(series, 7), -1), series)
+
+
+def test_plain_run_py_results_without_manifest_still_report(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    record = {"setting": "s0", "model": "DLinear", "model_id": "ETTh1_96_96", "pred_len": 96, "mse": 0.4, "mae": 0.5}
+    (runs / "results.jsonl").write_text(json.dumps(record) + "\n{partial")
+    found, failed = load_runs(runs)
+    assert [(r.row, r.dataset, r.pred_len, r.mse) for r in found] == [("DLinear", "ETTh1", 96, 0.4)] and not failed
+
+
+def test_cli_reports_an_empty_folder_as_user_error(tmp_path, capsys):
+    assert report.main(["--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no finished runs in")
+
+
+def test_tensor_memory_tracker_counts_new_storage_until_freed():
+    tracker = TensorMemoryTracker()
+    existing = torch.zeros(256, 256)
+    with tracker:
+        a = torch.empty(1024, 256)  # 1 MiB
+        b = a[:10].mul_(2)  # an in-place op on a view allocates nothing
+        c = existing + 1  # 0.25 MiB
+        del a, b
+        d = torch.empty(512, 256)  # 0.5 MiB, after `a` is freed
+        existing.add_(1)  # in place on a tensor from before: not counted
+    assert tracker.peak == int(1.25 * 2**20)
+    assert tracker.live == int(0.75 * 2**20)
+    del c, d
+    assert tracker.live == 0
