@@ -43,6 +43,8 @@ IMPL_CHOICES = ("chunked", "recurrent", "naive")
 KEEP_FLOOR = 1e-6
 # Added to the per-window standard deviation of each time-feature channel (as the official code).
 MARK_STD_EPS = 1e-8
+# Paper numerics: a mark whose window std is below this is treated as constant (scale 1).
+MARK_STD_FLOOR = 1e-6
 RMS_EPS = 1e-5
 INIT_STD = 0.02
 
@@ -82,14 +84,21 @@ def random_ratio_channel_dropout(x: torch.Tensor, ratio: torch.Tensor, uniform: 
     return x * (keep * scale)
 
 
-def normalise_marks(mark_enc: torch.Tensor, mark_fut: torch.Tensor) -> torch.Tensor:
-    """Per-window time-feature normalisation (m − m_L) / (std_L(m) + 1e-8) over the whole window.
+def normalise_marks(mark_enc: torch.Tensor, mark_fut: torch.Tensor, numerics: str = "paper") -> torch.Tensor:
+    """Per-window time-feature normalisation (m − m_L) / s over the whole window.
 
     mark_enc: `[B, L, F]` encoder marks (L ≥ 2: the std is unbiased); mark_fut: `[B, H, F]`.
-    Returns `[B, L + H, F]`. A mark constant over the L encoder steps has std 0, so its future
-    values are divided by 1e-8 (as in the official code)."""
+    Returns `[B, L + H, F]`. `numerics="official"`: s = std_L(m) + 1e-8, as the official code; a mark
+    that is constant over the L encoder steps (day-of-week in an ETTm window that covers one day,
+    about 1% of windows) then sends its future values to ~1e7. `numerics="paper"` (default; the paper
+    does not describe this step): s = std_L(m) when it exceeds 1e-6, else 1, so such a mark keeps its
+    raw offset from m_L instead of exploding."""
     last = mark_enc[:, -1:, :]  # [B, 1, F]
-    spread = mark_enc.std(dim=1, keepdim=True) + MARK_STD_EPS  # [B, 1, F]
+    std = mark_enc.std(dim=1, keepdim=True)  # [B, 1, F]
+    if numerics == "official":
+        spread = std + MARK_STD_EPS
+    else:
+        spread = torch.where(std > MARK_STD_FLOOR, std, torch.ones_like(std))
     return (torch.cat([mark_enc, mark_fut], dim=1) - last) / spread  # [B, T, F]
 
 
@@ -267,7 +276,7 @@ class Model(nn.Module):
                              f"--pred_len {self.pred_len} steps")
         enc = x_mark_enc[..., -used:].to(like.dtype)  # [B, L, used]
         fut = x_mark_dec[:, -self.pred_len:, -used:].to(like.dtype)  # [B, H, used]
-        channels[:, self.time_emb_dim - used:] = normalise_marks(enc, fut).transpose(1, 2)
+        channels[:, self.time_emb_dim - used:] = normalise_marks(enc, fut, self.numerics).transpose(1, 2)
         return channels
 
     def _drop_channels(self, inputs: torch.Tensor) -> torch.Tensor:

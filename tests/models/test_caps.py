@@ -233,7 +233,8 @@ def test_number_of_targets_decodes_the_last_channels(make_configs):
 
 
 def test_channel_token_input_is_normalised_marks_then_extended_series(make_configs):
-    """Steps 1-3 exactly: the mixer sees [(m − m_L) / (unbiased std_L(m) + 1e-8) ; x − x_L ; W_ext(x − x_L)]."""
+    """Steps 1-3 exactly: the mixer sees [(m − m_L) / unbiased std_L(m) ; x − x_L ; W_ext(x − x_L)]
+    (random marks: no std falls under the paper-numerics floor)."""
     model = randomise(Model(small(make_configs)).double()).eval()
     x, x_mark, x_dec, y_mark = batch(torch.float64, label_len=5)
     seen = []
@@ -241,7 +242,8 @@ def test_channel_token_input_is_normalised_marks_then_extended_series(make_confi
     model(x, x_mark, x_dec, y_mark)
     marks = torch.cat([x_mark, y_mark[:, -H:]], dim=1)  # [B, T, F]
     spread = ((x_mark - x_mark.mean(1, keepdim=True)).square().sum(1, keepdim=True) / (L - 1)).sqrt()
-    expected_marks = (marks - x_mark[:, -1:]) / (spread + 1e-8)
+    assert spread.min() > 1e-3
+    expected_marks = (marks - x_mark[:, -1:]) / spread
     centred = x - x[:, -1:]  # [B, L, C]
     future = (centred.transpose(1, 2) @ model.out_fill.weight.T).transpose(1, 2)  # [B, H, C]
     extended = torch.cat([centred, future], dim=1)  # [B, T, C]
@@ -459,3 +461,17 @@ def test_ablation_scripts(name):
         assert args.learning_rate == lr
         assert {k: getattr(args, k) for k in flags} == flags
     Model(runs[0])
+
+
+def test_constant_mark_over_the_window_does_not_explode_in_paper_numerics():
+    from models.CAPS import normalise_marks
+
+    enc = torch.zeros(1, 8, 2)
+    enc[0, :, 0] = torch.linspace(-0.5, 0.5, 8)  # varies over the window
+    enc[0, :, 1] = 0.25  # constant over the window, e.g. day-of-week of a one-day window
+    fut = torch.full((1, 3, 2), 0.4)
+    paper = normalise_marks(enc, fut, "paper")
+    official = normalise_marks(enc, fut, "official")
+    torch.testing.assert_close(paper[0, -1, 1], torch.tensor(0.15))  # raw offset 0.4 - 0.25
+    assert official[0, -1, 1] > 1e6  # the official +1e-8 denominator
+    torch.testing.assert_close(paper[..., 0], official[..., 0], rtol=1e-6, atol=0)
