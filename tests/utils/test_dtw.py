@@ -20,7 +20,7 @@ def dtw_reference(a: np.ndarray, b: np.ndarray) -> float:
 def test_batch_dtw_matches_quadratic_reference(n, m):
     rng = np.random.default_rng(n * 100 + m)
     x, y = rng.normal(size=(4, n)), rng.normal(size=(4, m))
-    expected = [dtw_reference(a, b) for a, b in zip(x, y)]
+    expected = [dtw_reference(a, b) for a, b in zip(x, y, strict=True)]
     np.testing.assert_allclose(batch_dtw(x, y), expected, rtol=1e-12)
 
 
