@@ -11,6 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from layers.SelfAttention_Family import AttentionLayer, FullAttention
+
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
@@ -65,6 +67,19 @@ class Encoder(nn.Module):
         if self.norm is not None:
             x = self.norm(x)
         return x, attns
+
+
+def full_attention_encoder(d_model: int, n_heads: int, d_ff: int, e_layers: int, dropout: float,
+                           activation: str, norm_layer: nn.Module | None) -> Encoder:
+    """`e_layers` post-norm encoder layers over non-causal full attention, then `norm_layer`."""
+    return Encoder(
+        [
+            EncoderLayer(AttentionLayer(FullAttention(False, attention_dropout=dropout), d_model, n_heads),
+                         d_model, d_ff, dropout=dropout, activation=activation)
+            for _ in range(e_layers)
+        ],
+        norm_layer=norm_layer,
+    )
 
 
 class DecoderLayer(nn.Module):

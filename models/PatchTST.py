@@ -24,9 +24,8 @@ from layers.config_checks import (
     check_positive,
 )
 from layers.Embed import PatchEmbedding
-from layers.SelfAttention_Family import AttentionLayer, FullAttention
 from layers.StandardNorm import Normalize
-from layers.Transformer_EncDec import Encoder, EncoderLayer
+from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
 
 
@@ -77,17 +76,8 @@ class Model(nn.Module):
         self.c_out = configs.c_out
         self.normalize = Normalize(configs.enc_in)
         self.patch_embedding = PatchEmbedding(configs.d_model, patch_len, stride, padding, configs.dropout)
-        self.encoder = Encoder(
-            [
-                EncoderLayer(
-                    AttentionLayer(FullAttention(False, attention_dropout=configs.dropout),
-                                   configs.d_model, configs.n_heads),
-                    configs.d_model, configs.d_ff, dropout=configs.dropout, activation=configs.activation,
-                )
-                for _ in range(configs.e_layers)
-            ],
-            norm_layer=BatchNormTokens(configs.d_model),
-        )
+        self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
+                                              configs.dropout, configs.activation, BatchNormTokens(configs.d_model))
         num_patches = (configs.seq_len + padding - patch_len) // stride + 1
         self.head = FlattenHead(configs.d_model * num_patches, configs.pred_len, head_dropout=configs.dropout)
 

@@ -24,7 +24,7 @@ from layers.config_checks import (
 )
 from layers.Embed import DataEmbedding
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
-from layers.Transformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer
+from layers.Transformer_EncDec import Decoder, DecoderLayer, full_attention_encoder
 
 
 class Model(nn.Module):
@@ -50,14 +50,8 @@ class Model(nn.Module):
             return AttentionLayer(FullAttention(causal, attention_dropout=dropout), d_model, n_heads)
 
         self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
-        self.encoder = Encoder(
-            [
-                EncoderLayer(attention(False), d_model, configs.d_ff, dropout=dropout,
-                             activation=configs.activation)
-                for _ in range(configs.e_layers)
-            ],
-            norm_layer=nn.LayerNorm(d_model),
-        )
+        self.encoder = full_attention_encoder(d_model, n_heads, configs.d_ff, configs.e_layers, dropout,
+                                              configs.activation, nn.LayerNorm(d_model))
         self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
         self.decoder = Decoder(
             [

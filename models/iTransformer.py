@@ -23,9 +23,8 @@ from layers.config_checks import (
     check_positive,
 )
 from layers.Embed import DataEmbedding_inverted
-from layers.SelfAttention_Family import AttentionLayer, FullAttention
 from layers.StandardNorm import Normalize
-from layers.Transformer_EncDec import Encoder, EncoderLayer
+from layers.Transformer_EncDec import full_attention_encoder
 
 
 class Model(nn.Module):
@@ -46,17 +45,8 @@ class Model(nn.Module):
         self.c_out = configs.c_out
         self.normalize = Normalize(configs.enc_in)
         self.enc_embedding = DataEmbedding_inverted(configs.seq_len, configs.d_model, configs.dropout)
-        self.encoder = Encoder(
-            [
-                EncoderLayer(
-                    AttentionLayer(FullAttention(False, attention_dropout=configs.dropout),
-                                   configs.d_model, configs.n_heads),
-                    configs.d_model, configs.d_ff, dropout=configs.dropout, activation=configs.activation,
-                )
-                for _ in range(configs.e_layers)
-            ],
-            norm_layer=nn.LayerNorm(configs.d_model),
-        )
+        self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
+                                              configs.dropout, configs.activation, nn.LayerNorm(configs.d_model))
         self.projection = nn.Linear(configs.d_model, configs.pred_len)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
