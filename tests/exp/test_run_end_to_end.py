@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
@@ -25,17 +24,6 @@ def etth1_argv(mirror: Path, *extra: str) -> list[str]:
         "--features", "M", "--seq_len", "96", "--label_len", "48", "--pred_len", "96", "--enc_in", "7",
         "--dec_in", "7", "--c_out", "7", "--batch_size", "64", *SMALL, *extra,
     ]
-
-
-def write_custom_csv(path: Path, rows: int = 400, columns: int = 3, seed: int = 0) -> Path:
-    rng = np.random.default_rng(seed)
-    t = np.arange(rows)
-    data = {"date": pd.date_range("2021-01-01", periods=rows, freq="h").strftime("%Y-%m-%d %H:%M:%S")}
-    for c in range(columns - 1):
-        data[f"x{c}"] = np.sin(t / (5 + c)) + 0.1 * rng.normal(size=rows)
-    data["OT"] = np.cos(t / 7) + 0.1 * rng.normal(size=rows)
-    pd.DataFrame(data).to_csv(path, index=False)
-    return path
 
 
 def custom_argv(root: Path, model: str, *extra: str) -> list[str]:
@@ -78,8 +66,8 @@ def test_etth1_run_writes_every_tslib_file(in_tmp, data_mirror):
     assert 0.3 < record["mse"] < 0.6  # DLinear after one epoch on ETTh1-96 (TSLib full run: ~0.39)
 
 
-def test_test_only_run_loads_from_checkpoints_flag(in_tmp):
-    write_custom_csv(in_tmp / "toy.csv")
+def test_test_only_run_loads_from_checkpoints_flag(in_tmp, toy_csv):
+    toy_csv(in_tmp / "toy.csv")
     ckpts = in_tmp / "elsewhere"
     argv = custom_argv(in_tmp, "DLinear", "--checkpoints", str(ckpts))
     assert run.main(argv) == 0
@@ -91,16 +79,16 @@ def test_test_only_run_loads_from_checkpoints_flag(in_tmp):
     assert not (in_tmp / "checkpoints").exists()
 
 
-def test_test_only_run_without_checkpoint_names_the_path(in_tmp, capsys):
-    write_custom_csv(in_tmp / "toy.csv")
+def test_test_only_run_without_checkpoint_names_the_path(in_tmp, toy_csv, capsys):
+    toy_csv(in_tmp / "toy.csv")
     argv = custom_argv(in_tmp, "DLinear")
     argv[argv.index("--is_training") + 1] = "0"
     assert run.main(argv) == 2
     assert "no checkpoint at checkpoints/long_term_forecast_toy_DLinear" in capsys.readouterr().err
 
 
-def test_two_seeded_runs_give_identical_metrics(in_tmp):
-    write_custom_csv(in_tmp / "toy.csv")
+def test_two_seeded_runs_give_identical_metrics(in_tmp, toy_csv):
+    toy_csv(in_tmp / "toy.csv")
     argv = custom_argv(in_tmp, "PatchTST", "--train_epochs", "2", "--itr", "2")
     assert run.main(argv) == 0
     assert run.main(argv) == 0
@@ -110,10 +98,10 @@ def test_two_seeded_runs_give_identical_metrics(in_tmp):
     assert records[0]["mse"] != records[1]["mse"]  # itr runs are reseeded differently
 
 
-def test_gradient_accumulation_equals_the_large_batch(in_tmp):
+def test_gradient_accumulation_equals_the_large_batch(in_tmp, toy_csv):
     # 396 rows -> 277 train rows -> 242 windows = 30 * 8 + 2: with batch 4 and accum 2 every group matches a
     # batch of 8, and the last group is a single short batch of 2 that must still step.
-    write_custom_csv(in_tmp / "toy.csv", rows=396)
+    toy_csv(in_tmp / "toy.csv", rows=396)
     from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
     from utils.seeding import seed_everything
 
@@ -140,8 +128,8 @@ def test_gradient_accumulation_equals_the_large_batch(in_tmp):
     ],
     ids=["unknown-model", "unknown-lradj", "missing-file", "bad-heads"],
 )
-def test_bad_input_is_one_error_line_and_writes_nothing(in_tmp, capsys, change, message):
-    write_custom_csv(in_tmp / "toy.csv")
+def test_bad_input_is_one_error_line_and_writes_nothing(in_tmp, toy_csv, capsys, change, message):
+    toy_csv(in_tmp / "toy.csv")
     argv = custom_argv(in_tmp, "iTransformer")
     flag, value = change
     if flag in argv:
