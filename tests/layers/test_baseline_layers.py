@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from layers.Autoformer_EncDec import moving_avg, series_decomp
 from layers.config_checks import check_heads, check_positive
-from layers.Conv_Blocks import Inception_Block_V1
+from layers.Conv_Blocks import Inception_Block_V1, inception_reference
 from layers.Embed import (
     DataEmbedding,
     DataEmbedding_inverted,
@@ -226,6 +226,19 @@ def test_inception_block_is_the_mean_of_same_padded_convolutions() -> None:
     x = torch.randn(2, 2, 4, 6, dtype=torch.float64)
     expected = sum(F.conv2d(x, c.weight, c.bias, padding=i) for i, c in enumerate(block.kernels)) / 3
     assert_close(block(x), expected)
+
+
+def test_merged_inception_kernel_matches_branches_outputs_and_gradients() -> None:
+    block = Inception_Block_V1(4, 5, num_kernels=6)
+    for conv in block.kernels:
+        torch.nn.init.normal_(conv.bias)
+    x = torch.randn(3, 4, 7, 9, requires_grad=True)
+    fast, slow = block(x), inception_reference(block, x)
+    assert_close(fast, slow, rtol=1e-5, atol=1e-6)
+    grads_fast = torch.autograd.grad(fast.square().sum(), [x, *block.parameters()])
+    grads_slow = torch.autograd.grad(slow.square().sum(), [x, *block.parameters()])
+    for a, b in zip(grads_fast, grads_slow, strict=True):
+        assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 
 def test_config_checks_name_the_flag(make_configs) -> None:
