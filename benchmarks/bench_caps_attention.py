@@ -1,6 +1,7 @@
 """Benchmark of the CAPS attention kernel: naive / recurrent / chunked (chunk 16-128) over T.
 
 Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] [--threads N]
+        python benchmarks/bench_caps_attention.py --model-step [--pred_lens 96 720] [--batch 32] [--naive-batch 4]
 
 It first checks exactness (chunked float32 and recurrent against the float64 naive reference, all
 paths, default and extreme gates) and refuses to print any timing if a check fails.
@@ -12,6 +13,11 @@ Every configuration runs in a fresh subprocess, so peak memory is honest and ind
 - cuda: torch.cuda.max_memory_allocated during the same pass minus the memory held before it.
 Times are medians over --repeats runs after the memory pass, which doubles as warm-up (forward alone;
 forward+backward of sum(o)); a configuration stops repeating once it has used MAX_SECONDS.
+
+--model-step times the full CAPS model's training step instead (ETTh1 shapes: seq_len 96, 7 channels,
+4 time features, 3 layers, D = 32, 4 heads, run.py defaults otherwise; forward, MSE, backward, AdamW),
+chunked at --batch, and chunked against impl="naive" at --naive-batch (the naive backward keeps every
+[B, H, rows, T, E] block, so it only fits small batches); same peak-memory rule as the kernel rows.
 """
 
 from __future__ import annotations
@@ -123,6 +129,68 @@ def measure(config: dict) -> dict:
     return {"fwd_ms": median["fwd"], "fwd_bwd_ms": median["fwd_bwd"], "peak_mb": peak / 2**20}
 
 
+def measure_model_step(config: dict) -> dict:
+    """Runs in the subprocess: peak memory of one CAPS training step, then the median step time."""
+    from models.CAPS import Model
+    from tests.conftest import build_configs
+
+    torch.set_num_threads(config["threads"])
+    torch.manual_seed(0)
+    B, H = config["B"], config["pred_len"]
+    args = build_configs(model="CAPS", d_model=0, n_heads=4, e_layers=3, dropout=0.0, label_len=0, pred_len=H,
+                         caps_impl=config["impl"])
+    model = Model(args)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x, marks, future_marks = torch.randn(B, 96, 7), torch.randn(B, 96, 4), torch.randn(B, H, 4)
+    target = torch.randn(B, H, 7)
+
+    def step() -> None:
+        loss = (model(x, marks, None, future_marks) - target).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    step()  # AdamW allocates its moments on the first step
+    before = _rss_kib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")
+    step()
+    peak = (_rss_kib("VmHWM") - before) * 1024
+    times = []
+    budget = time.perf_counter() + MAX_SECONDS
+    for _ in range(config["repeats"]):
+        if times and time.perf_counter() > budget:
+            break
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    params = sum(p.numel() for p in model.parameters())
+    return {"step_ms": sorted(times)[len(times) // 2] * 1e3, "peak_mb": peak / 2**20, "params": params}
+
+
+def model_step_table(args: argparse.Namespace) -> None:
+    header = f"{'pred_len':>8}{'T':>6}{'batch':>7}  {'impl':<9}{'step ms':>10}{'peak MB':>10}{'x naive':>9}"
+    print(header)
+    print("-" * len(header))
+    for pred_len in args.pred_lens:
+        naive_ms = None
+        runs = [(args.naive_batch, "naive"), (args.naive_batch, "chunked")]
+        if args.batch != args.naive_batch:
+            runs.append((args.batch, "chunked"))
+        for batch, impl in runs:
+            config = dict(mode="model", B=batch, pred_len=pred_len, impl=impl, threads=args.threads,
+                          repeats=args.repeats)
+            res = run_config(config)
+            if "error" in res:
+                print(f"{pred_len:>8}{96 + pred_len:>6}{batch:>7}  {impl:<9}  failed: {res['error']}")
+                continue
+            if impl == "naive":
+                naive_ms = res["step_ms"]
+            ratio = f"{naive_ms / res['step_ms']:.1f}" if naive_ms and batch == args.naive_batch else "n/a"
+            print(f"{pred_len:>8}{96 + pred_len:>6}{batch:>7}  {impl:<9}{res['step_ms']:>10.1f}"
+                  f"{res['peak_mb']:>10.1f}{ratio:>9}", flush=True)
+    print("x naive = naive step time / chunked step time at the same batch (same run).")
+
+
 def run_config(config: dict) -> dict:
     out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(config)], capture_output=True, text=True,
                          cwd=ROOT, env=os.environ | {"OMP_NUM_THREADS": str(config["threads"])})
@@ -144,10 +212,15 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="T in {192, 816, 2048}, chunk 64 only, no ETTh1 shape")
+    parser.add_argument("--model-step", action="store_true", help="time the CAPS model's training step instead")
+    parser.add_argument("--pred_lens", nargs="+", type=int, default=[96, 720], help="--model-step horizons")
+    parser.add_argument("--batch", type=int, default=32, help="--model-step batch of the chunked rows")
+    parser.add_argument("--naive-batch", type=int, default=4, help="--model-step batch of the naive comparison")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(measure(json.loads(args.worker))))
+        config = json.loads(args.worker)
+        print(json.dumps(measure_model_step(config) if config.get("mode") == "model" else measure(config)))
         return 0
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
@@ -160,6 +233,9 @@ def main() -> int:
         print("EQUIVALENCE CHECKS FAILED, no timings reported:\n  " + "\n  ".join(failures))
         return 1
     print("equivalence checks passed (chunked 16-128 and recurrent, float32, vs naive float64: rel err <= 1e-5)")
+    if args.model_step:
+        model_step_table(args)
+        return 0
 
     t_values = (192, 816, 2048) if args.quick else T_VALUES
     chunks = (64,) if args.quick else CHUNKS

@@ -104,14 +104,37 @@ def _two_level_logcumsumexp(x: torch.Tensor, block: int = 64) -> torch.Tensor:
     return rearrange(torch.logaddexp(local, prev), "b h n c e -> b h (n c) e")[:, :, :T]
 
 
+def _riemann_normaliser(w: torch.Tensor, ell: torch.Tensor, chunk: int) -> torch.Tensor:
+    """Z_t = sum_{i<=t} w_i exp(L_t - L_i) for w = exp(pt - m) <= 1, L = -m; w, ell [B, H, T, E].
+
+    Z_t = sum_{i<=t} exp(pt_i - m_t) >= 1 is path 1's normaliser (exp(m - lse) = 1 / Z), itself a
+    decayed cumulative sum with path 1's log decay: per chunk, the factorised in-chunk sum
+    exp(G_s - ref) cumsum_r(w_r exp(ref - G_r)) (factors within exp(+-spread / 2): the caller checks
+    the spread as for the kernel), plus the carry Z_in exp(first + G_s) through a scan over chunks.
+    A rounding chain of C + T / C steps, like the two-level scan it replaces on this path.
+    """
+    T = w.shape[2]
+    local, first = _local_log_decay(ell, chunk)  # [B, H, N, C, E], [B, H, N, 1, E]
+    ref = 0.5 * local[:, :, :, -1:]
+    inner = torch.exp(local - ref) * torch.cumsum(_chunk(w, chunk) * torch.exp(ref - local), dim=3)
+    into = torch.exp(first + local[:, :, :, -1:])  # [B, H, N, 1, E]: decay across chunk n
+    carry = [torch.zeros_like(inner[:, :, 0, -1])]  # Z entering each chunk, [B, H, E]
+    for n in range(inner.shape[2] - 1):
+        carry.append(into[:, :, n, 0] * carry[-1] + inner[:, :, n, -1])
+    z = inner + torch.exp(first + local) * torch.stack(carry, dim=2)[:, :, :, None]  # [B, H, N, C, E]
+    return rearrange(z, "b h n c e -> b h (n c) e")[:, :, :T]
+
+
 def _path_features(
     q: torch.Tensor, k: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
-    paths: tuple[int, ...],
+    paths: tuple[int, ...], chunk_size: int = 64,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """qt, kt [B, H, T, F] and log decay per step ell = L[t] - L[t-1] <= 0 (None if no path decays).
 
     Path 1: L = -cummax(pt), qt = q exp(m - lse), kt = k exp(pt - m) with pt = p + log clock,
             m = cummax(pt), lse = logcumsumexp(pt): exp(pt_i - lse_t) split into factors <= 1.
+            exp(m - lse) = 1 / Z comes from `_riemann_normaliser` at `chunk_size` when its spread
+            rule holds (eager mode), else from the two-level log-cum-sum-exp scan.
     Path 2: L = -cumsum(softplus(g) clock), qt = q, kt = k.
     Path 3: L = 0, qt = q / cumsum(clock), kt = k clock.
     """
@@ -125,10 +148,14 @@ def _path_features(
         if path == 1:
             pt = p + torch.log(clock)
             m = torch.cummax(pt, dim=2).values
-            lse = _two_level_logcumsumexp(pt)
-            qs.append(q * torch.exp(m - lse))
-            ks.append(k * torch.exp(pt - m))
-            ells.append(F.pad(m[:, :, :-1] - m[:, :, 1:], (0, 0, 1, 0)))
+            w = torch.exp(pt - m)
+            ell = F.pad(m[:, :, :-1] - m[:, :, 1:], (0, 0, 1, 0))
+            if not torch.compiler.is_compiling() and bool(factorised_is_safe(ell, chunk_size)):
+                qs.append(q / _riemann_normaliser(w, ell, chunk_size))
+            else:
+                qs.append(q * torch.exp(m - _two_level_logcumsumexp(pt)))
+            ks.append(k * w)
+            ells.append(ell)
         elif path == 2:
             qs.append(q)
             ks.append(k)
@@ -330,7 +357,7 @@ def _chunked_no_decay(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, chunk
     """Plain causal linear attention: o_t = sum_{i<=t} (qt_t . kt_i) v_i. [B, H, T, *] -> [B, H, T, Ev]."""
     T = qt.shape[2]
     qc, kc, vc = _chunk(qt, chunk), _chunk(kt, chunk), _chunk(v, chunk)  # [B, H, N, C, *]
-    scores = (qc @ kc.transpose(-1, -2)).masked_fill(~_causal_mask(chunk, qt.device), 0.0)  # [B, H, N, C, C]
+    scores = (qc @ kc.transpose(-1, -2)).tril_()  # [B, H, N, C, C], causal r <= s
     states = _state_scan(None, kc.transpose(-1, -2) @ vc)  # [B, H, N, F, Ev]
     o = scores @ vc + qc @ states  # [B, H, N, C, Ev]
     return rearrange(o, "b h n c v -> b h (n c) v")[:, :, :T]
@@ -339,85 +366,84 @@ def _chunked_no_decay(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, chunk
 def _factorised_terms(
     qc: torch.Tensor, kc: torch.Tensor, local: torch.Tensor, first: torch.Tensor,
 ) -> tuple[torch.Tensor, ...]:
-    """Factors of the factorised form: qf, kf [B, H, N, C, F] and exp(first + ref), exp(ref), decay [B, H, N, 1, F].
+    """Factors of the factorised form, ref = G_end / 2 (`_chunked_factorised`).
 
-    qf = qt exp(G_s - ref), kf = kt exp(ref - G_r) with ref = G_end / 2; qf exp(first + ref) =
-    qt exp(first + G_s) and kf exp(ref) = kt exp(G_end - G_r) give the inter-chunk factors without
-    another [C, F] exp; decay = exp(first + G_end) carries the state across a chunk.
+    eq = exp(G_s - ref), ek = exp(ref - G_r), qf = qt eq, kf = kt ek: [B, H, N, C, F];
+    e_first_ref = exp(first + ref), e_ref = exp(ref), decay = exp(first + G_end): [B, H, N, F, 1], so
+    qf e_first_ref = qt exp(first + G_s) and kf e_ref = kt exp(G_end - G_r) (the inter-chunk
+    factors) are applied to the small [F, Ev] states and increments, never to a [C, F] tensor.
     """
     ref = 0.5 * local[:, :, :, -1:]  # [B, H, N, 1, F]
-    qf = qc * torch.exp(local - ref)
-    kf = kc * torch.exp(ref - local)
-    return qf, kf, torch.exp(first + ref), torch.exp(ref), torch.exp(first + 2.0 * ref)
+    eq = torch.exp(local - ref)
+    ek = torch.exp(ref - local)
+    scales = (torch.exp(first + ref), torch.exp(ref), torch.exp(first + 2.0 * ref))
+    return (eq, ek, qc * eq, kc * ek) + tuple(x.transpose(-1, -2) for x in scales)
 
 
 def _factorised_forward(
     qc: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, local: torch.Tensor, first: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Chunked factorised decayed linear attention: o [B, H, N, C, Ev] and entering states [B, H, N, F, Ev].
-
-    Inputs chunked [B, H, N, C, *]; local, first from `_local_log_decay`. Differentiable by autograd
-    (the compiled path) and the forward of `_FactorisedAttention` (the eager path).
+) -> tuple[torch.Tensor, ...]:
+    """Chunked factorised decayed linear attention: o [B, H, N, C, Ev], the masked in-chunk scores
+    [B, H, N, C, C], entering states S_n and increments delta_n [B, H, N, F, Ev]. Inputs chunked [B, H, N, C, *]; local, first from
+    `_local_log_decay`. Differentiable by autograd (the compiled path) and the forward of
+    `_FactorisedAttention` (the eager path).
     """
-    qf, kf, e_first_ref, e_ref, decay = _factorised_terms(qc, kc, local, first)
-    scores = (qf @ kf.transpose(-1, -2)).masked_fill(~_causal_mask(qc.shape[3], qc.device), 0.0)  # [B, H, N, C, C]
-    delta = (kf * e_ref).transpose(-1, -2) @ vc  # [B, H, N, F, Ev]
-    states = _state_scan(decay.transpose(-1, -2), delta)  # [B, H, N, F, Ev]
-    return scores @ vc + (qf * e_first_ref) @ states, states
+    _, _, qf, kf, e_first_ref, e_ref, decay = _factorised_terms(qc, kc, local, first)
+    # tril_ selects in place on the fresh product (a 0/1 mask multiply would turn inf into nan).
+    scores = (qf @ kf.transpose(-1, -2)).tril_()  # [B, H, N, C, C], causal r <= s
+    delta = (kf.transpose(-1, -2) @ vc) * e_ref  # [B, H, N, F, Ev]
+    states = _state_scan(decay, delta)  # [B, H, N, F, Ev]
+    return scores @ vc + qf @ (states * e_first_ref), scores, states, delta
 
 
 class _FactorisedAttention(torch.autograd.Function):
     """`_factorised_forward` with an analytic backward (eager fast path).
 
     The gradient of decayed causal linear attention is the same chunked computation run against
-    the output gradient do: intra-chunk with the same factor pair (D = do v^T masked, dqf = D kf,
-    dkf = D^T qf, dv = scores^T do), inter-chunk with the states (forward) and the reverse scan of
-    the state gradients. With qf = qt e^(G - ref), kf = kt e^(ref - G) the log-decay gradient is
-    dG = dqt qt - dkt kt per element, summed back onto ref, first and, by a reversed in-chunk
-    cumulative sum, onto ell. Only the inputs and the small states are saved; the [C, F] factors
-    are recomputed, which halves the memory traffic of autograd through the elementwise graph.
+    the output gradient do: intra-chunk with the same factor pair (D = tril(do v^T), dqf = D kf,
+    dkf = D^T qf, dv = scores^T do), inter-chunk through the states and a reverse scan of the
+    state gradients. With qf = qt e^(G - ref) and kf = kt e^(ref - G), the log-decay gradient is
+    dqf qf - dkf kf per element, plus the sums onto ref (which is G_end / 2) and first. Only the
+    inputs, the [C, C] scores and the small states are saved; the [C, F] factors are recomputed in
+    backward, which replaces autograd's dozens of saved elementwise intermediates.
     """
 
     @staticmethod
     def forward(ctx, qc, kc, vc, local, first):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        o, states = _factorised_forward(qc, kc, vc, local, first)
-        ctx.save_for_backward(qc, kc, vc, local, first, states)
+        o, scores, states, delta = _factorised_forward(qc, kc, vc, local, first)
+        ctx.save_for_backward(qc, kc, vc, local, first, scores, states, delta)
         return o
 
     @staticmethod
     def backward(ctx, do):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        qc, kc, vc, local, first, states = ctx.saved_tensors
-        qf, kf, e_first_ref, e_ref, decay = _factorised_terms(qc, kc, local, first)
-        mask = _causal_mask(qc.shape[3], qc.device)
-        scores = (qf @ kf.transpose(-1, -2)).masked_fill(~mask, 0.0)  # [B, H, N, C, C]
-        dscores = (do @ vc.transpose(-1, -2)).masked_fill(~mask, 0.0)  # [B, H, N, C, C]
-        qin = qf * e_first_ref  # qt exp(first + G_s)
-        kend = kf * e_ref  # kt exp(G_end - G_r)
-        dqin = do @ states.transpose(-1, -2)  # [B, H, N, C, F]
-        # Reverse scan of the state gradients: gS_n = dS_n + decay_n gS_{n+1}; ddelta_n = gS_{n+1}.
-        dstates = qin.transpose(-1, -2) @ do  # [B, H, N, F, Ev]
-        decay_t = decay.transpose(-1, -2)  # [B, H, N, F, 1]
-        grads = [dstates[:, :, -1]]
+        qc, kc, vc, local, first, scores, states, delta = ctx.saved_tensors
+        eq, ek, qf, kf, e_first_ref, e_ref, decay = _factorised_terms(qc, kc, local, first)
+        dscores = (do @ vc.transpose(-1, -2)).tril_()  # [B, H, N, C, C]
+        # o_inter = (qf e_first_ref) S: gradient onto the entering states S_n.
+        dstates = (qf.transpose(-1, -2) @ do) * e_first_ref  # [B, H, N, F, Ev]
+        # Reverse scan: total_n = dS_n + decay_n total_{n+1}; S_{n+1} = decay_n S_n + delta_n.
+        total = [dstates[:, :, -1]]
         for n in range(dstates.shape[2] - 2, -1, -1):
-            grads.append(dstates[:, :, n] + decay_t[:, :, n] * grads[-1])
-        total = torch.stack(grads[::-1], dim=2)  # [B, H, N, F, Ev]
-        ddelta = F.pad(total[:, :, 1:], (0, 0, 0, 0, 0, 1))  # [B, H, N, F, Ev]
-        ddecay = F.pad((total[:, :, 1:] * states[:, :, :-1]).sum(-1), (0, 0, 0, 1))[:, :, :, None]  # [B, H, N, 1, F]
-        dkend = vc @ ddelta.transpose(-1, -2)  # [B, H, N, C, F]
-        dv = scores.transpose(-1, -2) @ do + kend @ ddelta  # [B, H, N, C, Ev]
-        dqf = dscores @ kf + dqin * e_first_ref  # [B, H, N, C, F]
-        dkf = dscores.transpose(-1, -2) @ qf + dkend * e_ref  # [B, H, N, C, F]
-        dq_log = dqf * qf  # d/d(G_s - ref) of everything through qf
-        dk_log = dkf * kf  # d/d(ref - G_r) of everything through kf
-        d_first_ref = (dqin * qin).sum(3, keepdim=True)  # [B, H, N, 1, F]
+            total.append(dstates[:, :, n] + decay[:, :, n] * total[-1])
+        total = torch.stack(total[::-1], dim=2)  # [B, H, N, F, Ev]
+        ddelta = F.pad(total[:, :, 1:], (0, 0, 0, 0, 0, 1))  # [B, H, N, F, Ev], the last delta is unused
+        ddecay = F.pad((total[:, :, 1:] * states[:, :, :-1]).sum(-1, keepdim=True), (0, 0, 0, 0, 0, 1))
+        dk_inter = ddelta * e_ref  # delta = (kf e_ref)^T v
+        dv = scores.transpose(-1, -2) @ do + kf @ dk_inter  # [B, H, N, C, Ev]
+        dqf = dscores @ kf + do @ (states * e_first_ref).transpose(-1, -2)  # [B, H, N, C, F]
+        dkf = dscores.transpose(-1, -2) @ qf + vc @ dk_inter.transpose(-1, -2)  # [B, H, N, C, F]
+        dq_log = dqf * qf  # d/d(G_s - ref)
+        dk_log = dkf * kf  # d/d(ref - G_r)
+        # Sums over the chunk of the inter-chunk terms, taken on the small [F, Ev] side.
+        d_first_ref = (dstates * states).sum(-1, keepdim=True)  # [B, H, N, F, 1]
+        d_ref_k = (ddelta * delta).sum(-1, keepdim=True)
         d_decay = ddecay * decay
-        dref = dk_log.sum(3, keepdim=True) - dq_log.sum(3, keepdim=True) + (dkend * kend).sum(3, keepdim=True) \
-            + d_first_ref + 2.0 * d_decay  # [B, H, N, 1, F]
+        dref = (dk_log.sum(3, keepdim=True) - dq_log.sum(3, keepdim=True)
+                + (d_first_ref + d_ref_k + 2.0 * d_decay).transpose(-1, -2))  # [B, H, N, 1, F]
         dlocal = dq_log - dk_log
         dlocal[:, :, :, -1:] += 0.5 * dref
-        dfirst = d_first_ref + d_decay
-        return dqf * torch.exp(local - 0.5 * local[:, :, :, -1:]), dkf * torch.exp(0.5 * local[:, :, :, -1:] - local), \
-            dv, dlocal, dfirst
+        dfirst = (d_first_ref + d_decay).transpose(-1, -2)  # [B, H, N, 1, F]
+        return dqf * eq, dkf * ek, dv, dlocal, dfirst
 
 
 def _chunked_factorised(
@@ -433,7 +459,7 @@ def _chunked_factorised(
     qc, kc, vc = _chunk(qt, chunk), _chunk(kt, chunk), _chunk(v, chunk)  # [B, H, N, C, *]
     local, first = _local_log_decay(ell, chunk)  # [B, H, N, C, F], [B, H, N, 1, F]
     if torch.compiler.is_compiling():
-        o = _factorised_forward(qc, kc, vc, local, first)[0]
+        o = _factorised_forward(qc, kc, vc, local, first)[0]  # [B, H, N, C, Ev]
     else:
         o = _FactorisedAttention.apply(qc, kc, vc, local, first)  # [B, H, N, C, Ev]
     return rearrange(o, "b h n c v -> b h (n c) v")[:, :, :T]
@@ -496,7 +522,7 @@ def caps_attention_chunked(
     clock: torch.Tensor, paths: str = "123", chunk_size: int = 64,
 ) -> torch.Tensor:
     """Chunked O(T C F) linear CAPS: the selected paths fused along features, one pass. Shapes as `caps_attention`."""
-    qt, kt, ell = _path_features(q, k, p, g, clock, parse_paths(paths))  # [B, H, T, F]
+    qt, kt, ell = _path_features(q, k, p, g, clock, parse_paths(paths), chunk_size)  # [B, H, T, F]
     o = decayed_linear_attention_chunked(qt, kt, rearrange(v, "b t h v -> b h t v"), ell, chunk_size)
     return rearrange(o, "b h t v -> b t h v")
 
@@ -653,10 +679,12 @@ class CAPSAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: [B, T, D] -> [B, T, D]."""
         B, T, D = x.shape
-        heads = "b t (h e) -> b t h e"
-        q, k, v, p, g = (rearrange(proj(x), heads, h=self.n_heads)
-                         for proj in (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj))
-        clock = F.softplus(self.clock_proj(x)) + CLOCK_EPS  # [B, T, H]
+        # One matmul for the six input projections (forward and backward) instead of six passes over x.
+        projs = (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
+        weight = torch.cat([proj.weight for proj in projs])  # [5 D + H, D]
+        *qkvpg, c = F.linear(x, weight).split([D] * 5 + [self.n_heads], dim=-1)
+        q, k, v, p, g = (x.unflatten(-1, (self.n_heads, self.head_dim)) for x in qkvpg)  # [B, T, H, E] views
+        clock = F.softplus(c) + CLOCK_EPS  # [B, T, H]
         if self.rope != "none":
             rotate = rope_rotate if self.numerics == "paper" else rope_official
             q, k = rotate(q, self.rope_freq), rotate(k, self.rope_freq)

@@ -1,0 +1,80 @@
+"""Fast paths of the chunked CAPS kernel: the analytic backward of `_FactorisedAttention` and the
+chunked path-1 normaliser `_riemann_normaliser`, each against the form it replaces.
+
+Tolerances as tests/layers/test_caps_attention.py: float64 1e-12, float32 vs float64 reference 1e-5.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import layers.CAPS_Attention as caps
+from tests.layers.test_caps_attention import F32_TOL, F64_TOL, assert_close, make_inputs
+
+
+def factorised_inputs(B: int, H: int, N: int, C: int, F: int, Ev: int, dtype, spread: float, seed: int = 0):
+    """Chunked qc, kc [B, H, N, C, F], vc [B, H, N, C, Ev] and the in-chunk log decay local, first,
+    scaled so that the largest in-chunk spread equals `spread`."""
+    gen = torch.Generator().manual_seed(seed)
+    qc, kc = (torch.randn(B, H, N, C, F, generator=gen, dtype=torch.float64) for _ in range(2))
+    vc = torch.randn(B, H, N, C, Ev, generator=gen, dtype=torch.float64)
+    ell = -torch.rand(B, H, N * C, F, generator=gen, dtype=torch.float64)
+    local, first = caps._local_log_decay(ell, C)
+    local, first = (x * (spread / (-local[:, :, :, -1]).amax()) for x in (local, first))
+    return [x.to(dtype) for x in (qc, kc, vc, local, first)]
+
+
+def test_factorised_backward_passes_gradcheck() -> None:
+    """Analytic backward vs finite differences in float64 (local and first as free inputs)."""
+    inputs = [x.requires_grad_() for x in factorised_inputs(1, 2, 3, 4, 3, 2, torch.float64, spread=2.0)]
+    assert torch.autograd.gradcheck(caps._FactorisedAttention.apply, inputs)
+
+
+@pytest.mark.parametrize("spread", [3.0, 31.0, 79.0], ids=["weak", "default-init", "near-limit"])
+def test_factorised_backward_matches_autograd(spread: float) -> None:
+    """Analytic gradients vs autograd through `_factorised_forward`: float64 exactly, float32 vs float64,
+    up to an in-chunk spread just under MAX_FACTORISED_SPREAD."""
+    x64 = [x.requires_grad_() for x in factorised_inputs(2, 2, 4, 64, 6, 4, torch.float64, spread)]
+    assert bool((-x64[3][:, :, :, -1]).amax() <= caps.MAX_FACTORISED_SPREAD)
+    weight = torch.randn(2, 2, 4, 64, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    ref = torch.autograd.grad((caps._factorised_forward(*x64)[0] * weight).sum(), x64)
+    fast = torch.autograd.grad((caps._FactorisedAttention.apply(*x64) * weight).sum(), x64)
+    x32 = [x.detach().float().requires_grad_() for x in x64]
+    fast32 = torch.autograd.grad((caps._FactorisedAttention.apply(*x32) * weight.float()).sum(), x32)
+    for name, a, b, c in zip(["qc", "kc", "vc", "local", "first"], fast, ref, fast32, strict=True):
+        assert_close(a, b, F64_TOL, f"d{name} analytic vs autograd, float64")
+        assert_close(c, b, F32_TOL, f"d{name} analytic float32 vs autograd float64")
+
+
+def path1_parts(T: int, chunk: int, jump: float, dtype=torch.float64):
+    """w = exp(pt - m), ell = per-step decay of -m, and the reference normaliser exp(lse - m)."""
+    q, k, v, p, g, clock = make_inputs(2, T, 2, 8, dtype=torch.float64)
+    pt = (p * jump + torch.log(clock)[..., None]).transpose(1, 2)  # [B, H, T, E]
+    m = torch.cummax(pt, dim=2).values
+    ell = torch.nn.functional.pad(m[:, :, :-1] - m[:, :, 1:], (0, 0, 1, 0))
+    ref = torch.exp(torch.logcumsumexp(pt, dim=2) - m)
+    return torch.exp(pt - m).to(dtype), ell.to(dtype), ref
+
+
+@pytest.mark.parametrize("T", [1, 97, 1000], ids=["T1", "T97", "T1000"])
+def test_riemann_normaliser_matches_logcumsumexp(T: int) -> None:
+    w, ell, ref = path1_parts(T, 64, jump=3.0)
+    assert bool(caps.factorised_is_safe(ell, 64))
+    assert_close(caps._riemann_normaliser(w, ell, 64), ref, F64_TOL, "normaliser float64")
+    w32, ell32, _ = path1_parts(T, 64, jump=3.0, dtype=torch.float32)
+    assert_close(caps._riemann_normaliser(w32, ell32, 64), ref, F32_TOL, "normaliser float32 vs float64")
+
+
+def test_path1_features_agree_across_normaliser_branches() -> None:
+    """p rising by 1.5 per step makes path 1's in-chunk spread ~95 at chunk 64 (past the limit) and
+    ~5 at chunk 4: the scan branch (chunk 64) and the chunked normaliser (chunk 4) agree."""
+    q, k, v, p, g, clock = make_inputs(1, 70, 2, 8, dtype=torch.float32)
+    p = p + 1.5 * torch.arange(70.0)[None, :, None, None]
+    _, _, ell = caps._path_features(q, k, p, g, clock, (1,), chunk_size=4)
+    assert bool(caps.factorised_is_safe(ell, 4)) and not bool(caps.factorised_is_safe(ell, 64))
+    ref = caps._path_features(*(x.double() for x in (q, k, p, g, clock)), (1,), chunk_size=64)
+    for chunk in (4, 64):
+        qt, kt, ell = caps._path_features(q, k, p, g, clock, (1,), chunk_size=chunk)
+        assert_close(qt, ref[0], F32_TOL, f"qt chunk {chunk}")
+        assert_close(kt, ref[1], F32_TOL, f"kt chunk {chunk}")
