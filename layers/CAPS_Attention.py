@@ -491,10 +491,13 @@ def decayed_linear_attention_chunked(
     """o_t = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v_i with ell = L_t - L_{t-1} <= 0.
 
     qt, kt, ell: [B, H, T, F]; v: [B, H, T, Ev] -> [B, H, T, Ev]. ell None means no decay.
-    The factorised intra-chunk form is used when every chunk's decay spread is at most
-    MAX_FACTORISED_SPREAD; otherwise the whole call runs the exact pairwise form at chunk
-    FALLBACK_CHUNK. The choice is a data-dependent branch: a Python `if` in eager mode and
-    `torch.cond` under torch.compile, so the compiled graph holds both without a graph break.
+    The factorised intra-chunk form is used at the largest chunk size among chunk_size, chunk_size / 2,
+    ... (down to FALLBACK_CHUNK) at which every chunk's decay spread is at most MAX_FACTORISED_SPREAD:
+    halving the chunk roughly halves the spread, so trained gates that outgrow the default chunk stay on
+    the fast form instead of falling off a cliff. Only when even FALLBACK_CHUNK is unsafe does the call
+    run the exact pairwise form at FALLBACK_CHUNK. Every candidate is exact; the choice is a
+    data-dependent branch: Python in eager mode, and under torch.compile one `torch.cond` between
+    chunk_size and the pairwise form, so the compiled graph holds both without a graph break.
     """
     if ell is None:
         return _chunked_no_decay(qt, kt, v, chunk_size)
@@ -507,14 +510,22 @@ def decayed_linear_attention_chunked(
     def exact(qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor) -> torch.Tensor:
         return _chunked_pairwise(qt, kt, v, ell, fallback).contiguous()
 
-    safe = factorised_is_safe(ell, chunk_size)
     if torch.compiler.is_compiling():
-        return torch.cond(safe, fast, exact, (qt, kt, v, ell))
-    if bool(safe):
-        return fast(qt, kt, v, ell)
-    logger.debug("CAPS chunked attention: in-chunk decay spread > %s, using the exact pairwise form",
-                 MAX_FACTORISED_SPREAD)
+        return torch.cond(factorised_is_safe(ell, chunk_size), fast, exact, (qt, kt, v, ell))
+    for size in factorised_chunk_candidates(chunk_size):
+        if bool(factorised_is_safe(ell, size)):
+            return _chunked_factorised(qt, kt, v, ell, size)
+    logger.debug("CAPS chunked attention: in-chunk decay spread > %s even at chunk %d, using the exact "
+                 "pairwise form", MAX_FACTORISED_SPREAD, fallback)
     return exact(qt, kt, v, ell)
+
+
+def factorised_chunk_candidates(chunk_size: int) -> list[int]:
+    """chunk_size, chunk_size // 2, ... while >= FALLBACK_CHUNK (always at least chunk_size)."""
+    sizes = [chunk_size]
+    while sizes[-1] // 2 >= FALLBACK_CHUNK:
+        sizes.append(sizes[-1] // 2)
+    return sizes
 
 
 def caps_attention_chunked(

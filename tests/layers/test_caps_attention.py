@@ -128,6 +128,26 @@ def test_fallback_is_taken_and_exact() -> None:
     assert_close(caps_attention(q, k, v, p, g, clock, impl="chunked"), ref, F32_TOL, "fallback vs naive")
 
 
+@pytest.mark.parametrize("shift,expected", [(2.0, "factorised-32"), (3.0, "factorised-16"), (12.0, "pairwise")],
+                         ids=["chunk-32", "chunk-16", "pairwise"])
+def test_fallback_ladder_halves_the_chunk_before_going_pairwise(monkeypatch, shift, expected) -> None:
+    """Gates that are unsafe at chunk 64 run factorised at the largest safe halved chunk (>= 16) and
+    only fall back to the pairwise form when even chunk 16 is unsafe; every choice stays exact."""
+    q, k, v, p, g, clock = make_inputs(1, 200, 2, 8, dtype=torch.float32)
+    g = g + shift
+    qt, kt, ell = caps._path_features(q, k, p, g, clock, (1, 2, 3))
+    assert not bool(caps.factorised_is_safe(ell, 64))
+    taken = []
+    factorised, pairwise = caps._chunked_factorised, caps._chunked_pairwise
+    monkeypatch.setattr(caps, "_chunked_factorised",
+                        lambda *a: taken.append(f"factorised-{a[-1]}") or factorised(*a))
+    monkeypatch.setattr(caps, "_chunked_pairwise", lambda *a: taken.append("pairwise") or pairwise(*a))
+    out = caps_attention(q, k, v, p, g, clock, impl="chunked", chunk_size=64)
+    assert taken == [expected]
+    ref = caps_attention(*[x.double() for x in (q, k, v, p, g, clock)], impl="naive")
+    assert_close(out, ref, F32_TOL, f"{expected} vs naive float64")
+
+
 def test_factorised_and_pairwise_forms_agree_when_safe() -> None:
     q, k, v, p, g, clock = make_inputs(2, 150, 2, 8)
     qt, kt, ell = caps._path_features(q, k, p, g, clock, (1, 2, 3))
