@@ -45,10 +45,17 @@ CLOCK_EPS = 1e-6
 # float32's normal range [exp(-87), exp(88)], leaving ~exp(45) of head-room for |q|, |k|, |v|.
 # Chunks beyond it switch the whole call to the exact pairwise form (CAPS_Attention.md, section 3).
 MAX_FACTORISED_SPREAD = 80.0
+# Default chunk length of the chunked kernel. Its cost is O(T C F) in [C, C] score matmuls plus
+# O(T F Ev / C) in states; on CPU at the paper's widths (E = 8, F <= 24) 32 is the fastest measured
+# (benchmarks/README.md) and halves the in-chunk decay spread of 64.
+DEFAULT_CHUNK = 32
 # Chunk length of the exact pairwise fallback: its [C, C, F] decay tensor makes memory grow with C.
 FALLBACK_CHUNK = 16
 # Elements of one [B, H, rows, T, E] block in the naive reference (bounds its forward memory).
 NAIVE_BLOCK_ELEMENTS = 1 << 23
+# Elements of one [rows, H, T, F] feature tensor per block of the eager chunked kernel (4 MiB in
+# float32): small enough for the allocator to reuse and for the caches to hold a block's working set.
+BLOCK_ELEMENTS = 1 << 20
 
 
 def parse_paths(paths: str) -> tuple[int, ...]:
@@ -104,7 +111,9 @@ def _two_level_logcumsumexp(x: torch.Tensor, block: int = 64) -> torch.Tensor:
     return rearrange(torch.logaddexp(local, prev), "b h n c e -> b h (n c) e")[:, :, :T]
 
 
-def _riemann_normaliser(w: torch.Tensor, ell: torch.Tensor, chunk: int) -> torch.Tensor:
+def _riemann_normaliser(
+    w: torch.Tensor, ell: torch.Tensor, chunk: int, local_first: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
     """Z_t = sum_{i<=t} w_i exp(L_t - L_i) for w = exp(pt - m) <= 1, L = -m; w, ell [B, H, T, E].
 
     Z_t = sum_{i<=t} exp(pt_i - m_t) >= 1 is path 1's normaliser (exp(m - lse) = 1 / Z), itself a
@@ -112,9 +121,10 @@ def _riemann_normaliser(w: torch.Tensor, ell: torch.Tensor, chunk: int) -> torch
     exp(G_s - ref) cumsum_r(w_r exp(ref - G_r)) (factors within exp(+-spread / 2): the caller checks
     the spread as for the kernel), plus the carry Z_in exp(first + G_s) through a scan over chunks.
     A rounding chain of C + T / C steps, like the two-level scan it replaces on this path.
+    local_first: `_local_log_decay(ell, chunk)` when the caller already has it.
     """
     T = w.shape[2]
-    local, first = _local_log_decay(ell, chunk)  # [B, H, N, C, E], [B, H, N, 1, E]
+    local, first = local_first or _local_log_decay(ell, chunk)  # [B, H, N, C, E], [B, H, N, 1, E]
     ref = 0.5 * local[:, :, :, -1:]
     inner = torch.exp(local - ref) * torch.cumsum(_chunk(w, chunk) * torch.exp(ref - local), dim=3)
     into = torch.exp(first + local[:, :, :, -1:])  # [B, H, N, 1, E]: decay across chunk n
@@ -127,7 +137,7 @@ def _riemann_normaliser(w: torch.Tensor, ell: torch.Tensor, chunk: int) -> torch
 
 def _path_features(
     q: torch.Tensor, k: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
-    paths: tuple[int, ...], chunk_size: int = 64,
+    paths: tuple[int, ...], chunk_size: int = DEFAULT_CHUNK,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """qt, kt [B, H, T, F] and log decay per step ell = L[t] - L[t-1] <= 0 (None if no path decays).
 
@@ -150,8 +160,9 @@ def _path_features(
             m = torch.cummax(pt, dim=2).values
             w = torch.exp(pt - m)
             ell = F.pad(m[:, :, :-1] - m[:, :, 1:], (0, 0, 1, 0))
-            if not torch.compiler.is_compiling() and bool(factorised_is_safe(ell, chunk_size)):
-                qs.append(q / _riemann_normaliser(w, ell, chunk_size))
+            local_first = None if torch.compiler.is_compiling() else _local_log_decay(ell, chunk_size)
+            if local_first is not None and bool(_spread_is_safe(local_first[0])):
+                qs.append(q / _riemann_normaliser(w, ell, chunk_size, local_first))
             else:
                 qs.append(q * torch.exp(m - _two_level_logcumsumexp(pt)))
             ks.append(k * w)
@@ -329,10 +340,14 @@ def _local_log_decay(ell: torch.Tensor, chunk: int) -> tuple[torch.Tensor, torch
     return local, ell[:, :, :, :1]
 
 
+def _spread_is_safe(local: torch.Tensor) -> torch.Tensor:
+    """0-dim bool: every chunk's log-decay spread -G_end is <= MAX_FACTORISED_SPREAD (local [B, H, N, C, F])."""
+    return (-local[:, :, :, -1]).amax() <= MAX_FACTORISED_SPREAD
+
+
 def factorised_is_safe(ell: torch.Tensor, chunk_size: int) -> torch.Tensor:
     """0-dim bool: every chunk's log-decay spread is <= MAX_FACTORISED_SPREAD (ell [B, H, T, F])."""
-    local, _ = _local_log_decay(ell, chunk_size)
-    return (-local[:, :, :, -1]).amax() <= MAX_FACTORISED_SPREAD
+    return _spread_is_safe(_local_log_decay(ell, chunk_size)[0])
 
 
 def _state_scan(decay: torch.Tensor | None, delta: torch.Tensor) -> torch.Tensor:
@@ -448,16 +463,18 @@ class _FactorisedAttention(torch.autograd.Function):
 
 def _chunked_factorised(
     qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor, chunk: int,
+    local_first: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Decayed linear attention, intra-chunk weights factorised around the chunk's mid log decay.
 
     exp(G_s - G_r) = exp(G_s - ref) exp(ref - G_r), ref = G_end / 2: both factors lie within
     exp(+-spread / 2), safe in float32 while spread <= MAX_FACTORISED_SPREAD (caller checks).
     Inter-chunk terms use factors exp(first + G_s) and exp(G_end - G_r), always <= 1.
+    local_first: `_local_log_decay(ell, chunk)` when the caller already has it.
     """
     T = qt.shape[2]
     qc, kc, vc = _chunk(qt, chunk), _chunk(kt, chunk), _chunk(v, chunk)  # [B, H, N, C, *]
-    local, first = _local_log_decay(ell, chunk)  # [B, H, N, C, F], [B, H, N, 1, F]
+    local, first = local_first or _local_log_decay(ell, chunk)  # [B, H, N, C, F], [B, H, N, 1, F]
     if torch.compiler.is_compiling():
         o = _factorised_forward(qc, kc, vc, local, first)[0]  # [B, H, N, C, Ev]
     else:
@@ -486,7 +503,7 @@ def _chunked_pairwise(
 
 
 def decayed_linear_attention_chunked(
-    qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor | None, chunk_size: int = 64,
+    qt: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, ell: torch.Tensor | None, chunk_size: int = DEFAULT_CHUNK,
 ) -> torch.Tensor:
     """o_t = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v_i with ell = L_t - L_{t-1} <= 0.
 
@@ -513,8 +530,9 @@ def decayed_linear_attention_chunked(
     if torch.compiler.is_compiling():
         return torch.cond(factorised_is_safe(ell, chunk_size), fast, exact, (qt, kt, v, ell))
     for size in factorised_chunk_candidates(chunk_size):
-        if bool(factorised_is_safe(ell, size)):
-            return _chunked_factorised(qt, kt, v, ell, size)
+        local_first = _local_log_decay(ell, size)
+        if bool(_spread_is_safe(local_first[0])):
+            return _chunked_factorised(qt, kt, v, ell, size, local_first=local_first)
     logger.debug("CAPS chunked attention: in-chunk decay spread > %s even at chunk %d, using the exact "
                  "pairwise form", MAX_FACTORISED_SPREAD, fallback)
     return exact(qt, kt, v, ell)
@@ -528,20 +546,83 @@ def factorised_chunk_candidates(chunk_size: int) -> list[int]:
     return sizes
 
 
-def caps_attention_chunked(
+def _caps_chunked_rows(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: str = "123", chunk_size: int = 64,
+    clock: torch.Tensor, paths: tuple[int, ...], chunk_size: int,
 ) -> torch.Tensor:
-    """Chunked O(T C F) linear CAPS: the selected paths fused along features, one pass. Shapes as `caps_attention`."""
-    qt, kt, ell = _path_features(q, k, p, g, clock, parse_paths(paths), chunk_size)  # [B, H, T, F]
+    """Chunked linear CAPS on a set of rows (sequences): the selected paths fused along features."""
+    qt, kt, ell = _path_features(q, k, p, g, clock, paths, chunk_size)  # [B, H, T, F]
     o = decayed_linear_attention_chunked(qt, kt, rearrange(v, "b t h v -> b h t v"), ell, chunk_size)
     return rearrange(o, "b h t v -> b t h v")
+
+
+def rows_per_block(shape: torch.Size, n_paths: int, block_elements: int = BLOCK_ELEMENTS) -> int:
+    """Sequences per block so that one [rows, H, T, F] feature tensor holds about block_elements values."""
+    _, T, H, E = shape
+    return max(1, block_elements // max(1, T * H * E * max(1, n_paths)))
+
+
+class _BlockedChunkedCAPS(torch.autograd.Function):
+    """Chunked CAPS run block by block over the batch, recomputing each block in backward.
+
+    Every intermediate of the chunked kernel is a [B, H, T, F]- or [B, H, N, C, C]-sized tensor;
+    computed for the whole batch, each one is a fresh allocation of tens to hundreds of MB whose
+    first touch costs page faults, and autograd keeps dozens of them alive until backward. Run
+    over blocks of `rows` sequences instead, the intermediates are a few MB (allocator reuse, cache
+    resident), forward saves only the inputs, and backward recomputes one block at a time under
+    autograd (activation checkpointing per block). The arithmetic per sequence is unchanged, so the
+    result equals the unblocked kernel up to floating-point summation order in matmuls.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, p, g, clock, paths, chunk_size, rows):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        ctx.paths, ctx.chunk_size, ctx.rows = paths, chunk_size, rows
+        ctx.save_for_backward(q, k, v, p, g, clock)
+        out = v.new_empty(v.shape)  # [B, T, H, Ev]
+        for start in range(0, q.shape[0], rows):
+            block = slice(start, start + rows)
+            out[block] = _caps_chunked_rows(q[block], k[block], v[block], p[block], g[block], clock[block],
+                                            paths, chunk_size)
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, do):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        inputs = ctx.saved_tensors
+        grads = [torch.empty_like(x) if need else None for x, need in zip(inputs, ctx.needs_input_grad[:6], strict=True)]
+        wanted = [i for i, need in enumerate(ctx.needs_input_grad[:6]) if need]
+        for start in range(0, do.shape[0], ctx.rows):
+            block = slice(start, start + ctx.rows)
+            with torch.enable_grad():
+                xs = [x[block].detach().requires_grad_(i in wanted) for i, x in enumerate(inputs)]
+                o = _caps_chunked_rows(*xs, ctx.paths, ctx.chunk_size)
+                # allow_unused: an input the selected paths never read (g without path 2) gets zeros.
+                gs = torch.autograd.grad(o, [xs[i] for i in wanted], do[block], allow_unused=True)
+            for i, grad in zip(wanted, gs, strict=True):
+                grads[i][block] = 0.0 if grad is None else grad
+        return (*grads, None, None, None)
+
+
+def caps_attention_chunked(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    clock: torch.Tensor, paths: str = "123", chunk_size: int = DEFAULT_CHUNK, block_elements: int = BLOCK_ELEMENTS,
+) -> torch.Tensor:
+    """Chunked O(T C F) linear CAPS. Shapes as `caps_attention`.
+
+    Eager mode runs blocks of sequences (`_BlockedChunkedCAPS`, block size from `block_elements`);
+    under torch.compile the whole batch is one traced graph (the compiler fuses the elementwise work).
+    """
+    ids = parse_paths(paths)
+    rows = rows_per_block(q.shape, len(ids), block_elements)
+    if torch.compiler.is_compiling() or rows >= q.shape[0]:
+        return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size)
+    return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows)
 
 
 def caps_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
     clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "chunked",
-    chunk_size: int = 64,
+    chunk_size: int = DEFAULT_CHUNK,
 ) -> torch.Tensor:
     """CAPS attention (module docstring for the equations).
 
@@ -645,7 +726,7 @@ class CAPSAttention(nn.Module):
 
     def __init__(
         self, d_model: int, n_heads: int, attn: str = "linear", paths: str = "123",
-        rope: str = "learned", numerics: str = "paper", chunk_size: int = 64, dropout: float = 0.0,
+        rope: str = "learned", numerics: str = "paper", chunk_size: int = DEFAULT_CHUNK, dropout: float = 0.0,
         impl: str = "chunked",
     ) -> None:
         super().__init__()
@@ -661,7 +742,7 @@ class CAPSAttention(nn.Module):
                 "change --d_model or --n_heads, or pass --caps_rope none"
             )
         if chunk_size < 1:
-            raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 64)")
+            raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 32)")
         if attn == "softmax" and impl == "chunked":
             impl = "naive"
         _check_impl(attn, impl, chunk_size)

@@ -31,6 +31,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from layers.CAPS_Attention import CAPSAttention
 
@@ -193,7 +194,8 @@ class Model(nn.Module):
         rope = _flag_choice(configs, "caps_rope", "learned", ROPE_CHOICES)
         self.numerics = _flag_choice(configs, "caps_numerics", "paper", NUMERICS_CHOICES)
         impl = _flag_choice(configs, "caps_impl", "chunked", IMPL_CHOICES)
-        chunk = _flag_int(configs, "caps_chunk", 64, 1)
+        chunk = _flag_int(configs, "caps_chunk", 32, 1)
+        self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", 0, 0)
         self.time_emb_dim = _flag_int(configs, "time_emb_dim", 4, 0)
         channel_dropout = getattr(configs, "random_channel_dropout", 1)
         if channel_dropout not in (0, 1):
@@ -287,6 +289,20 @@ class Model(nn.Module):
         uniform = torch.rand(batch, channels, 1, device=inputs.device)
         return random_ratio_channel_dropout(inputs, ratio, uniform, rescale=self.numerics)
 
+    def _block_stack(self, z: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            z = block(z)
+        return z
+
+    def _run_blocks(self, z: torch.Tensor) -> torch.Tensor:
+        """The block stack on z `[B·Ct, T, D]`. With `--caps_checkpoint_rows N` (N > 0) and gradients
+        on, it runs over groups of N channel sequences whose activations are recomputed in backward
+        (activation checkpointing): the sequences are independent, so only the group inputs are kept."""
+        rows = self.checkpoint_rows
+        if rows == 0 or rows >= z.shape[0] or not torch.is_grad_enabled() or torch.compiler.is_compiling():
+            return self._block_stack(z)
+        return torch.cat([checkpoint(self._block_stack, part, use_reentrant=False) for part in z.split(rows)])
+
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                 x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None = None) -> torch.Tensor:
         """x_enc `[B, L, C]`, marks `[B, L, F']` / `[B, ≥H, F']` or None → ŷ `[B, H, Ct]`.
@@ -313,9 +329,7 @@ class Model(nn.Module):
         h = torch.cat([channel_tok[:, None].expand(batch, targets, total, self.d_input), values], dim=-1)
         h += self.pos_emb.weight + self.channel_emb  # [B, Ct, T, D]
 
-        z = h.view(batch * targets, total, self.width)  # [B·Ct, T, D]
-        for block in self.blocks:
-            z = block(z)
+        z = self._run_blocks(h.view(batch * targets, total, self.width))  # [B·Ct, T, D]
 
         read = z.view(batch, targets, total, self.width)[:, :, -horizon:, -self.d_emb:]  # [B, Ct, H, d_emb]
         y = torch.einsum("bche,ce->bch", read, self.value_token_mixer[:, 0, :])  # [B, Ct, H]

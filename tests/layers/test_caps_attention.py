@@ -140,7 +140,7 @@ def test_fallback_ladder_halves_the_chunk_before_going_pairwise(monkeypatch, shi
     taken = []
     factorised, pairwise = caps._chunked_factorised, caps._chunked_pairwise
     monkeypatch.setattr(caps, "_chunked_factorised",
-                        lambda *a: taken.append(f"factorised-{a[-1]}") or factorised(*a))
+                        lambda *a, **kw: taken.append(f"factorised-{a[4]}") or factorised(*a, **kw))
     monkeypatch.setattr(caps, "_chunked_pairwise", lambda *a: taken.append("pairwise") or pairwise(*a))
     out = caps_attention(q, k, v, p, g, clock, impl="chunked", chunk_size=64)
     assert taken == [expected]

@@ -1,5 +1,6 @@
-"""Fast paths of the chunked CAPS kernel: the analytic backward of `_FactorisedAttention` and the
-chunked path-1 normaliser `_riemann_normaliser`, each against the form it replaces.
+"""Fast paths of the chunked CAPS kernel: the analytic backward of `_FactorisedAttention`, the
+chunked path-1 normaliser `_riemann_normaliser` and the sequence-blocked eager kernel
+(`_BlockedChunkedCAPS`, recompute in backward), each against the form it replaces.
 
 Tolerances as tests/layers/test_caps_attention.py: float64 1e-12, float32 vs float64 reference 1e-5.
 """
@@ -78,3 +79,40 @@ def test_path1_features_agree_across_normaliser_branches() -> None:
         qt, kt, ell = caps._path_features(q, k, p, g, clock, (1,), chunk_size=chunk)
         assert_close(qt, ref[0], F32_TOL, f"qt chunk {chunk}")
         assert_close(kt, ref[1], F32_TOL, f"kt chunk {chunk}")
+
+
+@pytest.mark.parametrize("regime", ["default", "gates_x10"])
+@pytest.mark.parametrize("paths", ["123", "1", "none"])
+def test_blocked_kernel_matches_unblocked_and_naive(paths: str, regime: str) -> None:
+    """Blocks of 2 sequences (5 = 2 + 2 + 1 rows, a ragged last block): outputs and all six input
+    gradients equal the single-block kernel and the float64 naive reference."""
+    x64 = make_inputs(5, 150, 2, 4, regime=regime)
+    block = 2 * 150 * 2 * 4 * max(1, len(paths.replace("none", "")))
+    assert caps.rows_per_block(x64[0].shape, len(caps.parse_paths(paths)), block) == 2
+    weight = torch.randn(5, 150, 2, 4, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+
+    def run(fn, dtype):
+        xs = [x.detach().to(dtype).requires_grad_() for x in x64]
+        out = fn(*xs)
+        grads = torch.autograd.grad((out * weight.to(dtype)).sum(), xs, allow_unused=True)
+        return [out, *(torch.zeros_like(x) if d is None else d for x, d in zip(xs, grads, strict=True))]
+
+    ref = run(lambda *x: caps.caps_attention_naive(*x, paths=paths), torch.float64)
+    single = run(lambda *x: caps.caps_attention_chunked(*x, paths=paths), torch.float32)
+    blocked = run(lambda *x: caps.caps_attention_chunked(*x, paths=paths, block_elements=block), torch.float32)
+    for name, b, s, r in zip(["o", "dq", "dk", "dv", "dp", "dg", "dclock"], blocked, single, ref, strict=True):
+        assert_close(b, s, F32_TOL, f"{name} blocked vs single block")
+        assert_close(b, r, F32_TOL, f"{name} blocked float32 vs naive float64")
+
+
+def test_blocked_kernel_only_returns_requested_gradients() -> None:
+    """Inputs without requires_grad get no gradient; the others match the single-block kernel."""
+    q, k, v, p, g, clock = make_inputs(3, 40, 2, 4, dtype=torch.float32)
+    q.requires_grad_()
+    v.requires_grad_()
+    blocked = caps.caps_attention_chunked(q, k, v, p, g, clock, block_elements=40 * 2 * 4 * 3)
+    dq, dv = torch.autograd.grad(blocked.sum(), [q, v])
+    ref_dq, ref_dv = torch.autograd.grad(caps.caps_attention_chunked(q, k, v, p, g, clock).sum(), [q, v])
+    assert_close(dq, ref_dq, F32_TOL, "dq")
+    assert_close(dv, ref_dv, F32_TOL, "dv")
+    assert k.grad is None and clock.grad is None
