@@ -1,12 +1,14 @@
 """Model cost table in the form of the CAPS paper's Table 5, built from our recipe scripts.
 
 Usage:  python benchmarks/bench_models.py [--data ETTm1] [--models CAPS DLinear ...] [--pred_lens 96 ...]
-                                          [--no-timing] [--steps 3] [--device cpu|cuda] [--threads N]
+                                          [--variant NAME=BASE:FLAGS ...] [--no-timing] [--steps 3]
+                                          [--device cpu|cuda] [--threads N]
 
 For each model and horizon it reads the model's block in `scripts/long_term_forecast/` (as
 `utils.compare` does) and reports, with `utils.efficiency`: learnable parameters, forward FLOPs of one
 sample (`torch.utils.flop_counter`, matmul/conv/attention only), and, unless --no-timing, the median
-train-step time at the recipe's batch size and the step's peak tensor memory. Before printing anything
+train-step time at the recipe's batch size and the step's peak tensor memory. `--variant` adds a
+row as in `utils.compare` (BASE's recipe plus run.py FLAGS, e.g. `CAPS ckpt=CAPS:--caps_checkpoint_rows 8`). Before printing anything
 it checks the FLOP counter and the memory tracker on cases with a closed-form answer and refuses to
 report if either is off.
 """
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from utils.compare import Row, parse_variant  # noqa: E402
 from utils.efficiency import (  # noqa: E402
     TensorMemoryTracker,
     format_bytes,
@@ -33,7 +36,7 @@ from utils.efficiency import (  # noqa: E402
     measure,
 )
 from utils.errors import UserInputError  # noqa: E402
-from utils.script_recipes import find_recipe, load_recipes, parse_run_args  # noqa: E402
+from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 
 MODELS = ("CAPS", "LinAttn+RoPE", "DLinear", "PatchTST", "iTransformer", "TimesNet")
 
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default="ETTm1", help="dataset whose recipes give the shapes (paper: ETTm1)")
     p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows (script names as in utils.compare)")
     p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720])
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
+                   help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")
     p.add_argument("--no-timing", action="store_true", help="parameters and FLOPs only")
     p.add_argument("--steps", type=int, default=3, help="timed train steps per configuration")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -97,11 +102,18 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     recipes = load_recipes(args.scripts)
+    try:
+        rows = [Row(name=m, base=m) for m in args.models] + [parse_variant(v) for v in args.variant]
+    except UserInputError as err:
+        print(f"error: {err}")
+        return 2
     status = 0
-    for model in args.models:
+    for row in rows:
+        model = row.name
         for horizon in args.pred_lens:
             try:
-                configs = parse_run_args(find_recipe(recipes, model, args.data, horizon).argv)
+                argv = find_recipe(recipes, row.base, args.data, horizon).argv
+                configs = parse_run_args(merge_flags(argv, row.flags))
             except UserInputError as err:
                 print(f"{model:<14} {horizon:>4}  skipped: {err}")
                 status = 1
