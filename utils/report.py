@@ -282,19 +282,19 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
     lines = []
     invocations = config.get("invocations", [])
     for inv in invocations:
-        lines.append(f"Runner: `{inv['command']}`.")
-    overrides = set()
-    for inv in invocations:
+        overrides = []
         if inv.get("epochs") is not None:
-            overrides.add(f"`--train_epochs {inv['epochs']}` (scripts' epochs overridden)")
+            overrides.append(f"`--train_epochs {inv['epochs']}` (scripts' epochs overridden)")
         if inv.get("patience") is not None:
-            overrides.add(f"`--patience {inv['patience']}`")
+            overrides.append(f"`--patience {inv['patience']}`")
         if inv.get("extra"):
-            overrides.add(f"`{' '.join(inv['extra'])}`")
+            overrides.append(f"`{' '.join(inv['extra'])}`")
+        lines.append(f"Runner: `{inv['command']}`; overrides for the runs it started: "
+                     + (", ".join(overrides) if overrides else "none") + ".")
     if invocations:
         lines.append("Each model uses its recipe from `scripts/` (same data, splits, seed and evaluation as "
-                     "the scripts); overrides applied to every run: "
-                     + (", ".join(sorted(overrides)) if overrides else "none") + ".")
+                     "the scripts) plus the overrides of the invocation that ran it; `table.csv` has the epochs "
+                     "each run trained.")
     for row in config.get("rows", []):
         if row.get("flags"):
             lines.append(f"Variant **{row['name']}** = {row['base']} recipe + `{' '.join(row['flags'])}`.")
@@ -302,7 +302,7 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
     for machine in machines.values():
         if machine:
             lines.append(f"Runs executed on {machine.get('processor')} ({machine.get('cpu_count')} CPUs, "
-                         f"torch {machine.get('torch')}, {machine.get('torch_threads')} threads"
+                         f"torch {machine.get('torch')}, {machine.get('torch_threads')} torch thread(s)"
                          + (f", GPU {machine['gpu']}" if machine.get("gpu") else "") + ").")
     seconds = [r.extra.get("seconds") for r in runs if r.extra.get("seconds") is not None]
     if seconds:
@@ -537,10 +537,11 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
             ax.set_xlabel("time step relative to the forecast start (context left of the dashed line)")
             ax.set_ylabel(f"value ({units})")
             ax.grid(alpha=0.3)
-            ax.legend(loc="upper left", fontsize=8, ncol=min(len(arrays) + 1, 4), framealpha=0.8)
-            fig.tight_layout()
+            # Below the axes: a legend inside would hide the curves, and wide labels would be cut off.
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False,
+                      ncol=min(len(arrays) + 1, 3))
             path = out / f"forecast_{dataset}_{h}.png"
-            fig.savefig(path, dpi=120)
+            fig.savefig(path, dpi=120, bbox_inches="tight")
             plt.close(fig)
             paths.append(path)
     return paths

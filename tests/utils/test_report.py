@@ -200,3 +200,16 @@ def test_tensor_memory_tracker_counts_new_storage_until_freed():
     assert tracker.live == int(0.75 * 2**20)
     del c, d
     assert tracker.live == 0
+
+
+def test_overrides_are_attributed_to_their_invocation():
+    """Two runner invocations with different overrides: each Runner line names its own, none is
+    claimed for every run."""
+    config = {"invocations": [
+        {"command": "python -m utils.compare --models CAPS --epochs 2", "epochs": 2},
+        {"command": "python -m utils.compare --models TimesNet", "epochs": None},
+    ]}
+    lines = report._conditions(config, [], [])
+    assert lines[0].endswith("overrides for the runs it started: `--train_epochs 2` (scripts' epochs overridden).")
+    assert lines[1].endswith("overrides for the runs it started: none.")
+    assert not any("every run" in line for line in lines)
