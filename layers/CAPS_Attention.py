@@ -666,8 +666,11 @@ def rope_rotate(x: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
     angle = torch.arange(x.shape[1], device=x.device, dtype=omega.dtype)[:, None] * omega  # [T, E/2]
     turn = torch.polar(torch.ones_like(angle), angle)[:, None]  # [T, 1, E/2], complex
     pairs = (x if x.dtype in (torch.float32, torch.float64) else x.float()).unflatten(-1, (-1, 2))
-    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(st % 2 for st in pairs.stride()[:-1]):
-        pairs = pairs.contiguous()  # view_as_complex needs (re, im) adjacent and even strides
+    # view_as_complex needs (re, im) adjacent, even strides and an even offset; the layout test is
+    # eager-only (storage_offset would break a torch.compile graph, where the copy is fused anyway).
+    if torch.compiler.is_compiling() or pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
+            st % 2 for st in pairs.stride()[:-1]):
+        pairs = pairs.contiguous()
     return torch.view_as_real(torch.view_as_complex(pairs) * turn).flatten(-2).to(x.dtype)  # [B, T, H, E]
 
 
