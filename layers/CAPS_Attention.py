@@ -43,7 +43,8 @@ CLOCK_EPS = 1e-6
 # Largest in-chunk spread of the log decay for which the factorised intra-chunk product is used.
 # With the reference at the middle of the chunk both factors lie in [exp(-40), exp(40)], far inside
 # float32's normal range [exp(-87), exp(88)], leaving ~exp(45) of head-room for |q|, |k|, |v|.
-# Chunks beyond it switch the whole call to the exact pairwise form (CAPS_Attention.md, section 3).
+# Chunks beyond it switch the whole call (eager: the whole block of sequences) to a smaller chunk or
+# the exact pairwise form (CAPS_Attention.md, section 3).
 MAX_FACTORISED_SPREAD = 80.0
 # Default chunk length of the chunked kernel. Its cost is O(T C F) in [C, C] score matmuls plus
 # O(T F Ev / C) in states; on CPU at the paper's widths (E = 8, F <= 24) 32 is the fastest measured
