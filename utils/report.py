@@ -474,12 +474,13 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     handles = [Line2D([], [], color=colors[r], marker="o", label=r) for r in rows]
     if reference:
         handles.append(Line2D([], [], color="grey", marker="x", linestyle="none", label="reference (same colour)"))
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), frameon=False)
     fig.suptitle("Test MSE by horizon")
-    legend_rows = math.ceil(len(handles) / 5)
-    fig.tight_layout(rect=(0, 0.06 * legend_rows / nrows, 1, 1))
+    fig.tight_layout()
+    # Below the panels, as many columns as the figure is wide (two per panel): never cut off.
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+               ncol=min(len(handles), 2 * ncols))
     path = out / "mse_by_horizon.png"
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 
