@@ -14,10 +14,11 @@ Every configuration runs in a fresh subprocess, so peak memory is honest and ind
 Times are medians over --repeats runs after the memory pass, which doubles as warm-up (forward alone;
 forward+backward of sum(o)); a configuration stops repeating once it has used MAX_SECONDS.
 
---model-step times the full CAPS model's training step instead (ETTh1 shapes: seq_len 96, 7 channels,
-4 time features, 3 layers, D = 32, 4 heads, run.py defaults otherwise; forward, MSE, backward, AdamW),
-chunked at --batch, and chunked against impl="naive" at --naive-batch (the naive backward keeps every
-[B, H, rows, T, E] block, so it only fits small batches); same peak-memory rule as the kernel rows.
+--model-step times the full CAPS model's training step instead (the CAPS_ETTh1.sh recipe: seq_len 96,
+7 channels, 4 time features, 3 layers, D = 32, 4 heads, AdamW; forward, MSE, backward, optimiser step, measured
+by `utils.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked at --batch, and
+chunked against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E] block, so
+it only fits small batches).
 """
 
 from __future__ import annotations
@@ -130,41 +131,17 @@ def measure(config: dict) -> dict:
 
 
 def measure_model_step(config: dict) -> dict:
-    """Runs in the subprocess: peak memory of one CAPS training step, then the median step time."""
-    from models.CAPS import Model
-    from tests.conftest import build_configs
+    """Runs in the subprocess: the CAPS ETTh1 recipe's training step (`utils.efficiency.measure`, the
+    same measurement as benchmarks/bench_models.py) at batch B with the given kernel implementation."""
+    from utils.efficiency import measure as measure_step
+    from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args
 
     torch.set_num_threads(config["threads"])
-    torch.manual_seed(0)
-    B, H = config["B"], config["pred_len"]
-    args = build_configs(model="CAPS", d_model=0, n_heads=4, e_layers=3, dropout=0.0, label_len=0, pred_len=H,
-                         caps_impl=config["impl"])
-    model = Model(args)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    x, marks, future_marks = torch.randn(B, 96, 7), torch.randn(B, 96, 4), torch.randn(B, H, 4)
-    target = torch.randn(B, H, 7)
-
-    def step() -> None:
-        loss = (model(x, marks, None, future_marks) - target).pow(2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
-    step()  # AdamW allocates its moments on the first step
-    before = _rss_kib("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")
-    step()
-    peak = (_rss_kib("VmHWM") - before) * 1024
-    times = []
-    budget = time.perf_counter() + MAX_SECONDS
-    for _ in range(config["repeats"]):
-        if times and time.perf_counter() > budget:
-            break
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    params = sum(p.numel() for p in model.parameters())
-    return {"step_ms": sorted(times)[len(times) // 2] * 1e3, "peak_mb": peak / 2**20, "params": params}
+    recipe = find_recipe(load_recipes(), "CAPS", "ETTh1", config["pred_len"])
+    configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(config["B"]),
+                                                        "--caps_impl", config["impl"]]))
+    eff = measure_step(configs, steps=config["repeats"], warmup=1)
+    return {"step_ms": eff.step_ms, "peak_mb": eff.peak_bytes / 2**20, "params": eff.params}
 
 
 def model_step_table(args: argparse.Namespace) -> None:
