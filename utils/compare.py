@@ -9,6 +9,10 @@ out-of-memory run cannot take the others down. Runs whose settings are already i
 The runner records each attempt in `<out>/runs/compare_runs.jsonl` and finally writes the report
 (`utils.report`).
 
+`--jobs N` runs N of them at once (each its own process; results and manifest lines are appended
+atomically): small models leave a GPU mostly idle, so several runs share it well. Each job gets
+`cpu_count // N` CPU threads unless OMP_NUM_THREADS is set.
+
 Variants are extra rows built on another row's recipe: `--variant "NAME=BASE:FLAGS"`, e.g.
 `--variant "CAPS (official numerics)=CAPS:--caps_numerics official"`; their `--model_id` gets the
 suffix `_<NAME>` so their settings never collide with BASE's.
@@ -26,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +54,7 @@ from utils.script_recipes import (
     merge_flags,
     parse_run_args,
 )
+from utils.tools import append_text
 
 __all__ = ["PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
 
@@ -214,8 +220,7 @@ def _warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
 
 
 def _append_manifest(runs_dir: Path, record: dict) -> None:
-    with (runs_dir / MANIFEST_FILE).open("a") as f:
-        f.write(json.dumps(record) + "\n")
+    append_text(runs_dir / MANIFEST_FILE, json.dumps(record) + "\n")
 
 
 def _duration(seconds: float) -> str:
@@ -224,12 +229,18 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
-def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None) -> tuple[int, str | None, Path]:
-    """Run one `python -u run.py` subprocess, echoing epoch progress; returns (exit code, error line, log)."""
+def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None,
+             threads: int | None = None) -> tuple[int, str | None, Path]:
+    """Run one `python -u run.py` subprocess, echoing epoch progress; returns (exit code, error line, log).
+
+    threads: OMP_NUM_THREADS for the subprocess when the environment does not set it already.
+    """
     log_dir = runs_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{run.settings[0]}.log"
     env = {**os.environ, **(run.recipe.env if run.recipe else {}), "PYTHONUNBUFFERED": "1"}
+    if threads is not None:
+        env.setdefault("OMP_NUM_THREADS", str(threads))
     command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *run.argv]
     epochs = flag_value(run.argv, "train_epochs") or "?"
     error_line = None
@@ -304,6 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scripts", default=str(REPO_ROOT / DEFAULT_SCRIPTS), help="folder searched for recipe scripts")
     p.add_argument("--reference", default=None, help="CSV dataset,pred_len,model,mse,mae shown beside ours")
     p.add_argument("--run-timeout", type=float, default=None, help="kill a run after this many seconds")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="runs at once (each gets cpu_count // jobs threads unless OMP_NUM_THREADS is set)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--efficiency-device", default="cpu", choices=("cpu", "cuda"),
                    help="device of the efficiency.md measurements")
@@ -356,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
+        if args.jobs < 1:
+            raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
         args.extra_flags = shlex.split(args.extra)
         if args.reference and not Path(args.reference).is_file():
             raise UserInputError(f"--reference {args.reference} does not exist")
@@ -394,19 +409,19 @@ def main(argv: list[str] | None = None) -> int:
 
     failures = [(r, r.error) for r in broken]
     durations: list[float] = []
-    interrupted = False
-    for k, run in enumerate(todo, start=1):
-        eta = f"ETA {_duration(sum(durations) / len(durations) * (len(todo) - k + 1))}" if durations else "ETA ?"
-        logger.info("[%d/%d] %s  (%s)", k, len(todo), run.label, eta)
+    lock = threading.Lock()
+    threads = max(1, (os.cpu_count() or 1) // args.jobs) if args.jobs > 1 else None
+
+    def attempt(k: int, run: PlannedRun) -> None:
+        with lock:
+            eta = "ETA ?"
+            if durations:
+                remaining = (len(todo) - k + 1) / args.jobs
+                eta = f"ETA {_duration(sum(durations) / len(durations) * remaining)}"
+            logger.info("[%d/%d] %s  (%s)", k, len(todo), run.label, eta)
         start = time.time()
-        try:
-            code, error_line, log_path = _execute(run, runs_dir, args.run_timeout)
-        except KeyboardInterrupt:
-            logger.info("interrupted: rerun the same command to continue (finished runs are kept)")
-            interrupted = True
-            break
+        code, error_line, log_path = _execute(run, runs_dir, args.run_timeout, threads)
         seconds = time.time() - start
-        durations.append(seconds)
         ok = code == 0 and set(run.settings) <= _finished_settings(runs_dir)
         error = None if ok else (error_line or f"run.py exited with code {code}")
         _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
@@ -414,11 +429,28 @@ def main(argv: list[str] | None = None) -> int:
                                     "argv": run.argv, "seconds": round(seconds, 3),
                                     "log": str(log_path.relative_to(out)), "script": run.recipe.where,
                                     "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
-        if ok:
-            logger.info("      done in %s: %s", _duration(seconds), _result_line(runs_dir, run.settings))
+        with lock:
+            durations.append(seconds)
+            if ok:
+                logger.info("      done in %s: %s: %s", _duration(seconds), run.label,
+                            _result_line(runs_dir, run.settings))
+            else:
+                logger.info("      FAILED after %s: %s: %s (log: %s)", _duration(seconds), run.label, error,
+                            log_path)
+                failures.append((run, error))
+
+    interrupted = False
+    try:
+        if args.jobs == 1:
+            for k, run in enumerate(todo, start=1):
+                attempt(k, run)
         else:
-            logger.info("      FAILED after %s: %s (log: %s)", _duration(seconds), error, log_path)
-            failures.append((run, error))
+            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                for future in [pool.submit(attempt, k, run) for k, run in enumerate(todo, start=1)]:
+                    future.result()
+    except KeyboardInterrupt:
+        logger.info("interrupted: rerun the same command to continue (finished runs are kept)")
+        interrupted = True
 
     logger.info("summary: %d ran (%d failed), %d skipped as finished, %d could not start; %s of run time",
                 len(durations), len(failures) - len(broken), len(skipped), len(broken), _duration(sum(durations)))

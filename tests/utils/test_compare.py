@@ -178,6 +178,27 @@ def test_resumed_run_with_changed_flags_is_flagged(first_run, workspace):
     assert "DLinear | toy | H=12 finished earlier with different flags (--learning_rate 0.5)" in log
 
 
+def test_parallel_jobs_give_the_sequential_results(first_run, workspace, monkeypatch):
+    """--jobs 2: both runs finish concurrently, one manifest line each, the same metrics as one at a time
+    (each run is its own seeded single-threaded process)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # as in first_run, so the arithmetic is the same
+    out = workspace / "parallel"
+    code, log = invoke([*base_argv(workspace, out, "DLinear", "iTransformer"), "--jobs", "2", "--no-report"])
+    assert code == 0, log
+    assert "summary: 2 ran (0 failed)" in log
+    manifest = [json.loads(line) for line in (out / "runs" / "compare_runs.jsonl").read_text().splitlines()]
+    assert sorted(e["row"] for e in manifest) == ["DLinear", "iTransformer"]
+    assert all(e["status"] == "ok" for e in manifest)
+    parallel = {r["setting"]: r["mse"] for r in results(out)}
+    sequential = {r["setting"]: r["mse"] for r in results(first_run[0]) if r["setting"] in parallel}
+    assert parallel == sequential and len(parallel) == 2
+
+
+def test_jobs_below_one_is_a_usage_error(workspace, capsys):
+    assert compare.main([*base_argv(workspace, workspace / "nojobs", "DLinear"), "--jobs", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --jobs 0: use 1 or more"
+
+
 def test_dry_run_prints_commands_and_writes_nothing(workspace):
     out = workspace / "dry"
     code, log = invoke([*base_argv(workspace, out, "DLinear"), "--dry-run"])
