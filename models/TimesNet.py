@@ -27,9 +27,10 @@ def fft_periods(x: torch.Tensor, k: int) -> tuple[list[int], torch.Tensor]:
     """The k dominant periods of x `[B, T, D]` and their per-sample amplitudes `[B, k]`.
 
     Frequencies are ranked by the amplitude averaged over batch and features; the zero frequency
-    is excluded. Period = ⌊T / f⌋ for frequency index f.
+    is excluded. Period = ⌊T / f⌋ for frequency index f. Computed in float32 under AMP: cuFFT has no
+    bf16 transform and takes fp16 only for power-of-two lengths.
     """
-    amplitude = torch.fft.rfft(x, dim=1).abs()  # [B, T//2 + 1, D]
+    amplitude = torch.fft.rfft(x.float(), dim=1).abs()  # [B, T//2 + 1, D]
     ranking = amplitude.mean(dim=0).mean(dim=-1)  # [T//2 + 1]
     ranking[0] = 0
     top = torch.topk(ranking, k).indices.tolist()
