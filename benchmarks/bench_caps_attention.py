@@ -1,6 +1,6 @@
 """Benchmark of the CAPS attention kernel: naive / recurrent / chunked (chunk 16-128) over T.
 
-Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] [--threads N]
+Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] [--threads N] [--T ...] [--chunks ...]
         python benchmarks/bench_caps_attention.py --model-step [--pred_lens 96 720] [--batch 32] [--naive-batch 4]
 
 It first checks exactness (chunked float32 and recurrent against the float64 naive reference, all
@@ -189,6 +189,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="T in {192, 816, 2048}, chunk 64 only, no ETTh1 shape")
+    parser.add_argument("--T", nargs="+", type=int, default=None, help="sequence lengths (default: the full grid)")
+    parser.add_argument("--chunks", nargs="+", type=int, default=None, help="chunk sizes (default: 16 32 64 128)")
     parser.add_argument("--model-step", action="store_true", help="time the CAPS model's training step instead")
     parser.add_argument("--pred_lens", nargs="+", type=int, default=[96, 720], help="--model-step horizons")
     parser.add_argument("--batch", type=int, default=32, help="--model-step batch of the chunked rows")
@@ -214,10 +216,10 @@ def main() -> int:
         model_step_table(args)
         return 0
 
-    t_values = (192, 816, 2048) if args.quick else T_VALUES
-    chunks = (64,) if args.quick else CHUNKS
+    t_values = args.T or ((192, 816, 2048) if args.quick else T_VALUES)
+    chunks = args.chunks or ((64,) if args.quick else CHUNKS)
     shapes = [("B8-H4-E8", 8, 4, 8, t) for t in t_values]
-    if not args.quick:
+    if not args.quick and args.T is None:
         shapes.append(("ETTh1-720 B224-H4-E8", 224, 4, 8, 816))
     impls = [("naive", 0), ("recurrent", 0)] + [("chunked", c) for c in chunks]
     header = f"{'shape':<22}{'T':>6}  {'impl':<12}{'fwd ms':>10}{'fwd+bwd ms':>12}{'peak MB':>10}{'x naive':>9}"
