@@ -48,8 +48,10 @@ CLOCK_EPS = 1e-6
 MAX_FACTORISED_SPREAD = 80.0
 # Default chunk length of the chunked kernel. Its cost is O(T C F) in [C, C] score matmuls plus
 # O(T F Ev / C) in states; on CPU at the paper's widths (E = 8, F <= 24) 32 is the fastest measured
-# (benchmarks/README.md) and halves the in-chunk decay spread of 64.
+# (benchmarks/README.md) and halves the in-chunk decay spread of 64. On a GPU the kernel is launch-bound
+# and fewer, larger chunks win: 64 measured 1.6-1.9x faster than 32 on an H100 (T = 816 to 16 384).
 DEFAULT_CHUNK = 32
+GPU_CHUNK = 64
 # Chunk length of the exact pairwise fallback: its [C, C, F] decay tensor makes memory grow with C.
 FALLBACK_CHUNK = 16
 # Elements of one [B, H, rows, T, E] block in the naive reference (bounds its forward memory).
@@ -76,7 +78,12 @@ def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} {value!r} is invalid: choose one of {', '.join(choices)}")
 
 
-def _check_impl(attn: str, impl: str, chunk_size: int) -> None:
+def default_chunk(device: torch.device) -> int:
+    """The chunk length used when none is given: DEFAULT_CHUNK on the CPU, GPU_CHUNK elsewhere."""
+    return DEFAULT_CHUNK if device.type == "cpu" else GPU_CHUNK
+
+
+def _check_impl(attn: str, impl: str, chunk_size: int | None) -> None:
     _check_choice("attn", attn, ATTN_CHOICES)
     _check_choice("impl", impl, IMPL_CHOICES)
     if attn == "softmax" and impl != "naive":
@@ -84,7 +91,7 @@ def _check_impl(attn: str, impl: str, chunk_size: int) -> None:
             f"attn='softmax' is quadratic by nature and only has impl='naive' (got impl={impl!r}); "
             "pass impl='naive' or use attn='linear'"
         )
-    if chunk_size < 1:
+    if chunk_size is not None and chunk_size < 1:
         raise ValueError(f"--caps_chunk {chunk_size} is invalid: the chunk size must be a positive integer")
 
 
@@ -625,18 +632,21 @@ def caps_attention_chunked(
 def caps_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
     clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "chunked",
-    chunk_size: int = DEFAULT_CHUNK,
+    chunk_size: int | None = None,
 ) -> torch.Tensor:
     """CAPS attention (module docstring for the equations).
 
     q, k, p, g: [B, T, H, E] (q, k already rotated); v: [B, T, H, Ev]; clock: [B, T, H] > 0.
     attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k);
     impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (fast, linear only).
+    chunk_size: the chunked kernel's chunk length; None picks `default_chunk(q.device)` (the result
+    does not depend on it beyond float rounding).
     Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
     with autocast disabled (bf16/fp16 inputs are upcast: the decays need float32's exponent range).
     """
     _check_impl(attn, impl, chunk_size)
     parse_paths(paths)
+    chunk_size = chunk_size or default_chunk(q.device)
     dtype = _compute_dtype(q)
     out_dtype = q.dtype
     with torch.autocast(device_type=q.device.type, enabled=False):
@@ -734,11 +744,12 @@ class CAPSAttention(nn.Module):
     numerics="official": the official code's arithmetic and RoPE layout, evaluated as plain causal
     linear (or softmax) attention on the explicit concatenated features.
     rope: "learned" (nn.Parameter, init 10000^(-2j/E)), "fixed" (buffer) or "none".
+    chunk_size: None = `default_chunk` of the input's device.
     """
 
     def __init__(
         self, d_model: int, n_heads: int, attn: str = "linear", paths: str = "123",
-        rope: str = "learned", numerics: str = "paper", chunk_size: int = DEFAULT_CHUNK, dropout: float = 0.0,
+        rope: str = "learned", numerics: str = "paper", chunk_size: int | None = None, dropout: float = 0.0,
         impl: str = "chunked",
     ) -> None:
         super().__init__()
@@ -753,8 +764,9 @@ class CAPSAttention(nn.Module):
                 f"--caps_rope {rope} needs an even head width, got d_model / n_heads = {head_dim}; "
                 "change --d_model or --n_heads, or pass --caps_rope none"
             )
-        if chunk_size < 1:
-            raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 32)")
+        if chunk_size is not None and chunk_size < 1:
+            raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 32), "
+                             "or 0 on the command line for the device's default")
         if attn == "softmax" and impl == "chunked":
             impl = "naive"
         _check_impl(attn, impl, chunk_size)
@@ -778,7 +790,7 @@ class CAPSAttention(nn.Module):
     def extra_repr(self) -> str:
         paths = "".join(str(i) for i in self.paths) or "none"
         return (f"heads={self.n_heads}, head_dim={self.head_dim}, attn={self.attn}, paths={paths}, "
-                f"rope={self.rope}, numerics={self.numerics}, impl={self.impl}, chunk={self.chunk_size}")
+                f"rope={self.rope}, numerics={self.numerics}, impl={self.impl}, chunk={self.chunk_size or 'auto'}")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: [B, T, D] -> [B, T, D]."""

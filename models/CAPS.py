@@ -194,7 +194,7 @@ class Model(nn.Module):
         rope = _flag_choice(configs, "caps_rope", "learned", ROPE_CHOICES)
         self.numerics = _flag_choice(configs, "caps_numerics", "paper", NUMERICS_CHOICES)
         impl = _flag_choice(configs, "caps_impl", "chunked", IMPL_CHOICES)
-        chunk = _flag_int(configs, "caps_chunk", 32, 1)
+        chunk = _flag_int(configs, "caps_chunk", 0, 0)  # 0: the device's default chunk
         self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", 0, 0)
         self.time_emb_dim = _flag_int(configs, "time_emb_dim", 4, 0)
         channel_dropout = getattr(configs, "random_channel_dropout", 1)
@@ -243,7 +243,7 @@ class Model(nn.Module):
         self.channel_emb = nn.Parameter(torch.zeros(1, self.n_targets, 1, width))
         self.blocks = nn.ModuleList(
             CAPSBlock(width, CAPSAttention(width, heads, attn=attn, paths=paths, rope=rope,
-                                           numerics=self.numerics, chunk_size=chunk, dropout=dropout,
+                                           numerics=self.numerics, chunk_size=chunk or None, dropout=dropout,
                                            impl=impl), dropout)
             for _ in range(e_layers)
         )

@@ -178,3 +178,15 @@ def test_layer_bf16_autocast_is_finite() -> None:
         y = layer(x)
     assert torch.isfinite(y).all()
     assert_close(y.float(), layer(x), 5e-2, "bf16 autocast vs float32")
+
+
+def test_default_chunk_follows_the_device() -> None:
+    """chunk_size=None resolves per device (32 on CPU, 64 on GPUs) and equals passing that size."""
+    assert caps.default_chunk(torch.device("cpu")) == caps.DEFAULT_CHUNK == 32
+    assert caps.default_chunk(torch.device("cuda")) == caps.GPU_CHUNK == 64
+    layer = CAPSAttention(32, 4)
+    assert layer.chunk_size is None and "chunk=auto" in repr(layer)
+    x = torch.randn(2, 100, 32)
+    fixed = CAPSAttention(32, 4, chunk_size=32)
+    fixed.load_state_dict(layer.state_dict())
+    assert torch.equal(layer(x), fixed(x))

@@ -346,7 +346,7 @@ CONFIG_ERRORS = {
     "numerics": (dict(caps_numerics="exact"), "--caps_numerics"),
     "impl": (dict(caps_impl="fast"), "--caps_impl"),
     "softmax-recurrent": (dict(caps_attn="softmax", caps_impl="recurrent"), "--caps_impl naive"),
-    "chunk": (dict(caps_chunk=0), "--caps_chunk"),
+    "chunk": (dict(caps_chunk=-1), "--caps_chunk"),
     "checkpoint-rows": (dict(caps_checkpoint_rows=-1), "--caps_checkpoint_rows"),
     "time_emb_dim": (dict(time_emb_dim=-1), "--time_emb_dim"),
     "seq_len-for-marks": (dict(seq_len=1), "--seq_len 1"),
