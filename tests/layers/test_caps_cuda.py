@@ -36,12 +36,10 @@ def test_chunked_on_cuda_matches_float64_reference(regime: str, T: int) -> None:
     check_all((o.cpu(), [g.cpu() for g in grads]), expected, F32_TOL, f"cuda T={T} {regime}")
 
 
-def recipe_model(pred_len: int = 96) -> CAPS:
+def recipe_model(make_configs, pred_len: int = 96) -> CAPS:
     """The CAPS_ETTh1.sh model (official width rule, 3 layers, 4 heads) on the GPU."""
-    from tests.conftest import build_configs
-
-    configs = build_configs(model="CAPS", seq_len=96, label_len=0, pred_len=pred_len, enc_in=7, dec_in=7, c_out=7,
-                            d_model=0, n_heads=4, e_layers=3, dropout=0.0, time_emb_dim=4)
+    configs = make_configs(model="CAPS", seq_len=96, label_len=0, pred_len=pred_len, enc_in=7, dec_in=7, c_out=7,
+                           d_model=0, n_heads=4, e_layers=3, dropout=0.0, time_emb_dim=4)
     return CAPS(configs).to(CUDA)
 
 
@@ -54,9 +52,9 @@ def model_inputs(batch: int, pred_len: int = 96) -> tuple[torch.Tensor, ...]:
     return tuple(t.to(CUDA) for t in (x, marks, dec, dec_marks))
 
 
-def test_model_under_bf16_autocast_is_finite_and_close_to_float32() -> None:
+def test_model_under_bf16_autocast_is_finite_and_close_to_float32(make_configs) -> None:
     """The recipe's bf16 autocast: forecast within bf16 rounding of float32, finite gradients."""
-    model = recipe_model()
+    model = recipe_model(make_configs)
     inputs = model_inputs(16)
     with torch.no_grad():
         reference = model(*inputs)
