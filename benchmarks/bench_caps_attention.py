@@ -1,10 +1,11 @@
-"""Benchmark of the CAPS attention kernel: naive / recurrent / chunked (chunk 16-128) over T.
+"""Benchmark of the CAPS attention kernel: naive / recurrent / chunked (chunk 16-128) / native over T.
 
 Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] [--threads N] [--T ...] [--chunks ...]
         python benchmarks/bench_caps_attention.py --model-step [--pred_lens 96 720] [--batch 32] [--naive-batch 4]
 
-It first checks exactness (chunked float32 and recurrent against the float64 naive reference, all
-paths, default and extreme gates) and refuses to print any timing if a check fails.
+It first checks exactness (chunked float32, the native CPU kernel and recurrent against the float64
+naive reference, all paths, default and extreme gates) and refuses to print any timing if a check fails.
+"native" rows (the C++ CPU recurrence of layers/CAPS_cpu_kernel.py) appear on the CPU when it builds.
 
 Every configuration runs in a fresh subprocess, so peak memory is honest and independent:
 - cpu (Linux): the process's peak RSS (VmHWM, reset through /proc/self/clear_refs just before the pass)
@@ -17,8 +18,8 @@ forward+backward of sum(o)); a configuration stops repeating once it has used MA
 --model-step times the full CAPS model's training step instead (the CAPS_ETTh1.sh recipe: seq_len 96,
 7 channels, 4 time features, 3 layers, D = 32, 4 heads, AdamW; forward, MSE, backward, optimiser step, measured
 by `utils.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked at --batch, and
-chunked against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E] block, so
-it only fits small batches).
+chunked and native against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E]
+block, so it only fits small batches).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from layers.CAPS_Attention import caps_attention  # noqa: E402
+from layers.CAPS_Attention import caps_attention, native_unavailable_reason  # noqa: E402
 
 T_VALUES = (96, 192, 816, 2048, 4096, 16384)
 CHUNKS = (16, 32, 64, 128)
@@ -56,9 +57,15 @@ def make_inputs(B: int, T: int, H: int, E: int, device: str, dtype=torch.float32
     return [x.to(device=device, dtype=dtype) for x in (q, k, v, p, g + gate_shift, clock)]
 
 
+def native_rows(device: str) -> bool:
+    """Whether the native CPU kernel is benchmarked (CPU, and it builds here)."""
+    return device == "cpu" and native_unavailable_reason() is None
+
+
 def equivalence_checks(device: str) -> list[str]:
     """Failures (empty when exact): relative max error vs the float64 naive reference <= 1e-5."""
     failures = []
+    with_native = native_rows(device)
     for paths in ("123", "12", "2", "none"):
         for shift in (0.0, 3.0, -20.0):
             for T in (97, 1000):
@@ -67,6 +74,8 @@ def equivalence_checks(device: str) -> list[str]:
                 runs = {f"chunked-{c}": dict(impl="chunked", chunk_size=c) for c in CHUNKS}
                 if T < 1000:
                     runs["recurrent"] = dict(impl="recurrent")
+                if with_native:
+                    runs["native"] = dict(impl="native")
                 for name, kwargs in runs.items():
                     o = caps_attention(*[x.float() for x in x64], paths=paths, **kwargs)
                     rel = ((o.double() - ref).abs().max() / ref.abs().max()).item()
@@ -150,9 +159,10 @@ def model_step_table(args: argparse.Namespace) -> None:
     print("-" * len(header))
     for pred_len in args.pred_lens:
         naive_ms = None
-        runs = [(args.naive_batch, "naive"), (args.naive_batch, "chunked")]
+        impls = ["chunked"] + (["native"] if native_rows("cpu") else [])
+        runs = [(args.naive_batch, "naive")] + [(args.naive_batch, impl) for impl in impls]
         if args.batch != args.naive_batch:
-            runs.append((args.batch, "chunked"))
+            runs += [(args.batch, impl) for impl in impls]
         for batch, impl in runs:
             config = dict(mode="model", B=batch, pred_len=pred_len, impl=impl, threads=args.threads,
                           repeats=args.repeats)
@@ -165,7 +175,7 @@ def model_step_table(args: argparse.Namespace) -> None:
             ratio = f"{naive_ms / res['step_ms']:.1f}" if naive_ms and batch == args.naive_batch else "n/a"
             print(f"{pred_len:>8}{96 + pred_len:>6}{batch:>7}  {impl:<9}{res['step_ms']:>10.1f}"
                   f"{res['peak_mb']:>10.1f}{ratio:>9}", flush=True)
-    print("x naive = naive step time / chunked step time at the same batch (same run).")
+    print("x naive = naive step time / this step time at the same batch (same run).")
 
 
 def run_config(config: dict) -> dict:
@@ -211,7 +221,8 @@ def main() -> int:
     if failures:
         print("EQUIVALENCE CHECKS FAILED, no timings reported:\n  " + "\n  ".join(failures))
         return 1
-    print("equivalence checks passed (chunked 16-128 and recurrent, float32, vs naive float64: rel err <= 1e-5)")
+    checked = "chunked 16-128, recurrent" + (" and native" if native_rows(args.device) else "")
+    print(f"equivalence checks passed ({checked}, float32, vs naive float64: rel err <= 1e-5)")
     if args.model_step:
         model_step_table(args)
         return 0
@@ -222,6 +233,8 @@ def main() -> int:
     if not args.quick and args.T is None:
         shapes.append(("ETTh1-720 B224-H4-E8", 224, 4, 8, 816))
     impls = [("naive", 0), ("recurrent", 0)] + [("chunked", c) for c in chunks]
+    if native_rows(args.device):
+        impls.append(("native", 0))
     header = f"{'shape':<22}{'T':>6}  {'impl':<12}{'fwd ms':>10}{'fwd+bwd ms':>12}{'peak MB':>10}{'x naive':>9}"
     print(header)
     print("-" * len(header))

@@ -32,10 +32,15 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
+try:  # optional native CPU kernel (two more files); without it, "auto" means "chunked"
+    from layers import CAPS_cpu_kernel as native_kernel
+except ImportError:
+    native_kernel = None
+
 logger = logging.getLogger(__name__)
 
 ATTN_CHOICES = ("linear", "softmax")
-IMPL_CHOICES = ("naive", "recurrent", "chunked")
+IMPL_CHOICES = ("naive", "recurrent", "chunked", "native", "auto")
 ROPE_CHOICES = ("learned", "fixed", "none")
 NUMERICS_CHOICES = ("paper", "official")
 CLOCK_EPS = 1e-6
@@ -83,10 +88,36 @@ def default_chunk(device: torch.device) -> int:
     return DEFAULT_CHUNK if device.type == "cpu" else GPU_CHUNK
 
 
+def native_unavailable_reason() -> str | None:
+    """Why impl="native" cannot run here (None when the native CPU kernel is built and loaded)."""
+    if native_kernel is None:
+        return "layers/CAPS_cpu_kernel.py is not installed next to CAPS_Attention.py"
+    reason = native_kernel.disabled_reason()
+    if reason is None and native_kernel.load() is None:
+        reason = "the build failed (see the warning logged by layers.CAPS_cpu_kernel)"
+    return reason
+
+
+def resolve_impl(impl: str, device: torch.device) -> str:
+    """"auto" -> "native" on the CPU in eager mode when the native kernel is available, else "chunked";
+    other choices are returned unchanged ("native" raises ValueError where it cannot run)."""
+    if impl == "native":
+        if device.type != "cpu" or torch.compiler.is_compiling():
+            raise ValueError("--caps_impl native is the eager CPU kernel; use chunked (or auto) on "
+                             f"{device.type} or under torch.compile")
+        reason = native_unavailable_reason()
+        if reason is not None:
+            raise ValueError(f"--caps_impl native is unavailable: {reason}; use --caps_impl chunked or auto")
+    if impl != "auto":
+        return impl
+    usable = device.type == "cpu" and not torch.compiler.is_compiling() and native_kernel is not None
+    return "native" if usable and native_kernel.available() else "chunked"
+
+
 def _check_impl(attn: str, impl: str, chunk_size: int | None) -> None:
     _check_choice("attn", attn, ATTN_CHOICES)
     _check_choice("impl", impl, IMPL_CHOICES)
-    if attn == "softmax" and impl != "naive":
+    if attn == "softmax" and impl not in ("naive", "auto"):
         raise ValueError(
             f"attn='softmax' is quadratic by nature and only has impl='naive' (got impl={impl!r}); "
             "pass impl='naive' or use attn='linear'"
@@ -556,9 +587,13 @@ def factorised_chunk_candidates(chunk_size: int) -> list[int]:
 
 def _caps_chunked_rows(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: tuple[int, ...], chunk_size: int,
+    clock: torch.Tensor, paths: tuple[int, ...], chunk_size: int, native: bool = False,
 ) -> torch.Tensor:
-    """Chunked linear CAPS on a set of rows (sequences): the selected paths fused along features."""
+    """Linear CAPS on a set of rows (sequences): the selected paths fused along features, by the torch
+    chunked kernel or, with `native` and at least one path, the native CPU recurrence
+    (`layers/CAPS_cpu_kernel.py`; without paths the chunked form is all matmuls)."""
+    if native and paths:
+        return native_kernel.caps_attention_native(q, k, v, p, g, clock, paths)
     qt, kt, ell = _path_features(q, k, p, g, clock, paths, chunk_size)  # [B, H, T, F]
     o = decayed_linear_attention_chunked(qt, kt, rearrange(v, "b t h v -> b h t v"), ell, chunk_size)
     return rearrange(o, "b h t v -> b t h v")
@@ -583,14 +618,14 @@ class _BlockedChunkedCAPS(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, p, g, clock, paths, chunk_size, rows):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        ctx.paths, ctx.chunk_size, ctx.rows = paths, chunk_size, rows
+    def forward(ctx, q, k, v, p, g, clock, paths, chunk_size, rows, native):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        ctx.paths, ctx.chunk_size, ctx.rows, ctx.native = paths, chunk_size, rows, native
         ctx.save_for_backward(q, k, v, p, g, clock)
         out = v.new_empty(v.shape)  # [B, T, H, Ev]
         for start in range(0, q.shape[0], rows):
             block = slice(start, start + rows)
             out[block] = _caps_chunked_rows(q[block], k[block], v[block], p[block], g[block], clock[block],
-                                            paths, chunk_size)
+                                            paths, chunk_size, native)
         return out
 
     @staticmethod
@@ -603,42 +638,48 @@ class _BlockedChunkedCAPS(torch.autograd.Function):
             block = slice(start, start + ctx.rows)
             with torch.enable_grad():
                 xs = [x[block].detach().requires_grad_(i in wanted) for i, x in enumerate(inputs)]
-                o = _caps_chunked_rows(*xs, ctx.paths, ctx.chunk_size)
+                o = _caps_chunked_rows(*xs, ctx.paths, ctx.chunk_size, ctx.native)
                 # allow_unused: an input the selected paths never read (g without path 2) gets zeros.
                 gs = torch.autograd.grad(o, [xs[i] for i in wanted], do[block], allow_unused=True)
             for i, grad in zip(wanted, gs, strict=True):
                 grads[i][block] = 0.0 if grad is None else grad
-        return (*grads, None, None, None)
+        return (*grads, None, None, None, None)
 
 
 def caps_attention_chunked(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
     clock: torch.Tensor, paths: str = "123", chunk_size: int = DEFAULT_CHUNK, block_elements: int = BLOCK_ELEMENTS,
+    native: bool = False,
 ) -> torch.Tensor:
-    """Chunked O(T C F) linear CAPS. Shapes as `caps_attention`.
+    """Linear-time CAPS: the chunked O(T C F) kernel, or with `native` the native CPU recurrence
+    (caller checks it is available). Shapes as `caps_attention`.
 
-    Eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block size from
-    `block_elements`); on a GPU (whose caching allocator has no first-touch cost, and where each block
-    would add kernel launches: 3.7x slower at the H=720 recipe on an H100) and under torch.compile the
-    whole batch is one pass.
+    The chunked kernel in eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block
+    size from `block_elements`); on a GPU (whose caching allocator has no first-touch cost, and where
+    each block would add kernel launches: 3.7x slower at the H=720 recipe on an H100) and under
+    torch.compile the whole batch is one pass. The native kernel always takes the whole batch: it keeps
+    only its [B, T, H, E]-sized inputs and small state checkpoints, and blocks would recompute it.
     """
     ids = parse_paths(paths)
     rows = rows_per_block(q.shape, len(ids), block_elements)
-    if torch.compiler.is_compiling() or q.device.type != "cpu" or rows >= q.shape[0]:
-        return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size)
-    return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows)
+    if native or torch.compiler.is_compiling() or q.device.type != "cpu" or rows >= q.shape[0]:
+        return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size, native)
+    return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows, native)
 
 
 def caps_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "chunked",
+    clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "auto",
     chunk_size: int | None = None,
 ) -> torch.Tensor:
     """CAPS attention (module docstring for the equations).
 
     q, k, p, g: [B, T, H, E] (q, k already rotated); v: [B, T, H, Ev]; clock: [B, T, H] > 0.
     attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k);
-    impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (fast, linear only).
+    impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (pure-torch chunked kernel)
+    | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`) | "auto" (native on the CPU in eager
+    mode when it builds, else chunked; the naive form for attn="softmax"). Linear forms only for all
+    but naive.
     chunk_size: the chunked kernel's chunk length; None picks `default_chunk(q.device)` (the result
     does not depend on it beyond float rounding).
     Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
@@ -646,6 +687,7 @@ def caps_attention(
     """
     _check_impl(attn, impl, chunk_size)
     parse_paths(paths)
+    impl = "naive" if attn == "softmax" else resolve_impl(impl, q.device)
     chunk_size = chunk_size or default_chunk(q.device)
     dtype = _compute_dtype(q)
     out_dtype = q.dtype
@@ -656,7 +698,7 @@ def caps_attention(
         elif impl == "recurrent":
             o = caps_attention_recurrent(q, k, v, p, g, clock, paths)
         else:
-            o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size)
+            o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size, native=impl == "native")
     return o.to(out_dtype)
 
 
@@ -750,7 +792,7 @@ class CAPSAttention(nn.Module):
     def __init__(
         self, d_model: int, n_heads: int, attn: str = "linear", paths: str = "123",
         rope: str = "learned", numerics: str = "paper", chunk_size: int | None = None, dropout: float = 0.0,
-        impl: str = "chunked",
+        impl: str = "auto",
     ) -> None:
         super().__init__()
         if n_heads < 1 or d_model % n_heads != 0:
@@ -767,7 +809,7 @@ class CAPSAttention(nn.Module):
         if chunk_size is not None and chunk_size < 1:
             raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 32), "
                              "or 0 on the command line for the device's default")
-        if attn == "softmax" and impl == "chunked":
+        if attn == "softmax" and impl in ("chunked", "auto"):
             impl = "naive"
         _check_impl(attn, impl, chunk_size)
         self.paths = parse_paths(paths)

@@ -39,7 +39,7 @@ FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
 ATTN_CHOICES = ("linear", "softmax")
 ROPE_CHOICES = ("learned", "fixed", "none")
 NUMERICS_CHOICES = ("paper", "official")
-IMPL_CHOICES = ("chunked", "recurrent", "naive")
+IMPL_CHOICES = ("auto", "chunked", "native", "recurrent", "naive")
 # Floor on the kept fraction (official) and on 1 − r (paper): keeps the survivor rescale finite.
 KEEP_FLOOR = 1e-6
 # Added to the per-window standard deviation of each time-feature channel (as the official code).
@@ -193,7 +193,7 @@ class Model(nn.Module):
         paths = _canonical_paths(getattr(configs, "caps_paths", "123"))
         rope = _flag_choice(configs, "caps_rope", "learned", ROPE_CHOICES)
         self.numerics = _flag_choice(configs, "caps_numerics", "paper", NUMERICS_CHOICES)
-        impl = _flag_choice(configs, "caps_impl", "chunked", IMPL_CHOICES)
+        impl = _flag_choice(configs, "caps_impl", "auto", IMPL_CHOICES)
         chunk = _flag_int(configs, "caps_chunk", 0, 0)  # 0: the device's default chunk
         self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", 0, 0)
         self.time_emb_dim = _flag_int(configs, "time_emb_dim", 4, 0)

@@ -115,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--caps_chunk", type=int, default=0,
                    help="CAPS: chunk size of the linear-attention kernel; 0 = 32 on CPU, 64 on GPU (fastest measured)")
     g.add_argument("--caps_checkpoint_rows", type=int, default=0, help="CAPS: recompute the blocks in backward over groups of this many channel sequences (activation checkpointing; 0 = off): less memory, more time")
-    g.add_argument("--caps_impl", type=str, default="chunked", choices=("chunked", "recurrent", "naive"), help="CAPS: attention implementation")
+    g.add_argument("--caps_impl", type=str, default="auto", choices=("auto", "chunked", "native", "recurrent", "naive"),
+                   help="CAPS: attention implementation; auto = the native C++ kernel on CPU when it builds "
+                        "(layers/CAPS_cpu_kernel.py), else the torch chunked kernel")
     g.add_argument("--time_emb_dim", type=int, default=4, help="CAPS: number of time-feature channels used (0 disables them)")
     g.add_argument("--random_channel_dropout", type=int, default=1, help="CAPS: random-ratio channel dropout in training (1 on, 0 off)")
     g.add_argument("--number_of_targets", type=int, default=0, help="CAPS: decode only the last k channels (0 = all)")

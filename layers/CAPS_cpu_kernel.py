@@ -1,0 +1,140 @@
+"""Optional native CPU kernel for linear CAPS attention: the three paths as one recurrence.
+
+    S_t = diag(decay_t) S_{t-1} + kt_t v_t^T,   o_t = S_t^T qt_t      (per sequence and head, F = n_paths E)
+
+with the per-path features qt, kt, decay of `CAPS_Attention.md` (path 1's normaliser and path 3's
+clock prefix are scans inside the same pass). `layers/caps_cpu_kernel.cpp` runs it with float64 states
+and its exact reverse-mode gradient. It is compiled with `torch.utils.cpp_extension` the first time it
+is needed (about 30 s on 2 cores, then cached per machine and CPU under TORCH_EXTENSIONS_DIR). Without
+a C++ compiler or ninja, or with CAPS_NATIVE_KERNEL=0 in the environment, `load()` returns None and
+CAPS uses the pure-torch chunked kernel, which computes the same function (tests compare both with a
+float64 reference).
+
+Copy this file and `caps_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
+TSLib checkout; without them CAPS still runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import platform
+import shutil
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import torch
+from torch.nn.functional import pad as F_pad
+from torch.nn.functional import softplus
+from torch.utils import cpp_extension
+
+logger = logging.getLogger(__name__)
+
+SOURCE = Path(__file__).with_name("caps_cpu_kernel.cpp")
+# Steps between stored states: backward recomputes one segment at a time, so the saved states cost
+# 1 / SEGMENT of a full state history ([B, H, T / SEGMENT, F, Ev] float64).
+SEGMENT = 64
+ENV_SWITCH = "CAPS_NATIVE_KERNEL"
+
+
+def _cpu_tag() -> str:
+    """Short hash of the CPU's model and feature flags: the build uses -march=native, so a cached
+    library must never be loaded on a different CPU."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        lines = [line for line in text.splitlines() if line.startswith(("model name", "flags"))][:2]
+    except OSError:
+        lines = [platform.processor(), platform.machine()]
+    return hashlib.sha1("\n".join(lines).encode()).hexdigest()[:10]
+
+
+def disabled_reason() -> str | None:
+    """Why the native kernel cannot be used here (None when it can be built)."""
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return f"{ENV_SWITCH}=0"
+    if not SOURCE.exists():
+        return f"{SOURCE.name} is missing"
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        return "no C++ compiler on PATH (set CXX or install g++)"
+    try:
+        cpp_extension.verify_ninja_availability()
+    except RuntimeError:
+        return "ninja is not installed (pip install ninja)"
+    return None
+
+
+@cache
+def load() -> ModuleType | None:
+    """The compiled extension, built on first call; None (logged once) when it is unavailable."""
+    reason = disabled_reason()
+    if reason is not None:
+        logger.info("CAPS native CPU kernel off (%s): using the pure-torch chunked kernel", reason)
+        return None
+    flags = ["-O3", "-march=native", "-fopenmp"]
+    logger.info("CAPS: loading the native CPU kernel (compiled on first use per machine, about 30 s)")
+    try:
+        return cpp_extension.load(name=f"caps_cpu_kernel_{_cpu_tag()}", sources=[str(SOURCE)],
+                                  extra_cflags=flags, extra_ldflags=["-fopenmp"], verbose=False)
+    except (RuntimeError, OSError, ImportError) as err:
+        logger.warning("CAPS native CPU kernel failed to build (%s); using the pure-torch chunked kernel",
+                       str(err).splitlines()[0] if str(err) else type(err).__name__)
+        return None
+
+
+def available() -> bool:
+    """True when the native kernel is built (or builds now) on this machine."""
+    return load() is not None
+
+
+def _packed(x: torch.Tensor) -> torch.Tensor:
+    """x [B, T, H, X] with heads packed (stride(H) = X, stride(X) = 1), copying only when needed."""
+    return x if x.stride(-1) == 1 and x.stride(-2) == x.shape[-1] else x.contiguous()
+
+
+class _NativeCAPS(torch.autograd.Function):
+    """Autograd wrapper of the extension (inputs as `caps_cpu_kernel.cpp` describes them)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, w, r, d2, clock, mask):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2, clock, mask, SEGMENT)
+        ctx.mask = mask
+        ctx.save_for_backward(q, k, v, w, r, d2, clock, ckpt_state, ckpt_scan)
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dout):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        q, k, v, w, r, d2, clock, ckpt_state, ckpt_scan = ctx.saved_tensors
+        dq, dk, dv, dw, dd2, dc = load().backward(q, k, v, w, r, d2, clock, ctx.mask, SEGMENT, ckpt_state,
+                                                  ckpt_scan, dout.contiguous())
+        # w, r, d2 stand in for one another (or for q) when their path is off: no gradient then.
+        return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2 if ctx.mask & 2 else None, dc, None)
+
+
+def caps_attention_native(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    clock: torch.Tensor, paths: tuple[int, ...],
+) -> torch.Tensor:
+    """Linear CAPS with the selected paths (non-empty subset of (1, 2, 3)) by the native recurrence.
+
+    q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0; float32 or float64 CPU tensors
+    of one dtype -> o [B, T, H, Ev]. Same function as `CAPS_Attention.caps_attention(..., impl="chunked")`.
+    The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
+    autograd): w = exp(pt - m), r = exp(m_{t-1} - m_t) with pt = p + log clock and m = cummax(pt) held
+    constant (the output does not depend on m; its running max is the extension's), and d2 = exp(-softplus(g) clock). Call only when
+    `available()`.
+    """
+    if not paths or any(path not in (1, 2, 3) for path in paths):
+        raise ValueError(f"caps_attention_native needs a non-empty subset of paths 1, 2, 3, got {paths}")
+    w = r = d2 = q  # placeholders, never read by the kernel when their path is off
+    if 1 in paths:
+        pt = p + torch.log(clock)[..., None]  # [B, T, H, E]
+        m = load().running_max(_packed(pt.detach()))
+        w = torch.exp(pt - m)
+        r = torch.exp(F_pad(m[:, :-1] - m[:, 1:], (0, 0, 0, 0, 1, 0)))  # r_0 = 1 (z and S start at 0)
+    if 2 in paths:
+        d2 = torch.exp(-softplus(g) * clock[..., None])
+    mask = sum(1 << (path - 1) for path in set(paths))
+    return _NativeCAPS.apply(*(_packed(x) for x in (q, k, v, w, r, d2)), clock.contiguous(), mask)

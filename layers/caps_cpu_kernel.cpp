@@ -1,0 +1,462 @@
+// Linear CAPS attention as one recurrence per sequence and head on the CPU (CAPS_Attention.md).
+//
+// Inputs per step t (heads packed, [B, T, H, X] with any batch/time strides): q, k [E], v [Ev],
+// w = exp(pt - m) and r = exp(m_{t-1} - m_t) [E] (path 1, m = cummax of pt = p + log clock, a
+// constant: the output does not depend on it), d2 = exp(-softplus(g) clock) [E] (path 2), clock c.
+// Features f = (path, e), F = n_paths E, concatenated in path order 1, 2, 3:
+//     path 1: z_t = r_t z_{t-1} + w_t,   qt = q / z_t,   kt = k w_t,   decay r_t
+//     path 2:                           qt = q,         kt = k,       decay d2_t
+//     path 3: C_t = C_{t-1} + c_t,      qt = q / C_t,   kt = k c_t,   decay 1
+//     S_t = diag(decay_t) S_{t-1} + kt_t v_t^T   [F, Ev],   o_t = S_t^T qt_t
+// Backward, with R_t = dL/dS_t = qt_t do_t^T + diag(decay_{t+1}) R_{t+1}:
+//     dqt = S_t do_t, dkt = R_t v_t, dv_t = R_t^T kt_t, d decay_t = rowsum(R_t * S_{t-1}),
+// then through qt, kt: the normalisers z and C get reverse scans Gz_t = dz_t + r_{t+1} Gz_{t+1} and
+// GC_t = dC_t + GC_{t+1}; gradients are returned for q, k, v, w, d2 and c (r carries none).
+//
+// The states and every sum are kept in double whatever the input type, so a float32 call is the
+// float64 recurrence rounded once per output. States are stored as [J, Ev] vectors of four features
+// (F padded to J = ceil(F / 4) groups; zero features contribute nothing): every per-feature quantity
+// is a short array of 4-double vectors, the loops run over groups outside and values inside (the
+// group's factors stay in registers), and only the Ev outputs need horizontal sums. Forward stores the
+// states entering every segment of `segment` steps; backward recomputes each segment from them
+// (exactly the forward's values) and runs the reverse recurrence. (b, h) rows are independent and
+// split across ATen's threads.
+//
+// Built on first use by layers/CAPS_cpu_kernel.py (torch.utils.cpp_extension). Optional: without a
+// compiler CAPS runs the pure-torch chunked kernel.
+
+#include <torch/extension.h>
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+// Four doubles, one AVX register (two SSE registers without AVX): GCC/Clang vector extension.
+typedef double vec4 __attribute__((vector_size(32)));
+
+// Bounds of the stack arrays: head width E and value width Ev up to 256 (3 paths: 768 features).
+constexpr int64_t kMaxHeadDim = 256;
+constexpr int64_t kMaxGroups = 3 * kMaxHeadDim / 4;
+
+inline double hsum(vec4 x) {
+  return (x[0] + x[1]) + (x[2] + x[3]);
+}
+
+// A [B, T, H, X] tensor with stride(H) = X and stride(X) = 1: row (b, t, h) starts at at(b, t, h).
+template <typename T>
+struct Rows {
+  T* data;
+  int64_t sb, st, width;
+  T* at(int64_t b, int64_t t, int64_t h) const { return data + b * sb + t * st + h * width; }
+};
+
+template <typename T>
+Rows<T> rows_of(const torch::Tensor& x) {
+  return Rows<T>{x.data_ptr<std::remove_const_t<T>>(), x.stride(0), x.stride(1), x.size(3)};
+}
+
+// Inputs of one call; path p is on when paths & (1 << (p - 1)). J groups of 4 features (F padded).
+template <typename scalar_t>
+struct Inputs {
+  Rows<const scalar_t> q, k, v, w, r, d2;
+  const scalar_t* clock;  // [B, T, H] contiguous
+  int64_t B, T, H, E, Ev, F, J, paths, segment;
+  bool on(int path) const { return paths & (1 << (path - 1)); }
+  int64_t segments() const { return (T + segment - 1) / segment; }
+  double c(int64_t b, int64_t t, int64_t h) const { return static_cast<double>(clock[(b * T + t) * H + h]); }
+};
+
+// The features of step t of row (b, h) as J vectors each: qt, kt, decay (padding zero), given the
+// reciprocals of the scans 1 / z_t [E] and 1 / C_t.
+template <typename scalar_t>
+inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, const double* inv_z,
+                     double inv_C, vec4* Q, vec4* K, vec4* D) {
+  double* qt = reinterpret_cast<double*>(Q);
+  double* kt = reinterpret_cast<double*>(K);
+  double* decay = reinterpret_cast<double*>(D);
+  const scalar_t* q = in.q.at(b, t, h);
+  const scalar_t* k = in.k.at(b, t, h);
+  int64_t f = 0;
+  if (in.on(1)) {
+    const scalar_t* w = in.w.at(b, t, h);
+    const scalar_t* r = in.r.at(b, t, h);
+    for (int64_t e = 0; e < in.E; ++e, ++f) {
+      qt[f] = static_cast<double>(q[e]) * inv_z[e];
+      kt[f] = static_cast<double>(k[e]) * static_cast<double>(w[e]);
+      decay[f] = static_cast<double>(r[e]);
+    }
+  }
+  if (in.on(2)) {
+    const scalar_t* d2 = in.d2.at(b, t, h);
+    for (int64_t e = 0; e < in.E; ++e, ++f) {
+      qt[f] = static_cast<double>(q[e]);
+      kt[f] = static_cast<double>(k[e]);
+      decay[f] = static_cast<double>(d2[e]);
+    }
+  }
+  if (in.on(3)) {
+    const double c = in.c(b, t, h);
+    for (int64_t e = 0; e < in.E; ++e, ++f) {
+      qt[f] = static_cast<double>(q[e]) * inv_C;
+      kt[f] = static_cast<double>(k[e]) * c;
+      decay[f] = 1.0;
+    }
+  }
+  for (; f < 4 * in.J; ++f) {
+    qt[f] = kt[f] = decay[f] = 0.0;
+  }
+}
+
+// Advances the scans to step t: z_t = r_t z_{t-1} + w_t (path 1), C_t = C_{t-1} + c_t (path 3).
+template <typename scalar_t>
+inline void advance_scans(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, double* z, double& C) {
+  if (in.on(1)) {
+    const scalar_t* w = in.w.at(b, t, h);
+    const scalar_t* r = in.r.at(b, t, h);
+    for (int64_t e = 0; e < in.E; ++e) {
+      z[e] = static_cast<double>(r[e]) * z[e] + static_cast<double>(w[e]);
+    }
+  }
+  if (in.on(3)) {
+    C += in.c(b, t, h);
+  }
+}
+
+inline void reciprocals(const double* z, double C, int64_t E, double* inv_z, double& inv_C) {
+  for (int64_t e = 0; e < E; ++e) {
+    inv_z[e] = 1.0 / z[e];
+  }
+  inv_C = 1.0 / C;
+}
+
+template <typename scalar_t>
+inline void load_values(const scalar_t* src, int64_t n, double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    dst[i] = static_cast<double>(src[i]);
+  }
+}
+
+// Widths with a compile-time specialisation (their loops unroll); others use EVT = 0, Ev at run time.
+template <int64_t EVT>
+inline int64_t value_width(int64_t Ev) {
+  return EVT > 0 ? EVT : Ev;
+}
+
+template <typename scalar_t, int64_t EVT>
+void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out, vec4* ckpt_state,
+                 double* ckpt_scan) {
+  const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J;
+  std::vector<vec4> state(size, vec4{0.0, 0.0, 0.0, 0.0});
+  vec4* __restrict__ S = state.data();
+  double z[kMaxHeadDim] = {0.0}, inv_z[kMaxHeadDim], C = 0.0, inv_C = 0.0;
+  vec4 Q[kMaxGroups], K[kMaxGroups], D[kMaxGroups], acc[EVT > 0 ? EVT : kMaxHeadDim];
+  double vt[EVT > 0 ? EVT : kMaxHeadDim];
+  for (int64_t t = 0; t < in.T; ++t) {
+    if (t % in.segment == 0) {
+      const int64_t s = t / in.segment;
+      std::copy(S, S + size, ckpt_state + s * size);
+      std::copy(z, z + E, ckpt_scan + s * (E + 1));
+      ckpt_scan[s * (E + 1) + E] = C;
+    }
+    advance_scans(in, b, t, h, z, C);
+    reciprocals(z, C, E, inv_z, inv_C);
+    features(in, b, t, h, inv_z, inv_C, Q, K, D);
+    load_values(in.v.at(b, t, h), Ev, vt);
+    for (int64_t e = 0; e < Ev; ++e) {
+      acc[e] = vec4{0.0, 0.0, 0.0, 0.0};
+    }
+    for (int64_t j = 0; j < J; ++j) {
+      const vec4 Dj = D[j], Kj = K[j], Qj = Q[j];
+      vec4* __restrict__ s = S + j * Ev;
+      for (int64_t e = 0; e < Ev; ++e) {
+        s[e] = Dj * s[e] + Kj * vt[e];
+        acc[e] += Qj * s[e];
+      }
+    }
+    scalar_t* o = out + ((b * in.T + t) * in.H + h) * Ev;
+    for (int64_t e = 0; e < Ev; ++e) {
+      o[e] = static_cast<scalar_t>(hsum(acc[e]));
+    }
+  }
+}
+
+// Gradient outputs, contiguous: dq, dk, dw, dd2 [B, T, H, E], dv [B, T, H, Ev], dc [B, T, H].
+template <typename scalar_t>
+struct Grads {
+  scalar_t *dq, *dk, *dv, *dw, *dd2, *dc;
+};
+
+template <typename scalar_t, int64_t EVT>
+void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar_t* dout, const vec4* ckpt_state,
+                  const double* ckpt_scan, const Grads<scalar_t>& g) {
+  const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J, segment = in.segment;
+  // Per step i of the current segment (t = start + i - 1): states[i] = S_t (states[0] = S_{start-1},
+  // the checkpoint), feats[i] = (Q, K, D) and scans[i] = (1 / z_t, 1 / C_t).
+  std::vector<vec4> states((segment + 1) * size), feats((segment + 1) * 3 * J);
+  std::vector<vec4> grad_state(size, vec4{0.0, 0.0, 0.0, 0.0});
+  std::vector<double> scans((segment + 1) * (E + 1));
+  vec4* __restrict__ R = grad_state.data();
+  vec4 D_next[kMaxGroups], dQ[kMaxGroups], dK[kMaxGroups], dD[kMaxGroups];
+  std::fill(D_next, D_next + J, vec4{0.0, 0.0, 0.0, 0.0});
+  double z[kMaxHeadDim], C, Gz[kMaxHeadDim] = {0.0}, GC = 0.0, dq[kMaxHeadDim], dk[kMaxHeadDim];
+  vec4 acc[EVT > 0 ? EVT : kMaxHeadDim];
+  double vt[EVT > 0 ? EVT : kMaxHeadDim], dt[EVT > 0 ? EVT : kMaxHeadDim];
+  for (int64_t seg = in.segments() - 1; seg >= 0; --seg) {
+    const int64_t start = seg * segment, stop = std::min(in.T, start + segment);
+    std::copy(ckpt_state + seg * size, ckpt_state + (seg + 1) * size, states.begin());
+    std::copy(ckpt_scan + seg * (E + 1), ckpt_scan + seg * (E + 1) + E, z);
+    C = ckpt_scan[seg * (E + 1) + E];
+    for (int64_t t = start; t < stop; ++t) {
+      const int64_t i = t - start + 1;
+      double* inv = scans.data() + i * (E + 1);
+      vec4* Q = feats.data() + i * 3 * J;
+      advance_scans(in, b, t, h, z, C);
+      reciprocals(z, C, E, inv, inv[E]);
+      features(in, b, t, h, inv, inv[E], Q, Q + J, Q + 2 * J);
+      load_values(in.v.at(b, t, h), Ev, vt);
+      const vec4* __restrict__ prev = states.data() + (i - 1) * size;
+      vec4* __restrict__ next = states.data() + i * size;
+      for (int64_t j = 0; j < J; ++j) {
+        const vec4 Dj = Q[2 * J + j], Kj = Q[J + j];
+        for (int64_t e = 0; e < Ev; ++e) {
+          next[j * Ev + e] = Dj * prev[j * Ev + e] + Kj * vt[e];
+        }
+      }
+    }
+    for (int64_t t = stop - 1; t >= start; --t) {
+      const int64_t i = t - start + 1, row = (b * in.T + t) * in.H + h;
+      const double* inv_z = scans.data() + i * (E + 1);
+      const double inv_C = inv_z[E];
+      const vec4* __restrict__ Q = feats.data() + i * 3 * J;
+      const vec4* __restrict__ K = Q + J;
+      const vec4* __restrict__ D = Q + 2 * J;
+      const vec4* __restrict__ S = states.data() + i * size;
+      const vec4* __restrict__ S_prev = S - size;
+      load_values(in.v.at(b, t, h), Ev, vt);
+      load_values(dout + row * Ev, Ev, dt);
+      for (int64_t e = 0; e < Ev; ++e) {
+        acc[e] = vec4{0.0, 0.0, 0.0, 0.0};
+      }
+      for (int64_t j = 0; j < J; ++j) {
+        const vec4 Dn = D_next[j], Qj = Q[j], Kj = K[j];
+        vec4 gq{0.0, 0.0, 0.0, 0.0}, gk = gq, gd = gq;
+        vec4* __restrict__ r = R + j * Ev;
+        const vec4* __restrict__ s = S + j * Ev;
+        const vec4* __restrict__ sp = S_prev + j * Ev;
+        for (int64_t e = 0; e < Ev; ++e) {
+          r[e] = Dn * r[e] + Qj * dt[e];  // R_t = qt do^T + diag(decay_{t+1}) R_{t+1}
+          gq += s[e] * dt[e];
+          gk += r[e] * vt[e];
+          gd += r[e] * sp[e];
+          acc[e] += r[e] * Kj;
+        }
+        dQ[j] = gq;
+        dK[j] = gk;
+        dD[j] = gd;
+      }
+      for (int64_t e = 0; e < Ev; ++e) {
+        g.dv[row * Ev + e] = static_cast<scalar_t>(hsum(acc[e]));
+      }
+      // Chain rule from the features (dqt, dkt, d decay per feature) to the inputs.
+      const double* dqt = reinterpret_cast<const double*>(dQ);
+      const double* dkt = reinterpret_cast<const double*>(dK);
+      const double* dd = reinterpret_cast<const double*>(dD);
+      const double* r_next = reinterpret_cast<const double*>(D_next);
+      const scalar_t* q = in.q.at(b, t, h);
+      const scalar_t* k = in.k.at(b, t, h);
+      std::fill(dq, dq + E, 0.0);
+      std::fill(dk, dk + E, 0.0);
+      int64_t f = 0;
+      if (in.on(1)) {
+        const scalar_t* w = in.w.at(b, t, h);
+        for (int64_t e = 0; e < E; ++e, ++f) {
+          // qt = q / z, kt = k w; z_t = r_t z_{t-1} + w_t, so Gz_t = dz_t + r_{t+1} Gz_{t+1}, dw_t += Gz_t.
+          const double qe = static_cast<double>(q[e]), ke = static_cast<double>(k[e]);
+          Gz[e] = -dqt[f] * qe * inv_z[e] * inv_z[e] + r_next[f] * Gz[e];
+          dq[e] += dqt[f] * inv_z[e];
+          dk[e] += dkt[f] * static_cast<double>(w[e]);
+          g.dw[row * E + e] = static_cast<scalar_t>(Gz[e] + dkt[f] * ke);
+        }
+      }
+      if (in.on(2)) {
+        for (int64_t e = 0; e < E; ++e, ++f) {
+          dq[e] += dqt[f];
+          dk[e] += dkt[f];
+          g.dd2[row * E + e] = static_cast<scalar_t>(dd[f]);
+        }
+      }
+      double dc = 0.0;
+      if (in.on(3)) {
+        // qt = q / C, kt = k c; C_t = C_{t-1} + c_t, so GC_t = dC_t + GC_{t+1} and dc_t += GC_t.
+        const double c = in.c(b, t, h);
+        double dC = 0.0;
+        for (int64_t e = 0; e < E; ++e, ++f) {
+          const double qe = static_cast<double>(q[e]), ke = static_cast<double>(k[e]);
+          dq[e] += dqt[f] * inv_C;
+          dC -= dqt[f] * qe * inv_C * inv_C;
+          dk[e] += dkt[f] * c;
+          dc += dkt[f] * ke;
+        }
+        GC += dC;
+        dc += GC;
+      }
+      for (int64_t e = 0; e < E; ++e) {
+        g.dq[row * E + e] = static_cast<scalar_t>(dq[e]);
+        g.dk[row * E + e] = static_cast<scalar_t>(dk[e]);
+      }
+      g.dc[row] = static_cast<scalar_t>(dc);
+      std::copy(D, D + J, D_next);
+    }
+  }
+}
+
+// Calls body(std::integral_constant<int64_t, EVT>) with EVT = Ev for the specialised widths, else 0.
+template <typename Body>
+void dispatch_value_width(int64_t Ev, const Body& body) {
+  switch (Ev) {
+    case 8: body(std::integral_constant<int64_t, 8>{}); break;
+    case 16: body(std::integral_constant<int64_t, 16>{}); break;
+    default: body(std::integral_constant<int64_t, 0>{}); break;
+  }
+}
+
+void check_rows(const torch::Tensor& x, const torch::Tensor& q, int64_t width, const char* name) {
+  TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == q.scalar_type(), "caps_cpu_kernel: ", name,
+              " must be a CPU tensor of q's dtype");
+  TORCH_CHECK(x.dim() == 4 && x.size(0) == q.size(0) && x.size(1) == q.size(1) && x.size(2) == q.size(2) &&
+                  x.size(3) == width && x.stride(3) == 1 && x.stride(2) == width,
+              "caps_cpu_kernel: ", name, " must be [B, T, H, ", width, "] with packed heads");
+}
+
+template <typename scalar_t>
+Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                             const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2,
+                             const torch::Tensor& clock, int64_t paths, int64_t segment) {
+  TORCH_CHECK(q.dim() == 4 && v.dim() == 4, "caps_cpu_kernel: q and v must be [B, T, H, *]");
+  const int64_t E = q.size(3), Ev = v.size(3);
+  TORCH_CHECK(paths >= 1 && paths <= 7, "caps_cpu_kernel: paths must be a non-empty bit mask of paths 1-3");
+  TORCH_CHECK(segment >= 1, "caps_cpu_kernel: segment must be >= 1");
+  TORCH_CHECK(E >= 1 && E <= kMaxHeadDim && Ev >= 1 && Ev <= kMaxHeadDim,
+              "caps_cpu_kernel: head widths E and Ev must lie in 1..256");
+  check_rows(q, q, E, "q");
+  check_rows(k, q, E, "k");
+  check_rows(v, q, Ev, "v");
+  check_rows(w, q, E, "w");
+  check_rows(r, q, E, "r");
+  check_rows(d2, q, E, "d2");
+  TORCH_CHECK(clock.scalar_type() == q.scalar_type() && clock.is_contiguous() &&
+                  clock.sizes() == torch::IntArrayRef({q.size(0), q.size(1), q.size(2)}),
+              "caps_cpu_kernel: clock must be a contiguous [B, T, H] tensor of q's dtype");
+  const int64_t F = ((paths & 1) + ((paths >> 1) & 1) + ((paths >> 2) & 1)) * E;
+  return Inputs<scalar_t>{rows_of<const scalar_t>(q), rows_of<const scalar_t>(k), rows_of<const scalar_t>(v),
+                          rows_of<const scalar_t>(w), rows_of<const scalar_t>(r), rows_of<const scalar_t>(d2),
+                          clock.data_ptr<scalar_t>(), q.size(0), q.size(1), q.size(2), E, Ev, F, (F + 3) / 4,
+                          paths, segment};
+}
+
+// Returns (out [B, T, H, Ev], state checkpoints [B, H, segments, J, Ev, 4] and scan checkpoints
+// [B, H, segments, E + 1], both float64). w, r are read only with path 1, d2 only with path 2.
+std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                   const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2,
+                                   const torch::Tensor& clock, int64_t paths, int64_t segment) {
+  std::vector<torch::Tensor> result;
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_forward", [&] {
+    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2, clock, paths, segment);
+    auto out = torch::empty({in.B, in.T, in.H, in.Ev}, q.options());
+    auto f64 = q.options().dtype(torch::kFloat64);
+    auto ckpt_state = torch::empty({in.B, in.H, in.segments(), in.J, in.Ev, 4}, f64);
+    auto ckpt_scan = torch::empty({in.B, in.H, in.segments(), in.E + 1}, f64);
+    auto* states = reinterpret_cast<vec4*>(ckpt_state.data_ptr<double>());
+    double* scans = ckpt_scan.data_ptr<double>();
+    dispatch_value_width(in.Ev, [&](auto evt) {
+      at::parallel_for(0, in.B * in.H, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t n = begin; n < end; ++n) {
+          forward_row<scalar_t, decltype(evt)::value>(in, n / in.H, n % in.H, out.data_ptr<scalar_t>(),
+                                                      states + n * in.segments() * in.Ev * in.J,
+                                                      scans + n * in.segments() * (in.E + 1));
+        }
+      });
+    });
+    result = {out, ckpt_state, ckpt_scan};
+  });
+  return result;
+}
+
+// Returns (dq, dk, dv, dw, dd2, dclock); dw is zero without path 1, dd2 without path 2.
+std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                    const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2,
+                                    const torch::Tensor& clock, int64_t paths, int64_t segment,
+                                    const torch::Tensor& ckpt_state, const torch::Tensor& ckpt_scan,
+                                    const torch::Tensor& dout) {
+  std::vector<torch::Tensor> result;
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_backward", [&] {
+    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2, clock, paths, segment);
+    TORCH_CHECK(dout.is_contiguous() && dout.scalar_type() == q.scalar_type() &&
+                    dout.sizes() == torch::IntArrayRef({in.B, in.T, in.H, in.Ev}),
+                "caps_cpu_kernel: the output gradient must be a contiguous [B, T, H, Ev] tensor of q's dtype");
+    TORCH_CHECK(ckpt_state.is_contiguous() && ckpt_scan.is_contiguous() &&
+                    ckpt_state.sizes() == torch::IntArrayRef({in.B, in.H, in.segments(), in.J, in.Ev, 4}) &&
+                    ckpt_scan.sizes() == torch::IntArrayRef({in.B, in.H, in.segments(), in.E + 1}),
+                "caps_cpu_kernel: checkpoints do not match the inputs");
+    auto opts = q.options();
+    auto dq = torch::empty({in.B, in.T, in.H, in.E}, opts), dk = torch::empty_like(dq);
+    auto dw = in.on(1) ? torch::empty_like(dq) : torch::zeros_like(dq);
+    auto dd2 = in.on(2) ? torch::empty_like(dq) : torch::zeros_like(dq);
+    auto dv = torch::empty({in.B, in.T, in.H, in.Ev}, opts), dc = torch::empty({in.B, in.T, in.H}, opts);
+    const Grads<scalar_t> g{dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(), dv.data_ptr<scalar_t>(),
+                            dw.data_ptr<scalar_t>(), dd2.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>()};
+    const auto* states = reinterpret_cast<const vec4*>(ckpt_state.data_ptr<double>());
+    const double* scans = ckpt_scan.data_ptr<double>();
+    dispatch_value_width(in.Ev, [&](auto evt) {
+      at::parallel_for(0, in.B * in.H, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t n = begin; n < end; ++n) {
+          backward_row<scalar_t, decltype(evt)::value>(in, n / in.H, n % in.H, dout.data_ptr<scalar_t>(),
+                                                       states + n * in.segments() * in.Ev * in.J,
+                                                       scans + n * in.segments() * (in.E + 1), g);
+        }
+      });
+    });
+    result = {dq, dk, dv, dw, dd2, dc};
+  });
+  return result;
+}
+
+// m[b, t, h, e] = max_{j <= t} x[b, j, h, e] for x [B, T, H, E] with packed heads (torch.cummax
+// along a strided time axis, with the argmax indices it also builds, costs several times more).
+torch::Tensor running_max(const torch::Tensor& x) {
+  TORCH_CHECK(x.device().is_cpu() && x.dim() == 4 && x.stride(3) == 1 && x.stride(2) == x.size(3),
+              "caps_cpu_kernel: running_max needs a CPU [B, T, H, E] tensor with packed heads");
+  auto m = torch::empty(x.sizes(), x.options());
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "caps_running_max", [&] {
+    const auto in = rows_of<const scalar_t>(x);
+    const auto out = rows_of<scalar_t>(m);
+    const int64_t T = x.size(1), H = x.size(2), E = x.size(3);
+    at::parallel_for(0, x.size(0) * H, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        const int64_t b = n / H, h = n % H;
+        std::copy(in.at(b, 0, h), in.at(b, 0, h) + E, out.at(b, 0, h));
+        for (int64_t t = 1; t < T; ++t) {
+          const scalar_t* cur = in.at(b, t, h);
+          const scalar_t* prev = out.at(b, t - 1, h);
+          scalar_t* dst = out.at(b, t, h);
+          for (int64_t e = 0; e < E; ++e) {
+            dst[e] = std::max(prev[e], cur[e]);
+          }
+        }
+      }
+    });
+  });
+  return m;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("forward", &forward, "linear CAPS attention, forward (CPU)");
+  m.def("backward", &backward, "linear CAPS attention, backward (CPU)");
+  m.def("running_max", &running_max, "running maximum over the time axis of [B, T, H, E] (CPU)");
+}

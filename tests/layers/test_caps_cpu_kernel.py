@@ -1,0 +1,160 @@
+"""The native CPU kernel (`layers/CAPS_cpu_kernel.py` + `caps_cpu_kernel.cpp`) against the float64
+naive reference, finite differences and the pure-torch chunked kernel, plus how `impl="auto"` picks it.
+
+Tolerances as tests/layers/test_caps_attention.py (never relaxed): float64 1e-12 (measured <= 4e-14),
+float32 vs float64 reference 1e-5. The kernel keeps its states in float64, so its float32 error is one
+rounding of inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import layers.CAPS_Attention as caps
+from layers import CAPS_cpu_kernel as native
+from layers.CAPS_Attention import CAPSAttention, caps_attention, resolve_impl
+from tests.layers.test_caps_attention import (
+    F32_TOL,
+    F64_TOL,
+    PATHS,
+    REGIMES,
+    assert_close,
+    check_all,
+    make_inputs,
+    run_with_grads,
+)
+
+REASON = native.disabled_reason()
+needs_kernel = pytest.mark.skipif(REASON is not None, reason=f"native CPU kernel cannot be built here: {REASON}")
+LINEAR_PATHS = [p for p in PATHS if p != "none"]
+
+
+@needs_kernel
+def test_kernel_builds() -> None:
+    """With a compiler present the build must succeed (a failure here is a bug, not a skip)."""
+    assert native.load() is not None
+
+
+@needs_kernel
+@pytest.mark.parametrize("T", [1, 63, 97, 300], ids=lambda t: f"T{t}")
+@pytest.mark.parametrize("paths", LINEAR_PATHS, ids=lambda p: f"paths-{p}")
+def test_native_matches_naive_float64(paths: str, T: int) -> None:
+    inputs = make_inputs(2, T, 2, 4)
+    weight = torch.randn(2, T, 2, 4, dtype=torch.float64)
+    ref = run_with_grads(inputs, weight, paths=paths, impl="naive")
+    check_all(run_with_grads(inputs, weight, paths=paths, impl="native"), ref, F64_TOL, "native float64")
+
+
+@needs_kernel
+@pytest.mark.parametrize("T", [1, 97, 300], ids=lambda t: f"T{t}")
+@pytest.mark.parametrize("regime", list(REGIMES))
+@pytest.mark.parametrize("paths", ["123", "12", "3"], ids=lambda p: f"paths-{p}")
+def test_native_float32_matches_float64_reference(paths: str, regime: str, T: int) -> None:
+    inputs = make_inputs(2, T, 4, 8, regime)
+    weight = torch.randn(2, T, 4, 8, dtype=torch.float64)
+    ref = run_with_grads(inputs, weight, paths=paths, impl="naive")
+    got = run_with_grads([x.float() for x in inputs], weight, paths=paths, impl="native")
+    check_all(got, ref, F32_TOL, "native float32 vs naive float64")
+
+
+@needs_kernel
+@pytest.mark.parametrize("regime", ["default", "gates_x10"])
+def test_native_long_sequence_float32(regime: str) -> None:
+    """T = 4096 (64 checkpoint segments): float32 outputs and gradients against recurrent float64."""
+    T = 4096
+    inputs = make_inputs(1, T, 1, 8, regime, seed=5)
+    weight = torch.randn(1, T, 1, 8, dtype=torch.float64)
+    got = run_with_grads([x.float() for x in inputs], weight, impl="native")
+    check_all(got, run_with_grads(inputs, weight, impl="recurrent"), F32_TOL, "T4096 native float32")
+
+
+@needs_kernel
+def test_native_extreme_logits_and_clock() -> None:
+    """Path-1 logits spanning +-200 (the running max jumps; most weights underflow to 0) and clocks
+    from 1e-6 to 1e3, float32 against float64 naive."""
+    q, k, v, p, g, clock = make_inputs(2, 160, 2, 8)
+    p = p * 70.0
+    clock = clock * torch.logspace(-6, 3, 160, dtype=torch.float64)[None, :, None]
+    inputs = [q, k, v, p, g, clock]
+    weight = torch.randn(2, 160, 2, 8, dtype=torch.float64)
+    ref = run_with_grads(inputs, weight, impl="naive")
+    check_all(run_with_grads([x.float() for x in inputs], weight, impl="native"), ref, F32_TOL,
+              "native float32, extreme logits and clock")
+
+
+@needs_kernel
+@pytest.mark.parametrize("paths", [(1, 2, 3), (1,), (2,), (3,), (1, 3)], ids=str)
+def test_native_gradcheck(paths: tuple[int, ...]) -> None:
+    """Finite differences in float64, with head widths that are not multiples of 4 (E = 3, Ev = 5:
+    padded feature groups) and a time step count across two checkpoint segments."""
+    gen = torch.Generator().manual_seed(0)
+    B, T, H, E, Ev = 1, native.SEGMENT + 7, 2, 3, 5
+    q, k, p, g = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64) for _ in range(4))
+    v = torch.randn(B, T, H, Ev, generator=gen, dtype=torch.float64)
+    clock = torch.rand(B, T, H, generator=gen, dtype=torch.float64) + 0.1
+    inputs = [x.requires_grad_() for x in (q, k, v, p, g, clock)]
+    assert torch.autograd.gradcheck(lambda *x: native.caps_attention_native(*x, paths), inputs)
+
+
+@needs_kernel
+def test_native_accepts_strided_views() -> None:
+    """Inputs that are views of one projection output (time stride > H E) give the contiguous result
+    (up to float32 rounding: torch's vectorised and strided elementwise loops round differently)."""
+    gen = torch.Generator().manual_seed(1)
+    B, T, H, E = 2, 70, 2, 4
+    packed = torch.randn(B, T, 5 * H * E, generator=gen)
+    q, k, v, p, g = (x.unflatten(-1, (H, E)) for x in packed.split(H * E, dim=-1))
+    clock = torch.rand(B, T, H, generator=gen) + 0.1
+    strided = caps_attention(q, k, v, p, g, clock, impl="native")
+    contiguous = caps_attention(*(x.contiguous() for x in (q, k, v, p, g)), clock, impl="native")
+    assert_close(strided, contiguous, 1e-6, "strided vs contiguous inputs")
+
+
+@needs_kernel
+def test_native_rejects_bad_shapes_clearly() -> None:
+    q = torch.randn(1, 5, 2, 4)
+    with pytest.raises(RuntimeError, match="caps_cpu_kernel: v must be"):
+        native.load().forward(q, q, torch.randn(1, 4, 2, 4), q, q, q, torch.ones(1, 5, 2), 7, 64)
+    with pytest.raises(ValueError, match="non-empty subset of paths"):
+        native.caps_attention_native(q, q, q, q, q, torch.ones(1, 5, 2), ())
+
+
+@needs_kernel
+def test_layer_auto_is_native_on_cpu_and_matches_chunked() -> None:
+    torch.manual_seed(0)
+    layer = CAPSAttention(32, 4)
+    assert resolve_impl(layer.impl, torch.device("cpu")) == "native"
+    x = torch.randn(3, 150, 32, requires_grad=True)
+    out = layer(x)
+    (grad_auto,) = torch.autograd.grad(out.square().sum(), x)
+    layer.impl = "chunked"
+    ref = layer(x)
+    (grad_ref,) = torch.autograd.grad(ref.square().sum(), x)
+    assert_close(out, ref, F32_TOL, "layer auto (native) vs chunked")
+    assert_close(grad_auto, grad_ref, F32_TOL, "layer input gradient")
+
+
+def test_auto_falls_back_to_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native, "available", lambda: False)
+    assert resolve_impl("auto", torch.device("cpu")) == "chunked"
+    assert resolve_impl("auto", torch.device("meta")) == "chunked"
+    assert resolve_impl("naive", torch.device("cpu")) == "naive"
+
+
+def test_auto_without_the_kernel_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TSLib checkout with only CAPS_Attention.py copied: auto is chunked, native says what is missing."""
+    monkeypatch.setattr(caps, "native_kernel", None)
+    assert resolve_impl("auto", torch.device("cpu")) == "chunked"
+    with pytest.raises(ValueError, match="CAPS_cpu_kernel.py is not installed"):
+        resolve_impl("native", torch.device("cpu"))
+
+
+def test_native_switch_off_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(native.ENV_SWITCH, "0")
+    assert native.disabled_reason() == f"{native.ENV_SWITCH}=0"
+
+
+def test_native_on_other_devices_is_an_error() -> None:
+    with pytest.raises(ValueError, match="eager CPU kernel"):
+        resolve_impl("native", torch.device("cuda"))
