@@ -97,20 +97,20 @@ class _NativeCAPS(torch.autograd.Function):
     """Autograd wrapper of the extension (inputs as `caps_cpu_kernel.cpp` describes them)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, w, r, d2, clock, mask):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2, clock, mask, SEGMENT)
+    def forward(ctx, q, k, v, w, r, d2m1, clock, mask):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, mask, SEGMENT)
         ctx.mask = mask
-        ctx.save_for_backward(q, k, v, w, r, d2, clock, ckpt_state, ckpt_scan)
+        ctx.save_for_backward(q, k, v, w, r, d2m1, clock, ckpt_state, ckpt_scan)
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dout):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        q, k, v, w, r, d2, clock, ckpt_state, ckpt_scan = ctx.saved_tensors
-        dq, dk, dv, dw, dd2, dc = load().backward(q, k, v, w, r, d2, clock, ctx.mask, SEGMENT, ckpt_state,
+        q, k, v, w, r, d2m1, clock, ckpt_state, ckpt_scan = ctx.saved_tensors
+        dq, dk, dv, dw, dd2m1, dc = load().backward(q, k, v, w, r, d2m1, clock, ctx.mask, SEGMENT, ckpt_state,
                                                   ckpt_scan, dout.contiguous())
-        # w, r, d2 stand in for one another (or for q) when their path is off: no gradient then.
-        return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2 if ctx.mask & 2 else None, dc, None)
+        # w, r, d2m1 stand in for one another (or for q) when their path is off: no gradient then.
+        return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, None)
 
 
 def caps_attention_native(
@@ -122,19 +122,19 @@ def caps_attention_native(
     q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0; float32 or float64 CPU tensors
     of one dtype -> o [B, T, H, Ev]. Same function as `CAPS_Attention.caps_attention(..., impl="chunked")`.
     The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
-    autograd): w = exp(pt - m), r = exp(m_{t-1} - m_t) with pt = p + log clock and m = cummax(pt) held
-    constant (the output does not depend on m; its running max is the extension's), and d2 = exp(-softplus(g) clock). Call only when
-    `available()`.
+    autograd): w = exp(pt - m), r = exp(m_{t-1} - m_t) with pt = p + log clock and m its running max,
+    held constant (the output does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's
+    decay minus one. Call only when `available()`.
     """
     if not paths or any(path not in (1, 2, 3) for path in paths):
         raise ValueError(f"caps_attention_native needs a non-empty subset of paths 1, 2, 3, got {paths}")
-    w = r = d2 = q  # placeholders, never read by the kernel when their path is off
+    w = r = d2m1 = q  # placeholders, never read by the kernel when their path is off
     if 1 in paths:
         pt = p + torch.log(clock)[..., None]  # [B, T, H, E]
         m = load().running_max(_packed(pt.detach()))
         w = torch.exp(pt - m)
         r = torch.exp(F_pad(m[:, :-1] - m[:, 1:], (0, 0, 0, 0, 1, 0)))  # r_0 = 1 (z and S start at 0)
     if 2 in paths:
-        d2 = torch.exp(-softplus(g) * clock[..., None])
+        d2m1 = torch.expm1(-softplus(g) * clock[..., None])  # decay - 1: exact for weak gates
     mask = sum(1 << (path - 1) for path in set(paths))
-    return _NativeCAPS.apply(*(_packed(x) for x in (q, k, v, w, r, d2)), clock.contiguous(), mask)
+    return _NativeCAPS.apply(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), mask)

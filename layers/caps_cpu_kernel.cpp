@@ -2,7 +2,9 @@
 //
 // Inputs per step t (heads packed, [B, T, H, X] with any batch/time strides): q, k [E], v [Ev],
 // w = exp(pt - m) and r = exp(m_{t-1} - m_t) [E] (path 1, m = cummax of pt = p + log clock, a
-// constant: the output does not depend on it), d2 = exp(-softplus(g) clock) [E] (path 2), clock c.
+// constant: the output does not depend on it), d2m1 = d2 - 1 = expm1(-softplus(g) clock) [E] (path 2:
+// its decay d2 = 1 + d2m1 keeps float32's relative precision in 1 - d2, which for weak gates is far
+// below float32's resolution next to 1), clock c.
 // Features f = (path, e), F = n_paths E, concatenated in path order 1, 2, 3:
 //     path 1: z_t = r_t z_{t-1} + w_t,   qt = q / z_t,   kt = k w_t,   decay r_t
 //     path 2:                           qt = q,         kt = k,       decay d2_t
@@ -11,7 +13,7 @@
 // Backward, with R_t = dL/dS_t = qt_t do_t^T + diag(decay_{t+1}) R_{t+1}:
 //     dqt = S_t do_t, dkt = R_t v_t, dv_t = R_t^T kt_t, d decay_t = rowsum(R_t * S_{t-1}),
 // then through qt, kt: the normalisers z and C get reverse scans Gz_t = dz_t + r_{t+1} Gz_{t+1} and
-// GC_t = dC_t + GC_{t+1}; gradients are returned for q, k, v, w, d2 and c (r carries none).
+// GC_t = dC_t + GC_{t+1}; gradients are returned for q, k, v, w, d2m1 and c (r carries none).
 //
 // The states and every sum are kept in double whatever the input type, so a float32 call is the
 // float64 recurrence rounded once per output. States are stored as [J, Ev] vectors of four features
@@ -62,7 +64,7 @@ Rows<T> rows_of(const torch::Tensor& x) {
 // Inputs of one call; path p is on when paths & (1 << (p - 1)). J groups of 4 features (F padded).
 template <typename scalar_t>
 struct Inputs {
-  Rows<const scalar_t> q, k, v, w, r, d2;
+  Rows<const scalar_t> q, k, v, w, r, d2m1;
   const scalar_t* clock;  // [B, T, H] contiguous
   int64_t B, T, H, E, Ev, F, J, paths, segment;
   bool on(int path) const { return paths & (1 << (path - 1)); }
@@ -91,11 +93,11 @@ inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h
     }
   }
   if (in.on(2)) {
-    const scalar_t* d2 = in.d2.at(b, t, h);
+    const scalar_t* d2m1 = in.d2m1.at(b, t, h);
     for (int64_t e = 0; e < in.E; ++e, ++f) {
       qt[f] = static_cast<double>(q[e]);
       kt[f] = static_cast<double>(k[e]);
-      decay[f] = static_cast<double>(d2[e]);
+      decay[f] = 1.0 + static_cast<double>(d2m1[e]);
     }
   }
   if (in.on(3)) {
@@ -184,10 +186,10 @@ void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out
   }
 }
 
-// Gradient outputs, contiguous: dq, dk, dw, dd2 [B, T, H, E], dv [B, T, H, Ev], dc [B, T, H].
+// Gradient outputs, contiguous: dq, dk, dw, dd2m1 [B, T, H, E], dv [B, T, H, Ev], dc [B, T, H].
 template <typename scalar_t>
 struct Grads {
-  scalar_t *dq, *dk, *dv, *dw, *dd2, *dc;
+  scalar_t *dq, *dk, *dv, *dw, *dd2m1, *dc;
 };
 
 template <typename scalar_t, int64_t EVT>
@@ -286,7 +288,7 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
         for (int64_t e = 0; e < E; ++e, ++f) {
           dq[e] += dqt[f];
           dk[e] += dkt[f];
-          g.dd2[row * E + e] = static_cast<scalar_t>(dd[f]);
+          g.dd2m1[row * E + e] = static_cast<scalar_t>(dd[f]);
         }
       }
       double dc = 0.0;
@@ -334,7 +336,7 @@ void check_rows(const torch::Tensor& x, const torch::Tensor& q, int64_t width, c
 
 template <typename scalar_t>
 Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                             const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2,
+                             const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
                              const torch::Tensor& clock, int64_t paths, int64_t segment) {
   TORCH_CHECK(q.dim() == 4 && v.dim() == 4, "caps_cpu_kernel: q and v must be [B, T, H, *]");
   const int64_t E = q.size(3), Ev = v.size(3);
@@ -347,25 +349,25 @@ Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, con
   check_rows(v, q, Ev, "v");
   check_rows(w, q, E, "w");
   check_rows(r, q, E, "r");
-  check_rows(d2, q, E, "d2");
+  check_rows(d2m1, q, E, "d2m1");
   TORCH_CHECK(clock.scalar_type() == q.scalar_type() && clock.is_contiguous() &&
                   clock.sizes() == torch::IntArrayRef({q.size(0), q.size(1), q.size(2)}),
               "caps_cpu_kernel: clock must be a contiguous [B, T, H] tensor of q's dtype");
   const int64_t F = ((paths & 1) + ((paths >> 1) & 1) + ((paths >> 2) & 1)) * E;
   return Inputs<scalar_t>{rows_of<const scalar_t>(q), rows_of<const scalar_t>(k), rows_of<const scalar_t>(v),
-                          rows_of<const scalar_t>(w), rows_of<const scalar_t>(r), rows_of<const scalar_t>(d2),
+                          rows_of<const scalar_t>(w), rows_of<const scalar_t>(r), rows_of<const scalar_t>(d2m1),
                           clock.data_ptr<scalar_t>(), q.size(0), q.size(1), q.size(2), E, Ev, F, (F + 3) / 4,
                           paths, segment};
 }
 
 // Returns (out [B, T, H, Ev], state checkpoints [B, H, segments, J, Ev, 4] and scan checkpoints
-// [B, H, segments, E + 1], both float64). w, r are read only with path 1, d2 only with path 2.
+// [B, H, segments, E + 1], both float64). w, r are read only with path 1, d2m1 only with path 2.
 std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                   const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2,
+                                   const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
                                    const torch::Tensor& clock, int64_t paths, int64_t segment) {
   std::vector<torch::Tensor> result;
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_forward", [&] {
-    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2, clock, paths, segment);
+    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, paths, segment);
     auto out = torch::empty({in.B, in.T, in.H, in.Ev}, q.options());
     auto f64 = q.options().dtype(torch::kFloat64);
     auto ckpt_state = torch::empty({in.B, in.H, in.segments(), in.J, in.Ev, 4}, f64);
@@ -386,15 +388,15 @@ std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& 
   return result;
 }
 
-// Returns (dq, dk, dv, dw, dd2, dclock); dw is zero without path 1, dd2 without path 2.
+// Returns (dq, dk, dv, dw, dd2m1, dclock); dw is zero without path 1, dd2m1 without path 2.
 std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                    const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2,
+                                    const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
                                     const torch::Tensor& clock, int64_t paths, int64_t segment,
                                     const torch::Tensor& ckpt_state, const torch::Tensor& ckpt_scan,
                                     const torch::Tensor& dout) {
   std::vector<torch::Tensor> result;
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_backward", [&] {
-    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2, clock, paths, segment);
+    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, paths, segment);
     TORCH_CHECK(dout.is_contiguous() && dout.scalar_type() == q.scalar_type() &&
                     dout.sizes() == torch::IntArrayRef({in.B, in.T, in.H, in.Ev}),
                 "caps_cpu_kernel: the output gradient must be a contiguous [B, T, H, Ev] tensor of q's dtype");
@@ -405,10 +407,10 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
     auto opts = q.options();
     auto dq = torch::empty({in.B, in.T, in.H, in.E}, opts), dk = torch::empty_like(dq);
     auto dw = in.on(1) ? torch::empty_like(dq) : torch::zeros_like(dq);
-    auto dd2 = in.on(2) ? torch::empty_like(dq) : torch::zeros_like(dq);
+    auto dd2m1 = in.on(2) ? torch::empty_like(dq) : torch::zeros_like(dq);
     auto dv = torch::empty({in.B, in.T, in.H, in.Ev}, opts), dc = torch::empty({in.B, in.T, in.H}, opts);
     const Grads<scalar_t> g{dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(), dv.data_ptr<scalar_t>(),
-                            dw.data_ptr<scalar_t>(), dd2.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>()};
+                            dw.data_ptr<scalar_t>(), dd2m1.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>()};
     const auto* states = reinterpret_cast<const vec4*>(ckpt_state.data_ptr<double>());
     const double* scans = ckpt_scan.data_ptr<double>();
     dispatch_value_width(in.Ev, [&](auto evt) {
@@ -420,7 +422,7 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
         }
       });
     });
-    result = {dq, dk, dv, dw, dd2, dc};
+    result = {dq, dk, dv, dw, dd2m1, dc};
   });
   return result;
 }
