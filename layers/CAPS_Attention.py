@@ -587,13 +587,9 @@ def factorised_chunk_candidates(chunk_size: int) -> list[int]:
 
 def _caps_chunked_rows(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: tuple[int, ...], chunk_size: int, native: bool = False,
+    clock: torch.Tensor, paths: tuple[int, ...], chunk_size: int,
 ) -> torch.Tensor:
-    """Linear CAPS on a set of rows (sequences): the selected paths fused along features, by the torch
-    chunked kernel or, with `native` and at least one path, the native CPU recurrence
-    (`layers/CAPS_cpu_kernel.py`; without paths the chunked form is all matmuls)."""
-    if native and paths:
-        return native_kernel.caps_attention_native(q, k, v, p, g, clock, paths)
+    """Chunked linear CAPS on a set of rows (sequences): the selected paths fused along features."""
     qt, kt, ell = _path_features(q, k, p, g, clock, paths, chunk_size)  # [B, H, T, F]
     o = decayed_linear_attention_chunked(qt, kt, rearrange(v, "b t h v -> b h t v"), ell, chunk_size)
     return rearrange(o, "b h t v -> b t h v")
@@ -618,14 +614,14 @@ class _BlockedChunkedCAPS(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, p, g, clock, paths, chunk_size, rows, native):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        ctx.paths, ctx.chunk_size, ctx.rows, ctx.native = paths, chunk_size, rows, native
+    def forward(ctx, q, k, v, p, g, clock, paths, chunk_size, rows):  # noqa: ANN001, ANN205 (autograd.Function protocol)
+        ctx.paths, ctx.chunk_size, ctx.rows = paths, chunk_size, rows
         ctx.save_for_backward(q, k, v, p, g, clock)
         out = v.new_empty(v.shape)  # [B, T, H, Ev]
         for start in range(0, q.shape[0], rows):
             block = slice(start, start + rows)
             out[block] = _caps_chunked_rows(q[block], k[block], v[block], p[block], g[block], clock[block],
-                                            paths, chunk_size, native)
+                                            paths, chunk_size)
         return out
 
     @staticmethod
@@ -638,12 +634,12 @@ class _BlockedChunkedCAPS(torch.autograd.Function):
             block = slice(start, start + ctx.rows)
             with torch.enable_grad():
                 xs = [x[block].detach().requires_grad_(i in wanted) for i, x in enumerate(inputs)]
-                o = _caps_chunked_rows(*xs, ctx.paths, ctx.chunk_size, ctx.native)
+                o = _caps_chunked_rows(*xs, ctx.paths, ctx.chunk_size)
                 # allow_unused: an input the selected paths never read (g without path 2) gets zeros.
                 gs = torch.autograd.grad(o, [xs[i] for i in wanted], do[block], allow_unused=True)
             for i, grad in zip(wanted, gs, strict=True):
                 grads[i][block] = 0.0 if grad is None else grad
-        return (*grads, None, None, None, None)
+        return (*grads, None, None, None)
 
 
 def caps_attention_chunked(
@@ -651,8 +647,9 @@ def caps_attention_chunked(
     clock: torch.Tensor, paths: str = "123", chunk_size: int = DEFAULT_CHUNK, block_elements: int = BLOCK_ELEMENTS,
     native: bool = False,
 ) -> torch.Tensor:
-    """Linear-time CAPS: the chunked O(T C F) kernel, or with `native` the native CPU recurrence
-    (caller checks it is available). Shapes as `caps_attention`.
+    """Linear-time CAPS: the chunked O(T C F) kernel, or with `native` (caller checks it is available)
+    the native CPU recurrence of `layers/CAPS_cpu_kernel.py` (without paths the chunked kernel is plain
+    matmuls and runs either way). Shapes as `caps_attention`.
 
     The chunked kernel in eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block
     size from `block_elements`); on a GPU (whose caching allocator has no first-touch cost, and where
@@ -661,10 +658,12 @@ def caps_attention_chunked(
     only its [B, T, H, E]-sized inputs and small state checkpoints, and blocks would recompute it.
     """
     ids = parse_paths(paths)
+    if native and ids:
+        return native_kernel.caps_attention_native(q, k, v, p, g, clock, ids)
     rows = rows_per_block(q.shape, len(ids), block_elements)
-    if native or torch.compiler.is_compiling() or q.device.type != "cpu" or rows >= q.shape[0]:
-        return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size, native)
-    return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows, native)
+    if torch.compiler.is_compiling() or q.device.type != "cpu" or rows >= q.shape[0]:
+        return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size)
+    return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows)
 
 
 def caps_attention(
