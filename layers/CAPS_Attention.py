@@ -18,7 +18,8 @@ The derivation of qt, kt, L per path, the chunked algorithm, the float32 safety 
 intra-chunk factorisation and the exact fallback are in `layers/CAPS_Attention.md`.
 
 This file imports only torch, einops and the standard library so that it can be dropped into
-a stock Time-Series-Library checkout next to `models/CAPS.py`.
+a stock Time-Series-Library checkout next to `models/CAPS.py`; if `layers/CAPS_cpu_kernel.py` (and
+its C++ source) sit beside it, `impl="auto"` runs that native CPU kernel, otherwise the chunked one.
 """
 
 from __future__ import annotations

@@ -78,8 +78,11 @@ def load() -> ModuleType | None:
         return cpp_extension.load(name=f"caps_cpu_kernel_{_cpu_tag()}", sources=[str(SOURCE)],
                                   extra_cflags=flags, extra_ldflags=["-fopenmp"], verbose=False)
     except (RuntimeError, OSError, ImportError) as err:
-        logger.warning("CAPS native CPU kernel failed to build (%s); using the pure-torch chunked kernel",
-                       str(err).splitlines()[0] if str(err) else type(err).__name__)
+        lines = str(err).splitlines() or [type(err).__name__]
+        # The first line of a build error is the compiler command; the compiler's own "error:" says why.
+        why = next((line for line in lines if "error:" in line), lines[0])
+        logger.warning("CAPS native CPU kernel failed to build (%s); using the pure-torch chunked kernel. "
+                       "Set CAPS_NATIVE_KERNEL=0 to skip the build.", why.strip())
         return None
 
 
