@@ -5,10 +5,11 @@
 with the per-path features qt, kt, decay of `CAPS_Attention.md` (path 1's normaliser and path 3's
 clock prefix are scans inside the same pass). `layers/caps_cpu_kernel.cpp` runs it with float64 states
 and its exact reverse-mode gradient. It is compiled with `torch.utils.cpp_extension` the first time it
-is needed (about 30 s on 2 cores, then cached per machine and CPU under TORCH_EXTENSIONS_DIR). Without
-a C++ compiler or ninja, or with CAPS_NATIVE_KERNEL=0 in the environment, `load()` returns None and
-CAPS uses the pure-torch chunked kernel, which computes the same function (tests compare both with a
-float64 reference).
+is needed (about 30 s on 2 cores), then cached per torch version and CPU under TORCH_EXTENSIONS_DIR
+(default ~/.cache/torch_extensions); a lock left by an interrupted build is cleared after 10 minutes.
+Without a C++ compiler or ninja, or with CAPS_NATIVE_KERNEL=0 in the environment, `load()` returns None
+and CAPS uses the pure-torch chunked kernel, which computes the same function (tests compare both with
+a float64 reference).
 
 Copy this file and `caps_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
 TSLib checkout; without them CAPS still runs.
@@ -21,6 +22,7 @@ import logging
 import os
 import platform
 import shutil
+import time
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -37,6 +39,8 @@ SOURCE = Path(__file__).with_name("caps_cpu_kernel.cpp")
 # 1 / SEGMENT of a full state history ([B, H, T / SEGMENT, F, Ev] float64).
 SEGMENT = 64
 ENV_SWITCH = "CAPS_NATIVE_KERNEL"
+# A build lock older than this was left by a killed build (a build takes ~30 s on 2 cores).
+STALE_LOCK_S = 600.0
 
 
 def _cpu_tag() -> str:
@@ -65,6 +69,30 @@ def disabled_reason() -> str | None:
     return None
 
 
+def build_directory(name: str) -> Path:
+    """Where the extension `name` is built: under torch's extension root (TORCH_EXTENSIONS_DIR or
+    ~/.cache/torch_extensions), one folder per torch version and CPU, since a library built against
+    another torch or for another CPU must never be loaded."""
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or cpp_extension.get_default_build_root()
+    return Path(root) / f"{name}_torch{torch.__version__}".replace("+", "_")
+
+
+def clear_stale_lock(directory: Path, max_age_s: float = STALE_LOCK_S) -> bool:
+    """Remove the build lock a killed build left behind (torch would otherwise wait on it forever).
+    Returns whether a lock was removed."""
+    lock = directory / "lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if age <= max_age_s:
+        return False
+    logger.warning("CAPS native CPU kernel: removing the stale build lock %s (%.0f s old, left by an "
+                   "interrupted build)", lock, age)
+    lock.unlink(missing_ok=True)
+    return True
+
+
 @cache
 def load() -> ModuleType | None:
     """The compiled extension, built on first call; None (logged once) when it is unavailable."""
@@ -73,10 +101,14 @@ def load() -> ModuleType | None:
         logger.info("CAPS native CPU kernel off (%s): using the pure-torch chunked kernel", reason)
         return None
     flags = ["-O3", "-march=native", "-fopenmp"]
-    logger.info("CAPS: loading the native CPU kernel (compiled on first use per machine, about 30 s)")
+    name = f"caps_cpu_kernel_{_cpu_tag()}"
+    directory = build_directory(name)
+    logger.info("CAPS: loading the native CPU kernel from %s (compiled on first use, about 30 s)", directory)
     try:
-        return cpp_extension.load(name=f"caps_cpu_kernel_{_cpu_tag()}", sources=[str(SOURCE)],
-                                  extra_cflags=flags, extra_ldflags=["-fopenmp"], verbose=False)
+        directory.mkdir(parents=True, exist_ok=True)
+        clear_stale_lock(directory)
+        return cpp_extension.load(name=name, sources=[str(SOURCE)], extra_cflags=flags,
+                                  extra_ldflags=["-fopenmp"], build_directory=str(directory), verbose=False)
     except (RuntimeError, OSError, ImportError) as err:
         lines = str(err).splitlines() or [type(err).__name__]
         # The first line of a build error is the compiler command; the compiler's own "error:" says why.

@@ -8,6 +8,8 @@ rounding of inputs and outputs.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -158,3 +160,23 @@ def test_native_switch_off_by_environment(monkeypatch: pytest.MonkeyPatch) -> No
 def test_native_on_other_devices_is_an_error() -> None:
     with pytest.raises(ValueError, match="eager CPU kernel"):
         resolve_impl("native", torch.device("cuda"))
+
+
+def test_stale_build_lock_is_cleared(tmp_path) -> None:
+    """A lock left by a killed build would make torch wait forever: old locks go, fresh ones stay."""
+    lock = tmp_path / "lock"
+    lock.touch()
+    assert not native.clear_stale_lock(tmp_path, max_age_s=600)
+    assert lock.exists()
+    old = lock.stat().st_mtime - 3600
+    os.utime(lock, (old, old))
+    assert native.clear_stale_lock(tmp_path, max_age_s=600)
+    assert not lock.exists()
+    assert not native.clear_stale_lock(tmp_path)
+
+
+def test_build_directory_names_the_torch_version(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    directory = native.build_directory("caps_cpu_kernel_x")
+    assert directory.parent == tmp_path
+    assert torch.__version__.replace("+", "_") in directory.name
