@@ -17,8 +17,8 @@ forward+backward of sum(o)); a configuration stops repeating once it has used MA
 
 --model-step times the full CAPS model's training step instead (the CAPS_ETTh1.sh recipe: seq_len 96,
 7 channels, 4 time features, 3 layers, D = 32, 4 heads, AdamW; forward, MSE, backward, optimiser step, measured
-by `utils.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked at --batch, and
-chunked and native against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E]
+by `utils.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked and native at
+--batch, and both against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E]
 block, so it only fits small batches).
 """
 
