@@ -687,6 +687,8 @@ def caps_attention(
     """
     _check_impl(attn, impl, chunk_size)
     parse_paths(paths)
+    if q.dim() != 4 or q.shape[1] == 0:
+        raise ValueError(f"caps_attention needs q of shape [B, T, H, E] with T >= 1, got {tuple(q.shape)}")
     impl = "naive" if attn == "softmax" else resolve_impl(impl, q.device)
     chunk_size = chunk_size or default_chunk(q.device)
     dtype = _compute_dtype(q)

@@ -433,6 +433,9 @@ torch::Tensor running_max(const torch::Tensor& x) {
   TORCH_CHECK(x.device().is_cpu() && x.dim() == 4 && x.stride(3) == 1 && x.stride(2) == x.size(3),
               "caps_cpu_kernel: running_max needs a CPU [B, T, H, E] tensor with packed heads");
   auto m = torch::empty(x.sizes(), x.options());
+  if (x.numel() == 0) {
+    return m;
+  }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "caps_running_max", [&] {
     const auto in = rows_of<const scalar_t>(x);
     const auto out = rows_of<scalar_t>(m);

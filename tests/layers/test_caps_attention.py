@@ -204,6 +204,12 @@ def test_softmax_rejects_linear_time_impls(impl: str) -> None:
         caps_attention(*make_inputs(1, 4, 1, 2), attn="softmax", impl=impl)
 
 
+@pytest.mark.parametrize("impl", ["auto", "chunked", "naive", "recurrent"])
+def test_empty_sequence_is_a_clear_error(impl: str) -> None:
+    with pytest.raises(ValueError, match=r"T >= 1, got \(2, 0, 2, 4\)"):
+        caps_attention(*make_inputs(2, 0, 2, 4), impl=impl)
+
+
 @pytest.mark.parametrize("bad", [dict(paths="14"), dict(paths="11"), dict(impl="fast"), dict(attn="relu"),
                                  dict(chunk_size=0)], ids=["paths-14", "paths-11", "impl", "attn", "chunk0"])
 def test_invalid_arguments(bad: dict) -> None:
