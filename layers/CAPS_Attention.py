@@ -646,21 +646,15 @@ class _BlockedChunkedCAPS(torch.autograd.Function):
 def caps_attention_chunked(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
     clock: torch.Tensor, paths: str = "123", chunk_size: int = DEFAULT_CHUNK, block_elements: int = BLOCK_ELEMENTS,
-    native: bool = False,
 ) -> torch.Tensor:
-    """Linear-time CAPS: the chunked O(T C F) kernel, or with `native` (caller checks it is available)
-    the native CPU recurrence of `layers/CAPS_cpu_kernel.py` (without paths the chunked kernel is plain
-    matmuls and runs either way). Shapes as `caps_attention`.
+    """Chunked O(T C F) linear CAPS. Shapes as `caps_attention`.
 
-    The chunked kernel in eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block
-    size from `block_elements`); on a GPU (whose caching allocator has no first-touch cost, and where
-    each block would add kernel launches: 3.7x slower at the H=720 recipe on an H100) and under
-    torch.compile the whole batch is one pass. The native kernel always takes the whole batch: it keeps
-    only its [B, T, H, E]-sized inputs and small state checkpoints, and blocks would recompute it.
+    Eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block size from
+    `block_elements`); on a GPU (whose caching allocator has no first-touch cost, and where each block
+    would add kernel launches: 3.7x slower at the H=720 recipe on an H100) and under torch.compile the
+    whole batch is one pass.
     """
     ids = parse_paths(paths)
-    if native and ids:
-        return native_kernel.caps_attention_native(q, k, v, p, g, clock, ids)
     rows = rows_per_block(q.shape, len(ids), block_elements)
     if torch.compiler.is_compiling() or q.device.type != "cpu" or rows >= q.shape[0]:
         return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size)
@@ -686,7 +680,7 @@ def caps_attention(
     with autocast disabled (bf16/fp16 inputs are upcast: the decays need float32's exponent range).
     """
     _check_impl(attn, impl, chunk_size)
-    parse_paths(paths)
+    ids = parse_paths(paths)
     if q.dim() != 4 or q.shape[1] == 0:
         raise ValueError(f"caps_attention needs q of shape [B, T, H, E] with T >= 1, got {tuple(q.shape)}")
     impl = "naive" if attn == "softmax" else resolve_impl(impl, q.device)
@@ -699,8 +693,12 @@ def caps_attention(
             o = caps_attention_naive(q, k, v, p, g, clock, attn, paths)
         elif impl == "recurrent":
             o = caps_attention_recurrent(q, k, v, p, g, clock, paths)
+        elif impl == "native" and ids:
+            # The whole batch at once: the native kernel keeps only its [B, T, H, E]-sized inputs and
+            # small state checkpoints. Without paths the chunked kernel is plain matmuls and runs anyway.
+            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids)
         else:
-            o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size, native=impl == "native")
+            o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size)
     return o.to(out_dtype)
 
 

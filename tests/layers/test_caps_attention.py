@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import layers.CAPS_Attention as caps
+from layers import CAPS_cpu_kernel
 from layers.CAPS_Attention import caps_attention
 
 F64_TOL = 1e-12
@@ -22,6 +23,10 @@ PATHS = ["123", "1", "2", "3", "none", "12", "13", "23"]
 # Gate regimes: the default init scale, gates x10 (decays far past float32's range inside a chunk,
 # forcing the exact fallback) and gates near zero (softplus(g) ~ 2e-9: no decay at all).
 REGIMES = {"default": (1.0, 0.0), "gates_x10": (10.0, 0.0), "gates_zero": (1.0, -20.0)}
+NATIVE_REASON = CAPS_cpu_kernel.disabled_reason()
+needs_native_kernel = pytest.mark.skipif(NATIVE_REASON is not None,
+                                         reason=f"native CPU kernel cannot be built here: {NATIVE_REASON}")
+NATIVE = pytest.param("native", marks=needs_native_kernel)
 
 
 def assert_close(actual: torch.Tensor, expected: torch.Tensor, tol: float, what: str = "",
@@ -63,15 +68,15 @@ def check_all(actual, expected, tol: float, what: str) -> None:
         assert_close(ga, ge, tol, f"{what} grad {name}", scale_floor=floor)
 
 
+@pytest.mark.parametrize("impl", ["recurrent", "chunked", NATIVE])
 @pytest.mark.parametrize("T", [1, 63, 97, 300], ids=lambda t: f"T{t}")
 @pytest.mark.parametrize("paths", PATHS, ids=lambda p: f"paths-{p}")
-def test_impls_agree_float64(paths: str, T: int) -> None:
+def test_impls_agree_float64(paths: str, T: int, impl: str) -> None:
     inputs = make_inputs(2, T, 2, 4)
     weight = torch.randn(2, T, 2, 4, dtype=torch.float64)
     ref = run_with_grads(inputs, weight, paths=paths, impl="naive")
-    check_all(run_with_grads(inputs, weight, paths=paths, impl="recurrent"), ref, F64_TOL, "recurrent")
-    check_all(run_with_grads(inputs, weight, paths=paths, impl="chunked", chunk_size=16), ref, F64_TOL,
-              "chunked")
+    extra = dict(chunk_size=16) if impl == "chunked" else {}
+    check_all(run_with_grads(inputs, weight, paths=paths, impl=impl, **extra), ref, F64_TOL, impl)
 
 
 @pytest.mark.parametrize("T", [63, 300], ids=lambda t: f"T{t}")
@@ -84,15 +89,16 @@ def test_impls_agree_extreme_gates_float64(regime: str, T: int) -> None:
     check_all(run_with_grads(inputs, weight, impl="chunked"), ref, F64_TOL, "chunked")
 
 
+@pytest.mark.parametrize("impl", ["chunked", NATIVE])
 @pytest.mark.parametrize("T", [1, 97, 300], ids=lambda t: f"T{t}")
 @pytest.mark.parametrize("regime", list(REGIMES))
-@pytest.mark.parametrize("paths", ["123", "12", "none"], ids=lambda p: f"paths-{p}")
-def test_chunked_float32_matches_float64_reference(paths: str, regime: str, T: int) -> None:
+@pytest.mark.parametrize("paths", ["123", "12", "3", "none"], ids=lambda p: f"paths-{p}")
+def test_linear_float32_matches_float64_reference(paths: str, regime: str, T: int, impl: str) -> None:
     inputs = make_inputs(2, T, 4, 8, regime)
     weight = torch.randn(2, T, 4, 8, dtype=torch.float64)
     ref = run_with_grads(inputs, weight, paths=paths, impl="naive")
-    got = run_with_grads([x.float() for x in inputs], weight, paths=paths, impl="chunked")
-    check_all(got, ref, F32_TOL, "chunked float32 vs naive float64")
+    got = run_with_grads([x.float() for x in inputs], weight, paths=paths, impl=impl)
+    check_all(got, ref, F32_TOL, f"{impl} float32 vs naive float64")
 
 
 @pytest.mark.parametrize("regime", ["default", "gates_x10"])

@@ -1,5 +1,7 @@
 """The native CPU kernel (`layers/CAPS_cpu_kernel.py` + `caps_cpu_kernel.cpp`) against the float64
 naive reference, finite differences and the pure-torch chunked kernel, plus how `impl="auto"` picks it.
+Its float64 and float32 agreement over every path set and gate regime is tested beside the other
+implementations in tests/layers/test_caps_attention.py (`impl` parametrised with "native").
 
 Tolerances as tests/layers/test_caps_attention.py (never relaxed): float64 1e-12 (measured <= 4e-14),
 float32 vs float64 reference 1e-5. The kernel keeps its states in float64, so its float32 error is one
@@ -18,49 +20,21 @@ from layers import CAPS_cpu_kernel as native
 from layers.CAPS_Attention import CAPSAttention, caps_attention, resolve_impl
 from tests.layers.test_caps_attention import (
     F32_TOL,
-    F64_TOL,
-    PATHS,
-    REGIMES,
     assert_close,
     check_all,
     make_inputs,
+    needs_native_kernel,
     run_with_grads,
 )
 
-REASON = native.disabled_reason()
-needs_kernel = pytest.mark.skipif(REASON is not None, reason=f"native CPU kernel cannot be built here: {REASON}")
-LINEAR_PATHS = [p for p in PATHS if p != "none"]
 
-
-@needs_kernel
+@needs_native_kernel
 def test_kernel_builds() -> None:
     """With a compiler present the build must succeed (a failure here is a bug, not a skip)."""
     assert native.load() is not None
 
 
-@needs_kernel
-@pytest.mark.parametrize("T", [1, 63, 97, 300], ids=lambda t: f"T{t}")
-@pytest.mark.parametrize("paths", LINEAR_PATHS, ids=lambda p: f"paths-{p}")
-def test_native_matches_naive_float64(paths: str, T: int) -> None:
-    inputs = make_inputs(2, T, 2, 4)
-    weight = torch.randn(2, T, 2, 4, dtype=torch.float64)
-    ref = run_with_grads(inputs, weight, paths=paths, impl="naive")
-    check_all(run_with_grads(inputs, weight, paths=paths, impl="native"), ref, F64_TOL, "native float64")
-
-
-@needs_kernel
-@pytest.mark.parametrize("T", [1, 97, 300], ids=lambda t: f"T{t}")
-@pytest.mark.parametrize("regime", list(REGIMES))
-@pytest.mark.parametrize("paths", ["123", "12", "3"], ids=lambda p: f"paths-{p}")
-def test_native_float32_matches_float64_reference(paths: str, regime: str, T: int) -> None:
-    inputs = make_inputs(2, T, 4, 8, regime)
-    weight = torch.randn(2, T, 4, 8, dtype=torch.float64)
-    ref = run_with_grads(inputs, weight, paths=paths, impl="naive")
-    got = run_with_grads([x.float() for x in inputs], weight, paths=paths, impl="native")
-    check_all(got, ref, F32_TOL, "native float32 vs naive float64")
-
-
-@needs_kernel
+@needs_native_kernel
 @pytest.mark.parametrize("regime", ["default", "gates_x10"])
 def test_native_long_sequence_float32(regime: str) -> None:
     """T = 4096 (64 checkpoint segments): float32 outputs and gradients against recurrent float64."""
@@ -71,7 +45,7 @@ def test_native_long_sequence_float32(regime: str) -> None:
     check_all(got, run_with_grads(inputs, weight, impl="recurrent"), F32_TOL, "T4096 native float32")
 
 
-@needs_kernel
+@needs_native_kernel
 def test_native_extreme_logits_and_clock() -> None:
     """Path-1 logits spanning +-200 (the running max jumps; most weights underflow to 0) and clocks
     from 1e-6 to 1e3, float32 against float64 naive."""
@@ -85,7 +59,7 @@ def test_native_extreme_logits_and_clock() -> None:
               "native float32, extreme logits and clock")
 
 
-@needs_kernel
+@needs_native_kernel
 @pytest.mark.parametrize("paths", [(1, 2, 3), (1,), (2,), (3,), (1, 3)], ids=str)
 def test_native_gradcheck(paths: tuple[int, ...]) -> None:
     """Finite differences in float64, with head widths that are not multiples of 4 (E = 3, Ev = 5:
@@ -99,7 +73,7 @@ def test_native_gradcheck(paths: tuple[int, ...]) -> None:
     assert torch.autograd.gradcheck(lambda *x: native.caps_attention_native(*x, paths), inputs)
 
 
-@needs_kernel
+@needs_native_kernel
 def test_native_accepts_strided_views() -> None:
     """Inputs that are views of one projection output (time stride > H E) give the contiguous result
     (up to float32 rounding: torch's vectorised and strided elementwise loops round differently)."""
@@ -113,7 +87,7 @@ def test_native_accepts_strided_views() -> None:
     assert_close(strided, contiguous, 1e-6, "strided vs contiguous inputs")
 
 
-@needs_kernel
+@needs_native_kernel
 def test_native_rejects_bad_shapes_clearly() -> None:
     q = torch.randn(1, 5, 2, 4)
     with pytest.raises(RuntimeError, match="caps_cpu_kernel: v must be"):
@@ -122,7 +96,7 @@ def test_native_rejects_bad_shapes_clearly() -> None:
         native.caps_attention_native(q, q, q, q, q, torch.ones(1, 5, 2), ())
 
 
-@needs_kernel
+@needs_native_kernel
 def test_layer_auto_is_native_on_cpu_and_matches_chunked() -> None:
     torch.manual_seed(0)
     layer = CAPSAttention(32, 4)
