@@ -27,7 +27,7 @@ from utils.errors import UserInputError
 BEST_FILE = "checkpoint.pth"
 LAST_FILE = "last.pth"
 #: bumped when the layout of last.pth changes
-LAST_FORMAT = 1
+LAST_FORMAT = 2
 
 # Flags that do not change what a run computes: they may differ between the interrupted run and
 # the resumed one (moving the data, more workers, another GPU index, ...).

@@ -5,8 +5,9 @@ One forward/loss path serves AMP and full precision (`torch.autocast(enabled=...
 unscaling; gradient accumulation divides each micro-batch loss by the size of its group.
 
 Long runs: `last.pth` (exp/checkpointing.py) is written every `--save_every_steps` optimiser steps, at
-every epoch end and when SIGTERM/SIGINT arrives; `--resume` continues from it bit-for-bit, because the
-train shuffle is a function of (seed, epoch) and every RNG state is restored. A NaN/inf loss stops the
+every epoch end and when SIGTERM/SIGINT arrives; `--resume` continues from it bit-for-bit, because every RNG
+state and the epoch's shuffle seed are restored (exp/samplers.py: `--rng_stream tslib` draws the train
+order and TSLib's loader seeds from the global RNG, `epoch` makes it a function of (seed, epoch)). A NaN/inf loss stops the
 run before any checkpoint is overwritten. Under torchrun the model is wrapped in
 DistributedDataParallel, train batches come from a DistributedSampler, and val/test windows are split
 into contiguous shards whose results are summed (losses) or gathered in order (predictions) on rank 0,
@@ -49,7 +50,7 @@ from exp.checkpointing import (
 )
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
-from exp.samplers import ResumableSampler, ShardSampler
+from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
 from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
@@ -112,6 +113,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             self.eval_runner = self.runner
         self.train_stats: dict = {}
         self._last_state: dict | None = None
+        self._stream_noted = False
 
     def _build_model(self) -> nn.Module:
         try:
@@ -135,16 +137,32 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         wrapped = isinstance(self.model, (nn.DataParallel, DistributedDataParallel))
         return self.model.module if wrapped else self.model
 
+    def _tslib_stream(self) -> bool:
+        """Whether loaders draw from the global RNG as TSLib's do (`--rng_stream tslib`, one process)."""
+        if self.args.rng_stream != "tslib":
+            return False
+        if self.dist.world_size > 1:
+            if not self._stream_noted:
+                logger.info("--rng_stream tslib needs one process: under torchrun the train order follows "
+                            "(seed, epoch) as with --rng_stream epoch")
+                self._stream_noted = True
+            return False
+        return True
+
     def _get_data(self, flag: str):
-        """(dataset, loader): train shuffles per (seed, epoch) on this rank's share; val/test read this
+        """(dataset, loader): train shuffles on this rank's share (exp/samplers.py); val/test read this
         rank's contiguous shard in order (the whole split in one process)."""
         dataset = build_dataset(self.args, flag)
-        if flag == "train":
+        tslib = self._tslib_stream()
+        if flag == "train" and tslib:
+            sampler = GlobalStreamSampler(len(dataset))
+        elif flag == "train":
             seed = getattr(self.args, "run_seed", self.args.seed)
             sampler = ResumableSampler(DistributedSampler(dataset, num_replicas=self.dist.world_size,
                                                           rank=self.dist.rank, shuffle=True, seed=seed))
         else:
-            sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size)
+            draws = TSLIB_EVAL_DRAWS[flag] if tslib else 0
+            sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size, global_draws=draws)
         return dataset, make_loader(self.args, dataset, flag, sampler)
 
     def _predict(self, batch, runner: Callable | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -224,7 +242,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         if self.dist.is_main:
             path.mkdir(parents=True, exist_ok=True)
         train_loader = data["train"][1]
-        steps = math.ceil(len(train_loader.sampler.base) / args.batch_size)
+        steps = math.ceil(train_loader.sampler.epoch_length() / args.batch_size)
         optimizer = self._make_optimizer()
         optimizer_steps = math.ceil(steps / args.grad_accum)
         return _Training(
@@ -271,6 +289,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         t.scaler.load_state_dict(state["scaler"])
         t.early_stopping.load_state_dict(state["early_stopping"])
         t.progress = TrainProgress(**state["progress"])
+        if t.progress.step > 0:
+            # Mid-epoch: the epoch's permutation is replayed, not drawn again.
+            t.data["train"][1].sampler.load_state_dict(state["train_sampler"])
         restore_rng_state(state["rng"][self.dist.rank])
         logger.info("--resume: continuing %s at epoch %d, batch %d", setting, t.progress.epoch + 1, t.progress.step)
 
@@ -289,6 +310,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "scheduler": t.scheduler.state_dict() if t.scheduler is not None else None,
             "scaler": t.scaler.state_dict(),
             "early_stopping": t.early_stopping.state_dict(),
+            "train_sampler": t.data["train"][1].sampler.state_dict(),
             "rng": rng,
         }, t.path / LAST_FILE)
 

@@ -93,15 +93,17 @@ class Model(nn.Module):
         self.seq_len = configs.seq_len
         self.pred_len = configs.pred_len
         self.normalize = Normalize(configs.enc_in)
-        self.enc_embedding = DataEmbedding(configs.enc_in, configs.d_model, configs.embed, configs.freq,
-                                           configs.dropout)
-        self.predict_linear = nn.Linear(configs.seq_len, total_len)
+        # Built in TSLib's order (blocks, embedding, norm, predict_linear, projection), so a given seed
+        # draws the same initial weights as TSLib's TimesNet.
         self.blocks = nn.ModuleList(
             TimesBlock(total_len, configs.d_model, configs.d_ff, configs.top_k, configs.num_kernels)
             for _ in range(configs.e_layers)
         )
+        self.enc_embedding = DataEmbedding(configs.enc_in, configs.d_model, configs.embed, configs.freq,
+                                           configs.dropout)
         # One LayerNorm shared by every block, as in the reference implementation.
         self.layer_norm = nn.LayerNorm(configs.d_model)
+        self.predict_linear = nn.Linear(configs.seq_len, total_len)
         self.projection = nn.Linear(configs.d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,

@@ -22,6 +22,7 @@ AUGMENTATIONS = ("jitter", "scaling", "permutation", "randompermutation", "magwa
 
 # TSLib seeds random/numpy/torch with this value at start-up; our default keeps it.
 TSLIB_DEFAULT_SEED = 2021
+RNG_STREAMS = ("tslib", "epoch")
 
 
 def _int_list(text: str) -> list[int]:
@@ -164,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--use_dtw", action="store_true", default=False, help="compute DTW (slow)")
     g.add_argument("--augmentation_ratio", type=int, default=0, help="how many times to augment (not implemented: must be 0)")
     g.add_argument("--seed", type=int, default=TSLIB_DEFAULT_SEED, help="seed for python, numpy and torch; each itr run ii uses seed + ii")
+    g.add_argument("--rng_stream", type=str, default="tslib", choices=RNG_STREAMS,
+                   help="tslib: the train shuffle and the loaders' seeds are drawn from the global torch RNG where "
+                        "TSLib's DataLoaders draw them, so a run with TSLib's seed initialises, shuffles and drops "
+                        "out as TSLib does; epoch: the train order is a function of (seed, epoch) and evaluation "
+                        "draws nothing (used under torchrun)")
     for name in AUGMENTATIONS:
         g.add_argument(f"--{name}", action="store_true", default=False, help=f"{name} augmentation preset (not implemented)")
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")

@@ -21,16 +21,22 @@ from utils.arguments import build_parser, make_setting
 
 REPO = Path(__file__).resolve().parents[2]
 # Dropout, the shuffle, AdamW state, OneCycle and gradient accumulation all have to survive the restart.
-RECIPE = ("--train_epochs", "3", "--optimizer", "adamw", "--lradj", "onecycle", "--grad_accum", "2",
-          "--learning_rate", "0.003")
+BASE_RECIPE = ("--train_epochs", "3", "--optimizer", "adamw", "--lradj", "onecycle", "--grad_accum", "2",
+               "--learning_rate", "0.003")
+
+
+@pytest.fixture(scope="module", params=["tslib", "epoch"], ids=["rng-tslib", "rng-epoch"])
+def recipe(request) -> tuple[str, ...]:
+    """The recipe under each train-order source (the tslib stream replays a recorded shuffle seed)."""
+    return (*BASE_RECIPE, "--rng_stream", request.param)
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory, toy, toy_csv, results):
+def reference(tmp_path_factory, toy, toy_csv, results, recipe):
     """One uninterrupted run: its folder, setting, result record and best weights."""
     folder = tmp_path_factory.mktemp("reference")
     toy_csv(folder / "toy.csv")
-    argv = toy(folder, *RECIPE)
+    argv = toy(folder, *recipe)
     cwd = os.getcwd()
     os.chdir(folder)
     try:
@@ -52,7 +58,7 @@ def assert_same_run(folder: Path, reference: dict, results) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, toy, results, reference, monkeypatch,
+def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, recipe, toy, results, reference, monkeypatch,
                                                             capsys, signum):
     # 22 batches per epoch: the signal arrives during batch 8 of epoch 2, which closes an accumulation group.
     calls = {"train": 0}
@@ -65,7 +71,7 @@ def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, toy, results
                 os.kill(os.getpid(), signum)
         return original(self, batch, runner)
 
-    argv = toy(in_tmp, *RECIPE)
+    argv = toy(in_tmp, *recipe)
     with monkeypatch.context() as patch:
         patch.setattr(Exp_Long_Term_Forecast, "_predict", predict)
         assert run.main(argv) == 128 + signum
@@ -82,8 +88,8 @@ def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, toy, results
     assert_same_run(in_tmp, reference, results)
 
 
-def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(in_tmp, toy, results, reference):
-    argv = toy(in_tmp, *RECIPE)
+def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(in_tmp, recipe, toy, results, reference):
+    argv = toy(in_tmp, *recipe)
     last = in_tmp / "checkpoints" / reference["setting"] / "last.pth"
     # Same thread count as this process, which runs the reference and the resumed half: float reductions
     # are only reproducible at a fixed thread count.
@@ -106,16 +112,16 @@ def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(in_tmp, toy, result
     assert_same_run(in_tmp, reference, results)
 
 
-def test_resume_skips_a_trained_and_tested_run(in_tmp, toy, results, reference, capsys):
+def test_resume_skips_a_trained_and_tested_run(in_tmp, recipe, toy, results, reference, capsys):
     shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
-    assert run.main([*toy(in_tmp, *RECIPE), "--resume"]) == 0
+    assert run.main([*toy(in_tmp, *recipe), "--resume"]) == 0
     assert "already trained and tested; skipping it" in capsys.readouterr().out
     assert results(in_tmp) == []
 
 
-def test_resume_with_other_flags_is_refused(in_tmp, toy, reference, capsys):
+def test_resume_with_other_flags_is_refused(in_tmp, recipe, toy, reference, capsys):
     shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
-    argv = toy(in_tmp, *RECIPE, "--resume")
+    argv = toy(in_tmp, *recipe, "--resume")
     argv[argv.index("--learning_rate") + 1] = "0.01"
     assert run.main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -126,7 +132,7 @@ def test_resume_with_other_flags_is_refused(in_tmp, toy, reference, capsys):
 @pytest.mark.parametrize("name, mode", [("last.pth", "truncated"), ("last.pth", "garbage"),
                                         ("checkpoint.pth", "truncated"), ("checkpoint.pth", "empty")],
                          ids=["last-truncated", "last-garbage", "best-truncated", "best-empty"])
-def test_damaged_checkpoint_is_one_error_line_naming_it(in_tmp, toy, reference, capsys, name, mode):
+def test_damaged_checkpoint_is_one_error_line_naming_it(in_tmp, recipe, toy, reference, capsys, name, mode):
     shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
     path = in_tmp / "checkpoints" / reference["setting"] / name
     if name == "last.pth":
@@ -134,7 +140,7 @@ def test_damaged_checkpoint_is_one_error_line_naming_it(in_tmp, toy, reference, 
         torch.save({"pad": torch.zeros(10_000)}, path)
     data = path.read_bytes()
     path.write_bytes({"truncated": data[: len(data) // 2], "garbage": b"not a checkpoint", "empty": b""}[mode])
-    argv = toy(in_tmp, *RECIPE)
+    argv = toy(in_tmp, *recipe)
     argv += ["--resume"] if name == "last.pth" else []
     if name == "checkpoint.pth":
         argv[argv.index("--is_training") + 1] = "0"
@@ -144,12 +150,12 @@ def test_damaged_checkpoint_is_one_error_line_naming_it(in_tmp, toy, reference, 
     assert err.endswith("delete it and train again (without --resume when it is last.pth)") and "\n" not in err
 
 
-def test_checkpoint_of_another_model_is_one_error_line(in_tmp, toy, reference, capsys):
+def test_checkpoint_of_another_model_is_one_error_line(in_tmp, recipe, toy, reference, capsys):
     shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
     setting = reference["setting"]
     best = in_tmp / "checkpoints" / setting / "checkpoint.pth"
     torch.save({"weight": torch.zeros(2)}, best)
-    argv = toy(in_tmp, *RECIPE)
+    argv = toy(in_tmp, *recipe)
     argv[argv.index("--is_training") + 1] = "0"
     assert run.main(argv) == 2
     err = capsys.readouterr().err.strip()
