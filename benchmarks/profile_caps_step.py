@@ -4,7 +4,7 @@ Usage:  python benchmarks/profile_caps_step.py [--pred_len 720] [--batch 32] [--
 
 Builds the model from `scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh` (as bench_models.py does),
 runs one warm-up step, then profiles one step (forward, MSE, backward, AdamW) and prints the operators
-sorted by self CPU time. The native kernel shows up as `_NativeCAPS` / `_NativeCAPSBackward`.
+sorted by self CPU time. The native kernel shows up as `caps_tslib::native_forward` / `native_backward`.
 """
 
 from __future__ import annotations

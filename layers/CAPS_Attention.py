@@ -93,26 +93,42 @@ def native_unavailable_reason() -> str | None:
     """Why impl="native" cannot run here (None when the native CPU kernel is built and loaded)."""
     if native_kernel is None:
         return "layers/CAPS_cpu_kernel.py is not installed next to CAPS_Attention.py"
+    if torch.compiler.is_compiling():
+        # Tracing must not build: the layer's construction (or an eager call) has loaded it by now.
+        return None if native_kernel.loaded() else "it was not loaded before torch.compile traced the layer"
     reason = native_kernel.disabled_reason()
     if reason is None and native_kernel.load() is None:
         reason = "the build failed (see the warning logged by layers.CAPS_cpu_kernel)"
     return reason
 
 
+def _native_kernel_ready() -> bool:
+    """Whether the native CPU kernel is importable and built; under torch.compile, whether it is loaded."""
+    if native_kernel is None:
+        return False
+    return native_kernel.loaded() if torch.compiler.is_compiling() else native_kernel.available()
+
+
+def prepare_native_kernel(impl: str) -> None:
+    """Build/load the native kernel ahead of use when `impl` may pick it on this CPU-only machine, so that
+    a torch.compile trace, which cannot build it, finds it loaded."""
+    if impl in ("auto", "native") and native_kernel is not None and not torch.cuda.is_available():
+        native_kernel.available()
+
+
 def resolve_impl(impl: str, device: torch.device) -> str:
-    """"auto" -> "native" on the CPU in eager mode when the native kernel is available, else "chunked";
-    other choices are returned unchanged ("native" raises ValueError where it cannot run)."""
+    """"auto" -> "native" on the CPU when the native kernel is available (eager, or torch.compile where it
+    is an opaque op), else "chunked"; other choices are returned unchanged ("native" raises ValueError
+    where it cannot run)."""
     if impl == "native":
-        if device.type != "cpu" or torch.compiler.is_compiling():
-            raise ValueError("--caps_impl native is the eager CPU kernel; use chunked (or auto) on "
-                             f"{device.type} or under torch.compile")
+        if device.type != "cpu":
+            raise ValueError(f"--caps_impl native is the CPU kernel; use chunked (or auto) on {device.type}")
         reason = native_unavailable_reason()
         if reason is not None:
             raise ValueError(f"--caps_impl native is unavailable: {reason}; use --caps_impl chunked or auto")
     if impl != "auto":
         return impl
-    usable = device.type == "cpu" and not torch.compiler.is_compiling() and native_kernel is not None
-    return "native" if usable and native_kernel.available() else "chunked"
+    return "native" if device.type == "cpu" and _native_kernel_ready() else "chunked"
 
 
 def _check_impl(attn: str, impl: str, chunk_size: int | None) -> None:
@@ -671,8 +687,8 @@ def caps_attention(
     q, k, p, g: [B, T, H, E] (q, k already rotated); v: [B, T, H, Ev]; clock: [B, T, H] > 0.
     attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k);
     impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (pure-torch chunked kernel)
-    | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`) | "auto" (native on the CPU in eager
-    mode when it builds, else chunked; the naive form for attn="softmax"). Linear forms only for all
+    | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`; an opaque op under torch.compile)
+    | "auto" (native on the CPU when it builds, else chunked; the naive form for attn="softmax"). Linear forms only for all
     but naive.
     chunk_size: the chunked kernel's chunk length; None picks `default_chunk(q.device)` (the result
     does not depend on it beyond float rounding).
@@ -812,6 +828,7 @@ class CAPSAttention(nn.Module):
         if attn == "softmax" and impl in ("chunked", "auto"):
             impl = "naive"
         _check_impl(attn, impl, chunk_size)
+        prepare_native_kernel(impl)
         self.paths = parse_paths(paths)
         self.n_heads, self.head_dim = n_heads, head_dim
         self.attn, self.rope, self.numerics = attn, rope, numerics

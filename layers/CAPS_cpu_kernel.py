@@ -11,6 +11,10 @@ Without a C++ compiler or ninja, or with CAPS_NATIVE_KERNEL=0 in the environment
 and CAPS uses the pure-torch chunked kernel, which computes the same function (tests compare both with
 a float64 reference).
 
+The extension's functions are registered as `torch.library` custom ops (`caps_tslib::native_forward`,
+`native_backward`, `running_max`) with shape-only fake implementations and an autograd formula, so
+torch.compile traces CAPS with the kernel as one opaque node instead of breaking the graph.
+
 Copy this file and `caps_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
 TSLib checkout; without them CAPS still runs.
 """
@@ -93,9 +97,23 @@ def clear_stale_lock(directory: Path, max_age_s: float = STALE_LOCK_S) -> bool:
     return True
 
 
+_extension: ModuleType | None = None
+
+
+def loaded() -> bool:
+    """True once `load()` has succeeded; a plain global read, so torch.compile can evaluate it while tracing."""
+    return _extension is not None
+
+
 @cache
 def load() -> ModuleType | None:
     """The compiled extension, built on first call; None (logged once) when it is unavailable."""
+    global _extension
+    _extension = _build()
+    return _extension
+
+
+def _build() -> ModuleType | None:
     reason = disabled_reason()
     if reason is not None:
         logger.info("CAPS native CPU kernel off (%s): using the pure-torch chunked kernel", reason)
@@ -128,24 +146,69 @@ def _packed(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 and x.stride(-2) == x.shape[-1] else x.contiguous()
 
 
-class _NativeCAPS(torch.autograd.Function):
-    """Autograd wrapper of the extension (inputs as `caps_cpu_kernel.cpp` describes them)."""
+# The extension's functions as torch.library ops: opaque to torch.compile (a fake implementation gives
+# their output shapes), differentiable through `register_autograd`. The extension loads on first call.
+@torch.library.custom_op("caps_tslib::native_forward", mutates_args=())
+def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, r: torch.Tensor,
+                   d2m1: torch.Tensor, clock: torch.Tensor, mask: int,
+                   segment: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, E+1] f64),
+    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `caps_cpu_kernel.cpp`
+    describes them."""
+    out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, mask, segment)
+    return out, ckpt_state, ckpt_scan
 
-    @staticmethod
-    def forward(ctx, q, k, v, w, r, d2m1, clock, mask):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, mask, SEGMENT)
-        ctx.mask = mask
-        ctx.save_for_backward(q, k, v, w, r, d2m1, clock, ckpt_state, ckpt_scan)
-        return out
 
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, dout):  # noqa: ANN001, ANN205 (autograd.Function protocol)
-        q, k, v, w, r, d2m1, clock, ckpt_state, ckpt_scan = ctx.saved_tensors
-        dq, dk, dv, dw, dd2m1, dc = load().backward(q, k, v, w, r, d2m1, clock, ctx.mask, SEGMENT, ckpt_state,
-                                                  ckpt_scan, dout.contiguous())
-        # w, r, d2m1 stand in for one another (or for q) when their path is off: no gradient then.
-        return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, None)
+@native_forward.register_fake
+def _native_forward_shapes(q, k, v, w, r, d2m1, clock, mask, segment):  # noqa: ANN001, ANN202 (fake impl)
+    b, t, h, e = q.shape
+    ev, segments = v.shape[-1], -(-t // segment)
+    groups = -(-bin(mask).count("1") * e // 4)  # F = n_paths E features in vectors of 4
+    return (q.new_empty(b, t, h, ev), q.new_empty(b, h, segments, groups, ev, 4, dtype=torch.float64),
+            q.new_empty(b, h, segments, e + 1, dtype=torch.float64))
+
+
+@torch.library.custom_op("caps_tslib::native_backward", mutates_args=())
+def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, r: torch.Tensor,
+                    d2m1: torch.Tensor, clock: torch.Tensor, mask: int, segment: int, ckpt_state: torch.Tensor,
+                    ckpt_scan: torch.Tensor, dout: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                                                          torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dq, dk, dv, dw, dd2m1, dclock) from `native_forward`'s checkpoints and dout [B, T, H, Ev]."""
+    grads = load().backward(q, k, v, w, r, d2m1, clock, mask, segment, ckpt_state, ckpt_scan, dout)
+    return tuple(grads)
+
+
+@native_backward.register_fake
+def _native_backward_shapes(q, k, v, w, r, d2m1, clock, mask, segment, ckpt_state, ckpt_scan, dout):  # noqa: ANN001, ANN202
+    return (torch.empty_like(q), torch.empty_like(q), torch.empty_like(v), torch.empty_like(q),
+            torch.empty_like(q), torch.empty_like(clock))
+
+
+def _save_for_backward(ctx, inputs, output) -> None:  # noqa: ANN001 (register_autograd protocol)
+    q, k, v, w, r, d2m1, clock, ctx.mask, ctx.segment = inputs
+    ctx.save_for_backward(q, k, v, w, r, d2m1, clock, output[1], output[2])
+
+
+def _native_grad(ctx, dout, _dstate, _dscan):  # noqa: ANN001, ANN202 (register_autograd protocol)
+    q, k, v, w, r, d2m1, clock, ckpt_state, ckpt_scan = ctx.saved_tensors
+    dq, dk, dv, dw, dd2m1, dc = native_backward(q, k, v, w, r, d2m1, clock, ctx.mask, ctx.segment, ckpt_state,
+                                                ckpt_scan, dout.contiguous())
+    # w, r, d2m1 stand in for one another (or for q) when their path is off: no gradient then.
+    return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, None, None)
+
+
+native_forward.register_autograd(_native_grad, setup_context=_save_for_backward)
+
+
+@torch.library.custom_op("caps_tslib::running_max", mutates_args=())
+def running_max(x: torch.Tensor) -> torch.Tensor:
+    """m[b, t, h, e] = max_{j <= t} x[b, j, h, e] for x [B, T, H, E] with packed heads (no gradient)."""
+    return load().running_max(x)
+
+
+@running_max.register_fake
+def _running_max_shape(x):  # noqa: ANN001, ANN202 (fake impl)
+    return torch.empty_like(x)
 
 
 def caps_attention_native(
@@ -166,7 +229,7 @@ def caps_attention_native(
     w = r = d2m1 = q  # placeholders, never read by the kernel when their path is off
     if 1 in paths:
         pt = p.contiguous() + torch.log(clock)[..., None]  # [B, T, H, E]; contiguous: as g below
-        m = load().running_max(_packed(pt.detach()))
+        m = running_max(_packed(pt.detach()))
         w = torch.exp(pt - m)
         r = torch.exp(F_pad(m[:, :-1] - m[:, 1:], (0, 0, 0, 0, 1, 0)))  # r_0 = 1 (z and S start at 0)
     if 2 in paths:
@@ -174,4 +237,4 @@ def caps_attention_native(
         # run 2-3x slower than a copy followed by the op.
         d2m1 = torch.expm1(-softplus(g.contiguous()) * clock[..., None])  # decay - 1: exact for weak gates
     mask = sum(1 << (path - 1) for path in set(paths))
-    return _NativeCAPS.apply(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), mask)
+    return native_forward(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), mask, SEGMENT)[0]

@@ -170,7 +170,8 @@ def _state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
 
 def _train_step(model: nn.Module, configs: argparse.Namespace, optimizer: torch.optim.Optimizer,
                 inputs: tuple[torch.Tensor, ...], target: torch.Tensor) -> Callable[[], None]:
-    """One optimiser step as the experiment runs it (AMP only on CUDA with --use_amp)."""
+    """One optimiser step as the experiment runs it (AMP only on CUDA with --use_amp); `model` may be
+    the torch.compile wrapper of the optimised module."""
     device_type = inputs[0].device.type
     amp = bool(configs.use_amp) and device_type == "cuda"
     dtype = torch.bfloat16 if configs.amp_dtype == "bf16" else torch.float16
@@ -213,7 +214,9 @@ def measure(configs: argparse.Namespace, *, device: str | torch.device = "cpu", 
     optimizer_cls = torch.optim.AdamW if configs.optimizer == "adamw" else torch.optim.Adam
     optimizer = optimizer_cls(model.parameters(), lr=configs.learning_rate, weight_decay=configs.weight_decay)
     model.train()
-    step = _train_step(model, configs, optimizer, inputs, target)
+    # --compile as run.py applies it: the step runs the compiled module (compilation happens in warm-up).
+    runner = torch.compile(model) if getattr(configs, "compile", False) else model
+    step = _train_step(runner, configs, optimizer, inputs, target)
     for _ in range(warmup):
         step()
     times = []

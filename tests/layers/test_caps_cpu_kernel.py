@@ -74,6 +74,23 @@ def test_native_gradcheck(paths: tuple[int, ...]) -> None:
 
 
 @needs_native_kernel
+@pytest.mark.parametrize("mask", [7, 5, 2], ids=["paths123", "paths13", "paths2"])
+def test_native_ops_pass_opcheck(mask: int) -> None:
+    """The torch.library ops torch.compile sees: schema, fake (shape-only) implementations, autograd
+    registration and AOT dispatch with dynamic shapes agree with the real kernel."""
+    gen = torch.Generator().manual_seed(2)
+    B, T, H, E, Ev = 2, native.SEGMENT + 5, 2, 3, 5
+    q, k = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    v = torch.randn(B, T, H, Ev, generator=gen, dtype=torch.float64, requires_grad=True)
+    w = torch.rand(B, T, H, E, generator=gen, dtype=torch.float64).requires_grad_()
+    r = torch.rand(B, T, H, E, generator=gen, dtype=torch.float64) + 0.5
+    d2m1 = (-torch.rand(B, T, H, E, generator=gen, dtype=torch.float64)).requires_grad_()
+    clock = (torch.rand(B, T, H, generator=gen, dtype=torch.float64) + 0.1).requires_grad_()
+    torch.library.opcheck(native.native_forward, (q, k, v, w, r, d2m1, clock, mask, native.SEGMENT))
+    torch.library.opcheck(native.running_max, (torch.randn(B, T, H, E, generator=gen),))
+
+
+@needs_native_kernel
 def test_native_accepts_strided_views() -> None:
     """Inputs that are views of one projection output (time stride > H E) give the contiguous result
     (up to float32 rounding: torch's vectorised and strided elementwise loops round differently)."""
@@ -132,7 +149,7 @@ def test_native_switch_off_by_environment(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_native_on_other_devices_is_an_error() -> None:
-    with pytest.raises(ValueError, match="eager CPU kernel"):
+    with pytest.raises(ValueError, match="is the CPU kernel"):
         resolve_impl("native", torch.device("cuda"))
 
 
