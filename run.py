@@ -19,6 +19,7 @@ from exp import distributed
 from exp.training_guards import TrainingStopped
 from utils.arguments import build_parser, make_setting, validate_args
 from utils.errors import UserInputError
+from utils.host_memory import configure_host_malloc
 from utils.seeding import deterministic_mode, seed_everything
 
 logger = logging.getLogger("run")
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         validate_args(args)
+        configure_host_malloc(args.host_malloc)
         if distributed.launched_by_torchrun():
             distributed.init_distributed(use_cuda=args.use_gpu and args.gpu_type == "cuda")
         with deterministic_mode(args.deterministic):

@@ -1,6 +1,7 @@
 """Benchmark of the CAPS attention kernel: naive / recurrent / chunked (chunk 16-128) / native over T.
 
 Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] [--threads N] [--T ...] [--chunks ...]
+                                                  [--host_malloc retain|system]
         python benchmarks/bench_caps_attention.py --model-step [--pred_lens 96 720] [--batch 32] [--naive-batch 4]
 
 It first checks exactness (chunked float32, the native CPU kernel and recurrent against the float64
@@ -39,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from layers.CAPS_Attention import caps_attention, native_unavailable_reason  # noqa: E402
+from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
 T_VALUES = (96, 192, 816, 2048, 4096, 16384)
 CHUNKS = (16, 32, 64, 128)
@@ -165,7 +167,7 @@ def model_step_table(args: argparse.Namespace) -> None:
             runs += [(args.batch, impl) for impl in impls]
         for batch, impl in runs:
             config = dict(mode="model", B=batch, pred_len=pred_len, impl=impl, threads=args.threads,
-                          repeats=args.repeats)
+                          repeats=args.repeats, host_malloc=args.host_malloc)
             res = run_config(config)
             if "error" in res:
                 print(f"{pred_len:>8}{96 + pred_len:>6}{batch:>7}  {impl:<9}  failed: {res['error']}")
@@ -205,17 +207,20 @@ def main() -> int:
     parser.add_argument("--pred_lens", nargs="+", type=int, default=[96, 720], help="--model-step horizons")
     parser.add_argument("--batch", type=int, default=32, help="--model-step batch of the chunked rows")
     parser.add_argument("--naive-batch", type=int, default=4, help="--model-step batch of the naive comparison")
+    parser.add_argument("--host_malloc", default="retain", choices=HOST_MALLOC_CHOICES,
+                        help="host allocator of every measurement, as run.py's flag")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         config = json.loads(args.worker)
+        configure_host_malloc(config["host_malloc"])
         print(json.dumps(measure_model_step(config) if config.get("mode") == "model" else measure(config)))
         return 0
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or "cpu"
     print(f"torch {torch.__version__} | device {args.device} ({device_name}) | threads {args.threads} | "
-          f"commit {git_commit()} | python {platform.python_version()}")
+          f"commit {git_commit()} | python {platform.python_version()} | host_malloc {args.host_malloc}")
     torch.set_num_threads(args.threads)
     failures = equivalence_checks(args.device)
     if failures:
@@ -249,7 +254,7 @@ def main() -> int:
                 print(f"{label:<22}{T:>6}  {name:<12}{'skipped: per-step loop too slow':>41}")
                 continue
             config = dict(B=B, H=H, E=E, T=T, impl=impl, chunk=chunk or 64, device=args.device,
-                          threads=args.threads, repeats=args.repeats)
+                          threads=args.threads, repeats=args.repeats, host_malloc=args.host_malloc)
             res = run_config(config)
             if "error" in res:
                 print(f"{label:<22}{T:>6}  {name:<12}  failed: {res['error']}")

@@ -2,7 +2,7 @@
 
 Usage:  python benchmarks/bench_models.py [--data ETTm1] [--models CAPS DLinear ...] [--pred_lens 96 ...]
                                           [--variant NAME=BASE:FLAGS ...] [--no-timing] [--steps 3]
-                                          [--device cpu|cuda] [--threads N]
+                                          [--device cpu|cuda] [--threads N] [--host_malloc retain|system]
 
 For each model and horizon it reads the model's block in `scripts/long_term_forecast/` (as
 `utils.compare` does) and reports, with `utils.efficiency`: learnable parameters, forward FLOPs of one
@@ -36,6 +36,7 @@ from utils.efficiency import (  # noqa: E402
     measure,
 )
 from utils.errors import UserInputError  # noqa: E402
+from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 
 MODELS = ("CAPS", "LinAttn+RoPE", "DLinear", "PatchTST", "iTransformer", "TimesNet")
@@ -83,9 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     p.add_argument("--scripts", default=str(ROOT / "scripts" / "long_term_forecast"))
+    p.add_argument("--host_malloc", default="retain", choices=HOST_MALLOC_CHOICES,
+                   help="host allocator for every row, as run.py's flag (default: retain, run.py's default)")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    configure_host_malloc(args.host_malloc)
 
     failures = self_checks()
     if failures:
@@ -94,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     print(f"# bench_models  {time.strftime('%Y-%m-%d %H:%M')}  commit {_commit()}  torch {torch.__version__}  "
-          f"device {args.device} ({device_name})  threads {torch.get_num_threads()}")
+          f"device {args.device} ({device_name})  threads {torch.get_num_threads()}  host_malloc {args.host_malloc}")
     print(f"# shapes from scripts/ for {args.data}; FLOPs: one sample forward; step: median of {args.steps}")
     header = f"{'model':<14} {'H':>4} {'L':>4} {'C':>4} {'params':>8} {'FLOPs':>8}"
     if not args.no_timing:
