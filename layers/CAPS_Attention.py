@@ -682,11 +682,14 @@ def caps_attention_chunked(
 def caps_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
     clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "auto",
-    chunk_size: int | None = None,
+    chunk_size: int | None = None, rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """CAPS attention (module docstring for the equations).
 
-    q, k, p, g: [B, T, H, E] (q, k already rotated); v: [B, T, H, Ev]; clock: [B, T, H] > 0.
+    q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0.
+    rope_freq ω [E/2] or None: when given, q and k are first rotated by `rope_rotate(x, ω)` (the
+    native kernel rotates them inside its recurrence, the other impls beforehand); None: q, k are used
+    as given (already rotated, or no RoPE).
     attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k);
     impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (pure-torch chunked kernel)
     | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`; an opaque op under torch.compile)
@@ -707,6 +710,9 @@ def caps_attention(
     out_dtype = q.dtype
     with torch.autocast(device_type=q.device.type, enabled=False):
         q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
+        if rope_freq is not None and not (impl == "native" and ids):
+            q, k = rope_rotate(q, rope_freq), rope_rotate(k, rope_freq)
+            rope_freq = None
         if impl == "naive":
             o = caps_attention_naive(q, k, v, p, g, clock, attn, paths)
         elif impl == "recurrent":
@@ -714,7 +720,7 @@ def caps_attention(
         elif impl == "native" and ids:
             # The whole batch at once: the native kernel keeps only its [B, T, H, E]-sized inputs and
             # small state checkpoints. Without paths the chunked kernel is plain matmuls and runs anyway.
-            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids)
+            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids, rope_freq)
         else:
             o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size)
     return o.to(out_dtype)
@@ -730,15 +736,23 @@ def rope_frequencies(head_dim: int) -> torch.Tensor:
     return 10000.0 ** (-2.0 * torch.arange(head_dim // 2, dtype=torch.float32) / head_dim)
 
 
+def rope_angles(length: int, omega: torch.Tensor) -> torch.Tensor:
+    """The angles t omega_j, t = 0..length-1: [length, E/2], formed in float64 (float32 on MPS, which has
+    no float64): a float32 product t omega is off by up to ~2e-4 rad at t = 4096."""
+    wide = torch.float32 if omega.device.type == "mps" else torch.float64
+    return torch.arange(length, device=omega.device, dtype=wide)[:, None] * omega.to(wide)
+
+
 def rope_rotate(x: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
     """Block-diagonal SO(2) rotation of pairs (2j, 2j+1) by angle t omega_j, t = 0..T-1. x [B, T, H, E].
 
     Computed as the complex product (x_2j + i x_2j+1) e^(i t omega_j): one vectorised pass instead of
     four products over strided halves. Half-precision inputs are rotated in float32 and cast back.
     """
-    angle = torch.arange(x.shape[1], device=x.device, dtype=omega.dtype)[:, None] * omega  # [T, E/2]
-    turn = torch.polar(torch.ones_like(angle), angle)[:, None]  # [T, 1, E/2], complex
     pairs = (x if x.dtype in (torch.float32, torch.float64) else x.float()).unflatten(-1, (-1, 2))
+    angle = rope_angles(x.shape[1], omega)  # [T, E/2]
+    turn = torch.polar(torch.ones_like(angle), angle)[:, None].to(  # [T, 1, E/2]
+        torch.complex64 if pairs.dtype == torch.float32 else torch.complex128)
     # view_as_complex needs (re, im) adjacent, even strides and an even offset; the layout test is
     # eager-only (storage_offset would break a torch.compile graph, where the copy is fused anyway).
     if torch.compiler.is_compiling() or pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
@@ -866,13 +880,14 @@ class CAPSAttention(nn.Module):
         q, k, v, p, g = (x.unflatten(-1, (self.n_heads, self.head_dim)) for x in qkvpg)  # [B, T, H, E] views
         # contiguous first: torch's elementwise kernels on this narrow strided view run ~10x slower.
         clock = F.softplus(c.contiguous()) + CLOCK_EPS  # [B, T, H]
-        if self.rope != "none":
-            rotate = rope_rotate if self.numerics == "paper" else rope_official
-            q, k = rotate(q, self.rope_freq), rotate(k, self.rope_freq)
         paths = "".join(str(i) for i in self.paths)
         if self.numerics == "paper":
-            o = caps_attention(q, k, v, p, g, clock, self.attn, paths, self.impl, self.chunk_size)
+            # RoPE is applied by caps_attention (inside the native kernel when that runs).
+            rope_freq = self.rope_freq if self.rope != "none" else None
+            o = caps_attention(q, k, v, p, g, clock, self.attn, paths, self.impl, self.chunk_size, rope_freq)
         else:
+            if self.rope != "none":
+                q, k = rope_official(q, self.rope_freq), rope_official(k, self.rope_freq)
             q_cat, k_cat = official_features(q, k, p, g, clock, self.paths)  # [B, T, H, n E]
             o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, self.attn, "", self.impl,
                                self.chunk_size)

@@ -150,17 +150,17 @@ def _packed(x: torch.Tensor) -> torch.Tensor:
 # their output shapes), differentiable through `register_autograd`. The extension loads on first call.
 @torch.library.custom_op("caps_tslib::native_forward", mutates_args=())
 def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, r: torch.Tensor,
-                   d2m1: torch.Tensor, clock: torch.Tensor, mask: int,
+                   d2m1: torch.Tensor, clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
                    segment: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, E+1] f64),
     S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `caps_cpu_kernel.cpp`
-    describes them."""
-    out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, mask, segment)
+    describes them (cos, sin: RoPE tables [T, E/2] applied to q and k inside the kernel, or empty)."""
+    out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment)
     return out, ckpt_state, ckpt_scan
 
 
 @native_forward.register_fake
-def _native_forward_shapes(q, k, v, w, r, d2m1, clock, mask, segment):  # noqa: ANN001, ANN202 (fake impl)
+def _native_forward_shapes(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment):  # noqa: ANN001, ANN202 (fake impl)
     b, t, h, e = q.shape
     ev, segments = v.shape[-1], -(-t // segment)
     groups = -(-bin(mask).count("1") * e // 4)  # F = n_paths E features in vectors of 4
@@ -170,31 +170,39 @@ def _native_forward_shapes(q, k, v, w, r, d2m1, clock, mask, segment):  # noqa: 
 
 @torch.library.custom_op("caps_tslib::native_backward", mutates_args=())
 def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, r: torch.Tensor,
-                    d2m1: torch.Tensor, clock: torch.Tensor, mask: int, segment: int, ckpt_state: torch.Tensor,
-                    ckpt_scan: torch.Tensor, dout: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
-                                                                          torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(dq, dk, dv, dw, dd2m1, dclock) from `native_forward`'s checkpoints and dout [B, T, H, Ev]."""
-    grads = load().backward(q, k, v, w, r, d2m1, clock, mask, segment, ckpt_state, ckpt_scan, dout)
+                    d2m1: torch.Tensor, clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
+                    segment: int, ckpt_state: torch.Tensor, ckpt_scan: torch.Tensor,
+                    dout: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                                                 torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dq, dk, dv, dw, dd2m1, dclock, dtrig) from `native_forward`'s checkpoints and dout [B, T, H, Ev];
+    dtrig [threads, 2, T, E/2] f64: per-thread partial gradients of (cos, sin), empty without RoPE."""
+    grads = load().backward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout)
     return tuple(grads)
 
 
 @native_backward.register_fake
-def _native_backward_shapes(q, k, v, w, r, d2m1, clock, mask, segment, ckpt_state, ckpt_scan, dout):  # noqa: ANN001, ANN202
+def _native_backward_shapes(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout):  # noqa: ANN001, ANN202
+    trig = (q.new_empty(torch.get_num_threads(), 2, *cos.shape, dtype=torch.float64) if cos.numel()
+            else q.new_empty(0, dtype=torch.float64))
     return (torch.empty_like(q), torch.empty_like(q), torch.empty_like(v), torch.empty_like(q),
-            torch.empty_like(q), torch.empty_like(clock))
+            torch.empty_like(q), torch.empty_like(clock), trig)
 
 
 def _save_for_backward(ctx, inputs, output) -> None:  # noqa: ANN001 (register_autograd protocol)
-    q, k, v, w, r, d2m1, clock, ctx.mask, ctx.segment = inputs
-    ctx.save_for_backward(q, k, v, w, r, d2m1, clock, output[1], output[2])
+    q, k, v, w, r, d2m1, clock, cos, sin, ctx.mask, ctx.segment = inputs
+    ctx.save_for_backward(q, k, v, w, r, d2m1, clock, cos, sin, output[1], output[2])
 
 
 def _native_grad(ctx, dout, _dstate, _dscan):  # noqa: ANN001, ANN202 (register_autograd protocol)
-    q, k, v, w, r, d2m1, clock, ckpt_state, ckpt_scan = ctx.saved_tensors
-    dq, dk, dv, dw, dd2m1, dc = native_backward(q, k, v, w, r, d2m1, clock, ctx.mask, ctx.segment, ckpt_state,
-                                                ckpt_scan, dout.contiguous())
+    q, k, v, w, r, d2m1, clock, cos, sin, ckpt_state, ckpt_scan = ctx.saved_tensors
+    dq, dk, dv, dw, dd2m1, dc, dtrig = native_backward(q, k, v, w, r, d2m1, clock, cos, sin, ctx.mask, ctx.segment,
+                                                       ckpt_state, ckpt_scan, dout.contiguous())
+    dcos = dsin = None
+    if cos.numel():
+        dcos, dsin = dtrig.sum(dim=0).to(cos.dtype).unbind(0)  # [T, E/2] each
     # w, r, d2m1 stand in for one another (or for q) when their path is off: no gradient then.
-    return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, None, None)
+    return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, dcos, dsin,
+            None, None)
 
 
 native_forward.register_autograd(_native_grad, setup_context=_save_for_backward)
@@ -213,12 +221,14 @@ def _running_max_shape(x):  # noqa: ANN001, ANN202 (fake impl)
 
 def caps_attention_native(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: tuple[int, ...],
+    clock: torch.Tensor, paths: tuple[int, ...], rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Linear CAPS with the selected paths (non-empty subset of (1, 2, 3)) by the native recurrence.
 
     q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0; float32 or float64 CPU tensors
     of one dtype -> o [B, T, H, Ev]. Same function as `CAPS_Attention.caps_attention(..., impl="chunked")`.
+    rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j)
+    inside the kernel, as `CAPS_Attention.rope_rotate` would rotate them; ω gets its gradient.
     The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
     autograd): w = exp(pt - m), r = exp(m_{t-1} - m_t) with pt = p + log clock and m its running max,
     held constant (the output does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's
@@ -236,5 +246,11 @@ def caps_attention_native(
         # g.contiguous(): g is usually a view of the fused projection, and elementwise ops on such views
         # run 2-3x slower than a copy followed by the op.
         d2m1 = torch.expm1(-softplus(g.contiguous()) * clock[..., None])  # decay - 1: exact for weak gates
+    cos = sin = q.new_empty(0)
+    if rope_freq is not None:
+        # [T, E/2], formed in float64 (as CAPS_Attention.rope_angles): t omega in float32 is off by ~1e-4 rad at t ~ 4096
+        angle = torch.arange(q.shape[1], dtype=torch.float64)[:, None] * rope_freq.double()
+        cos, sin = angle.cos().to(q.dtype), angle.sin().to(q.dtype)
     mask = sum(1 << (path - 1) for path in set(paths))
-    return native_forward(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), mask, SEGMENT)[0]
+    return native_forward(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), cos, sin, mask,
+                          SEGMENT)[0]

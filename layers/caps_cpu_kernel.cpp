@@ -24,6 +24,13 @@
 // (exactly the forward's values) and runs the reverse recurrence. (b, h) rows are independent and
 // split across ATen's threads.
 //
+// RoPE inside the kernel (optional): with tables cos, sin [T, E/2] the kernel reads q and k unrotated
+// and rotates pair (2j, 2j+1) of step t by the angle whose cosine and sine are cos[t, j], sin[t, j]
+// before anything else; backward returns dq, dk for the unrotated inputs and the table gradients
+// dcos[t, j] = sum_{b,h} (dr_2j x_2j + dr_2j+1 x_2j+1), dsin[t, j] = sum_{b,h} (dr_2j+1 x_2j - dr_2j x_2j+1)
+// over x = q, k with dr the gradient of the rotated vector, accumulated per thread (deterministic for
+// a given thread count) and summed by the caller. This saves the separate rotation passes over q, k.
+//
 // Built on first use by layers/CAPS_cpu_kernel.py (torch.utils.cpp_extension). Optional: without a
 // compiler CAPS runs the pure-torch chunked kernel.
 
@@ -66,45 +73,82 @@ template <typename scalar_t>
 struct Inputs {
   Rows<const scalar_t> q, k, v, w, r, d2m1;
   const scalar_t* clock;  // [B, T, H] contiguous
+  const scalar_t* cos;    // [T, E / 2] contiguous, or nullptr: no rotation
+  const scalar_t* sin;
   int64_t B, T, H, E, Ev, F, J, paths, segment;
   bool on(int path) const { return paths & (1 << (path - 1)); }
   int64_t segments() const { return (T + segment - 1) / segment; }
   double c(int64_t b, int64_t t, int64_t h) const { return static_cast<double>(clock[(b * T + t) * H + h]); }
 };
 
-// The features of step t of row (b, h) as J vectors each: qt, kt, decay (padding zero), given the
-// reciprocals of the scans 1 / z_t [E] and 1 / C_t.
+// x [E] of step t as doubles, rotated pairwise by the step's RoPE angles when the tables are given.
 template <typename scalar_t>
-inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, const double* inv_z,
-                     double inv_C, vec4* Q, vec4* K, vec4* D) {
+inline void load_rotated(const Inputs<scalar_t>& in, const scalar_t* x, int64_t t, double* dst) {
+  if (in.cos == nullptr) {
+    for (int64_t e = 0; e < in.E; ++e) {
+      dst[e] = static_cast<double>(x[e]);
+    }
+    return;
+  }
+  const scalar_t* cs = in.cos + t * (in.E / 2);
+  const scalar_t* sn = in.sin + t * (in.E / 2);
+  for (int64_t j = 0; j < in.E / 2; ++j) {
+    const double a = static_cast<double>(x[2 * j]), b = static_cast<double>(x[2 * j + 1]);
+    const double c = static_cast<double>(cs[j]), s = static_cast<double>(sn[j]);
+    dst[2 * j] = a * c - b * s;
+    dst[2 * j + 1] = a * s + b * c;
+  }
+}
+
+// Back through the rotation of step t: dr [E] is the gradient of the rotated x, overwritten with the
+// gradient of x; the table gradients of the step are added to dtrig [2, T, E / 2] (cos, then sin).
+template <typename scalar_t>
+inline void unrotate(const Inputs<scalar_t>& in, const scalar_t* x, int64_t t, double* dr, double* dtrig) {
+  const int64_t half = in.E / 2;
+  const scalar_t* cs = in.cos + t * half;
+  const scalar_t* sn = in.sin + t * half;
+  for (int64_t j = 0; j < half; ++j) {
+    const double a = static_cast<double>(x[2 * j]), b = static_cast<double>(x[2 * j + 1]);
+    const double c = static_cast<double>(cs[j]), s = static_cast<double>(sn[j]);
+    const double d0 = dr[2 * j], d1 = dr[2 * j + 1];
+    dtrig[t * half + j] += d0 * a + d1 * b;
+    dtrig[(in.T + t) * half + j] += d1 * a - d0 * b;
+    dr[2 * j] = d0 * c + d1 * s;
+    dr[2 * j + 1] = d1 * c - d0 * s;
+  }
+}
+
+// The features of step t of row (b, h) as J vectors each: qt, kt, decay (padding zero), given the
+// (rotated) q, k [E] and the reciprocals of the scans 1 / z_t [E] and 1 / C_t.
+template <typename scalar_t>
+inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, const double* q, const double* k,
+                     const double* inv_z, double inv_C, vec4* Q, vec4* K, vec4* D) {
   double* qt = reinterpret_cast<double*>(Q);
   double* kt = reinterpret_cast<double*>(K);
   double* decay = reinterpret_cast<double*>(D);
-  const scalar_t* q = in.q.at(b, t, h);
-  const scalar_t* k = in.k.at(b, t, h);
   int64_t f = 0;
   if (in.on(1)) {
     const scalar_t* w = in.w.at(b, t, h);
     const scalar_t* r = in.r.at(b, t, h);
     for (int64_t e = 0; e < in.E; ++e, ++f) {
-      qt[f] = static_cast<double>(q[e]) * inv_z[e];
-      kt[f] = static_cast<double>(k[e]) * static_cast<double>(w[e]);
+      qt[f] = q[e] * inv_z[e];
+      kt[f] = k[e] * static_cast<double>(w[e]);
       decay[f] = static_cast<double>(r[e]);
     }
   }
   if (in.on(2)) {
     const scalar_t* d2m1 = in.d2m1.at(b, t, h);
     for (int64_t e = 0; e < in.E; ++e, ++f) {
-      qt[f] = static_cast<double>(q[e]);
-      kt[f] = static_cast<double>(k[e]);
+      qt[f] = q[e];
+      kt[f] = k[e];
       decay[f] = 1.0 + static_cast<double>(d2m1[e]);
     }
   }
   if (in.on(3)) {
     const double c = in.c(b, t, h);
     for (int64_t e = 0; e < in.E; ++e, ++f) {
-      qt[f] = static_cast<double>(q[e]) * inv_C;
-      kt[f] = static_cast<double>(k[e]) * c;
+      qt[f] = q[e] * inv_C;
+      kt[f] = k[e] * c;
       decay[f] = 1.0;
     }
   }
@@ -154,7 +198,7 @@ void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out
   const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J;
   std::vector<vec4> state(size, vec4{0.0, 0.0, 0.0, 0.0});
   vec4* __restrict__ S = state.data();
-  double z[kMaxHeadDim] = {0.0}, inv_z[kMaxHeadDim], C = 0.0, inv_C = 0.0;
+  double z[kMaxHeadDim] = {0.0}, inv_z[kMaxHeadDim], C = 0.0, inv_C = 0.0, qr[kMaxHeadDim], kr[kMaxHeadDim];
   vec4 Q[kMaxGroups], K[kMaxGroups], D[kMaxGroups], acc[EVT > 0 ? EVT : kMaxHeadDim];
   double vt[EVT > 0 ? EVT : kMaxHeadDim];
   for (int64_t t = 0; t < in.T; ++t) {
@@ -166,7 +210,9 @@ void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out
     }
     advance_scans(in, b, t, h, z, C);
     reciprocals(z, C, E, inv_z, inv_C);
-    features(in, b, t, h, inv_z, inv_C, Q, K, D);
+    load_rotated(in, in.q.at(b, t, h), t, qr);
+    load_rotated(in, in.k.at(b, t, h), t, kr);
+    features(in, b, t, h, qr, kr, inv_z, inv_C, Q, K, D);
     load_values(in.v.at(b, t, h), Ev, vt);
     for (int64_t e = 0; e < Ev; ++e) {
       acc[e] = vec4{0.0, 0.0, 0.0, 0.0};
@@ -194,7 +240,7 @@ struct Grads {
 
 template <typename scalar_t, int64_t EVT>
 void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar_t* dout, const vec4* ckpt_state,
-                  const double* ckpt_scan, const Grads<scalar_t>& g) {
+                  const double* ckpt_scan, const Grads<scalar_t>& g, double* dtrig) {
   const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J, segment = in.segment;
   // Per step i of the current segment (t = start + i - 1): states[i] = S_t (states[0] = S_{start-1},
   // the checkpoint), feats[i] = (Q, K, D) and scans[i] = (1 / z_t, 1 / C_t).
@@ -205,6 +251,7 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
   vec4 D_next[kMaxGroups], dQ[kMaxGroups], dK[kMaxGroups], dD[kMaxGroups];
   std::fill(D_next, D_next + J, vec4{0.0, 0.0, 0.0, 0.0});
   double z[kMaxHeadDim], C, Gz[kMaxHeadDim] = {0.0}, GC = 0.0, dq[kMaxHeadDim], dk[kMaxHeadDim];
+  double q[kMaxHeadDim], k[kMaxHeadDim];
   vec4 acc[EVT > 0 ? EVT : kMaxHeadDim];
   double vt[EVT > 0 ? EVT : kMaxHeadDim], dt[EVT > 0 ? EVT : kMaxHeadDim];
   for (int64_t seg = in.segments() - 1; seg >= 0; --seg) {
@@ -218,7 +265,9 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       vec4* Q = feats.data() + i * 3 * J;
       advance_scans(in, b, t, h, z, C);
       reciprocals(z, C, E, inv, inv[E]);
-      features(in, b, t, h, inv, inv[E], Q, Q + J, Q + 2 * J);
+      load_rotated(in, in.q.at(b, t, h), t, q);
+      load_rotated(in, in.k.at(b, t, h), t, k);
+      features(in, b, t, h, q, k, inv, inv[E], Q, Q + J, Q + 2 * J);
       load_values(in.v.at(b, t, h), Ev, vt);
       const vec4* __restrict__ prev = states.data() + (i - 1) * size;
       vec4* __restrict__ next = states.data() + i * size;
@@ -268,8 +317,8 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       const double* dkt = reinterpret_cast<const double*>(dK);
       const double* dd = reinterpret_cast<const double*>(dD);
       const double* r_next = reinterpret_cast<const double*>(D_next);
-      const scalar_t* q = in.q.at(b, t, h);
-      const scalar_t* k = in.k.at(b, t, h);
+      load_rotated(in, in.q.at(b, t, h), t, q);
+      load_rotated(in, in.k.at(b, t, h), t, k);
       std::fill(dq, dq + E, 0.0);
       std::fill(dk, dk + E, 0.0);
       int64_t f = 0;
@@ -277,7 +326,7 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
         const scalar_t* w = in.w.at(b, t, h);
         for (int64_t e = 0; e < E; ++e, ++f) {
           // qt = q / z, kt = k w; z_t = r_t z_{t-1} + w_t, so Gz_t = dz_t + r_{t+1} Gz_{t+1}, dw_t += Gz_t.
-          const double qe = static_cast<double>(q[e]), ke = static_cast<double>(k[e]);
+          const double qe = q[e], ke = k[e];
           Gz[e] = -dqt[f] * qe * inv_z[e] * inv_z[e] + r_next[f] * Gz[e];
           dq[e] += dqt[f] * inv_z[e];
           dk[e] += dkt[f] * static_cast<double>(w[e]);
@@ -297,7 +346,7 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
         const double c = in.c(b, t, h);
         double dC = 0.0;
         for (int64_t e = 0; e < E; ++e, ++f) {
-          const double qe = static_cast<double>(q[e]), ke = static_cast<double>(k[e]);
+          const double qe = q[e], ke = k[e];
           dq[e] += dqt[f] * inv_C;
           dC -= dqt[f] * qe * inv_C * inv_C;
           dk[e] += dkt[f] * c;
@@ -305,6 +354,10 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
         }
         GC += dC;
         dc += GC;
+      }
+      if (in.cos != nullptr) {
+        unrotate(in, in.q.at(b, t, h), t, dq, dtrig);
+        unrotate(in, in.k.at(b, t, h), t, dk, dtrig);
       }
       for (int64_t e = 0; e < E; ++e) {
         g.dq[row * E + e] = static_cast<scalar_t>(dq[e]);
@@ -337,7 +390,8 @@ void check_rows(const torch::Tensor& x, const torch::Tensor& q, int64_t width, c
 template <typename scalar_t>
 Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                              const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
-                             const torch::Tensor& clock, int64_t paths, int64_t segment) {
+                             const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
+                             int64_t paths, int64_t segment) {
   TORCH_CHECK(q.dim() == 4 && v.dim() == 4, "caps_cpu_kernel: q and v must be [B, T, H, *]");
   const int64_t E = q.size(3), Ev = v.size(3);
   TORCH_CHECK(paths >= 1 && paths <= 7, "caps_cpu_kernel: paths must be a non-empty bit mask of paths 1-3");
@@ -353,21 +407,33 @@ Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, con
   TORCH_CHECK(clock.scalar_type() == q.scalar_type() && clock.is_contiguous() &&
                   clock.sizes() == torch::IntArrayRef({q.size(0), q.size(1), q.size(2)}),
               "caps_cpu_kernel: clock must be a contiguous [B, T, H] tensor of q's dtype");
+  const bool rotate = cos.numel() > 0;
+  if (rotate) {
+    const std::vector<int64_t> table{q.size(1), E / 2};
+    TORCH_CHECK(E % 2 == 0, "caps_cpu_kernel: RoPE needs an even head width E, got ", E);
+    TORCH_CHECK(cos.scalar_type() == q.scalar_type() && sin.scalar_type() == q.scalar_type() && cos.is_contiguous() &&
+                    sin.is_contiguous() && cos.sizes() == torch::IntArrayRef(table) &&
+                    sin.sizes() == torch::IntArrayRef(table),
+                "caps_cpu_kernel: the RoPE tables cos, sin must be contiguous [T, E / 2] tensors of q's dtype");
+  }
   const int64_t F = ((paths & 1) + ((paths >> 1) & 1) + ((paths >> 2) & 1)) * E;
   return Inputs<scalar_t>{rows_of<const scalar_t>(q), rows_of<const scalar_t>(k), rows_of<const scalar_t>(v),
                           rows_of<const scalar_t>(w), rows_of<const scalar_t>(r), rows_of<const scalar_t>(d2m1),
-                          clock.data_ptr<scalar_t>(), q.size(0), q.size(1), q.size(2), E, Ev, F, (F + 3) / 4,
-                          paths, segment};
+                          clock.data_ptr<scalar_t>(), rotate ? cos.data_ptr<scalar_t>() : nullptr,
+                          rotate ? sin.data_ptr<scalar_t>() : nullptr, q.size(0), q.size(1), q.size(2), E, Ev, F,
+                          (F + 3) / 4, paths, segment};
 }
 
 // Returns (out [B, T, H, Ev], state checkpoints [B, H, segments, J, Ev, 4] and scan checkpoints
-// [B, H, segments, E + 1], both float64). w, r are read only with path 1, d2m1 only with path 2.
+// [B, H, segments, E + 1], both float64). w, r are read only with path 1, d2m1 only with path 2;
+// empty cos, sin: no rotation.
 std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                    const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
-                                   const torch::Tensor& clock, int64_t paths, int64_t segment) {
+                                   const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
+                                   int64_t paths, int64_t segment) {
   std::vector<torch::Tensor> result;
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_forward", [&] {
-    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, paths, segment);
+    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, cos, sin, paths, segment);
     auto out = torch::empty({in.B, in.T, in.H, in.Ev}, q.options());
     auto f64 = q.options().dtype(torch::kFloat64);
     auto ckpt_state = torch::empty({in.B, in.H, in.segments(), in.J, in.Ev, 4}, f64);
@@ -388,15 +454,17 @@ std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& 
   return result;
 }
 
-// Returns (dq, dk, dv, dw, dd2m1, dclock); dw is zero without path 1, dd2m1 without path 2.
+// Returns (dq, dk, dv, dw, dd2m1, dclock, dtrig); dw is zero without path 1, dd2m1 without path 2;
+// dtrig [threads, 2, T, E / 2] float64 holds each thread's (dcos, dsin) partial sums (empty without
+// rotation): their sum over the first axis is the gradient of the tables.
 std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                     const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
-                                    const torch::Tensor& clock, int64_t paths, int64_t segment,
-                                    const torch::Tensor& ckpt_state, const torch::Tensor& ckpt_scan,
-                                    const torch::Tensor& dout) {
+                                    const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
+                                    int64_t paths, int64_t segment, const torch::Tensor& ckpt_state,
+                                    const torch::Tensor& ckpt_scan, const torch::Tensor& dout) {
   std::vector<torch::Tensor> result;
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_backward", [&] {
-    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, paths, segment);
+    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, cos, sin, paths, segment);
     TORCH_CHECK(dout.is_contiguous() && dout.scalar_type() == q.scalar_type() &&
                     dout.sizes() == torch::IntArrayRef({in.B, in.T, in.H, in.Ev}),
                 "caps_cpu_kernel: the output gradient must be a contiguous [B, T, H, Ev] tensor of q's dtype");
@@ -413,16 +481,21 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
                             dw.data_ptr<scalar_t>(), dd2m1.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>()};
     const auto* states = reinterpret_cast<const vec4*>(ckpt_state.data_ptr<double>());
     const double* scans = ckpt_scan.data_ptr<double>();
+    const int64_t trig_size = 2 * in.T * (in.E / 2);
+    auto dtrig = in.cos != nullptr ? torch::zeros({at::get_num_threads(), 2, in.T, in.E / 2}, opts.dtype(torch::kFloat64))
+                                   : torch::empty({0}, opts.dtype(torch::kFloat64));
+    double* trig = dtrig.data_ptr<double>();
     dispatch_value_width(in.Ev, [&](auto evt) {
       at::parallel_for(0, in.B * in.H, 1, [&](int64_t begin, int64_t end) {
+        double* own = in.cos != nullptr ? trig + at::get_thread_num() * trig_size : nullptr;
         for (int64_t n = begin; n < end; ++n) {
           backward_row<scalar_t, decltype(evt)::value>(in, n / in.H, n % in.H, dout.data_ptr<scalar_t>(),
                                                        states + n * in.segments() * in.Ev * in.J,
-                                                       scans + n * in.segments() * (in.E + 1), g);
+                                                       scans + n * in.segments() * (in.E + 1), g, own);
         }
       });
     });
-    result = {dq, dk, dv, dw, dd2m1, dc};
+    result = {dq, dk, dv, dw, dd2m1, dc, dtrig};
   });
   return result;
 }

@@ -73,20 +73,77 @@ def test_native_gradcheck(paths: tuple[int, ...]) -> None:
     assert torch.autograd.gradcheck(lambda *x: native.caps_attention_native(*x, paths), inputs)
 
 
+def _rope_grads(inputs, omega, weight, **kwargs):
+    """Output and gradients of sum(o * weight) w.r.t. q, k, v, p, g, clock and the RoPE frequencies."""
+    leaves = [x.detach().clone().requires_grad_() for x in (*inputs, omega)]
+    o = caps_attention(*leaves[:-1], rope_freq=leaves[-1], **kwargs)
+    grads = torch.autograd.grad((o * weight.to(o.dtype)).sum(), leaves, allow_unused=True, materialize_grads=True)
+    return o.detach(), list(grads)
+
+
+def _check_rope(actual, expected, tol: float, what: str) -> None:
+    (o_a, g_a), (o_e, g_e) = actual, expected
+    assert_close(o_a, o_e, tol, f"{what} output")
+    for name, ga, ge in zip("q k v p g clock omega".split(), g_a, g_e, strict=True):
+        assert_close(ga, ge, tol, f"{what} grad {name}", scale_floor=ge.abs().max().item())
+
+
 @needs_native_kernel
+@pytest.mark.parametrize("paths", ["123", "1", "2", "3", "13"])
+def test_native_rope_inside_kernel_float64(paths: str) -> None:
+    """rope_freq given: the kernel rotates q, k itself; outputs and all gradients, the frequencies' included,
+    equal the naive reference on rotated inputs (T across three checkpoint segments, E = 6: 3 pairs)."""
+    inputs = make_inputs(2, 2 * native.SEGMENT + 22, 3, 6, seed=3)
+    omega = caps.rope_frequencies(6).double() * 1.7
+    weight = torch.randn(2, 2 * native.SEGMENT + 22, 3, 6, dtype=torch.float64)
+    got = _rope_grads(inputs, omega, weight, paths=paths, impl="native")
+    _check_rope(got, _rope_grads(inputs, omega, weight, paths=paths, impl="naive"), 1e-12, f"rope paths {paths}")
+
+
+@needs_native_kernel
+def test_native_rope_long_sequence_float32() -> None:
+    """T = 4096 with RoPE in the kernel, float32, against recurrent float64 (which rotates beforehand)."""
+    T = 4096
+    inputs = make_inputs(1, T, 2, 8, "gates_x10", seed=6)
+    omega = caps.rope_frequencies(8).double()
+    weight = torch.randn(1, T, 2, 8, dtype=torch.float64)
+    got = _rope_grads([x.float() for x in inputs], omega.float(), weight, impl="native")
+    _check_rope(got, _rope_grads(inputs, omega, weight, impl="recurrent"), F32_TOL, "rope T4096 float32")
+
+
+@needs_native_kernel
+@pytest.mark.parametrize("paths", [(1, 2, 3), (2,)], ids=str)
+def test_native_rope_gradcheck(paths: tuple[int, ...]) -> None:
+    """Finite differences through the in-kernel rotation, frequencies included (E = 4, Ev = 5, two segments)."""
+    gen = torch.Generator().manual_seed(4)
+    B, T, H, E, Ev = 1, native.SEGMENT + 7, 2, 4, 5
+    q, k, p, g = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64) for _ in range(4))
+    v = torch.randn(B, T, H, Ev, generator=gen, dtype=torch.float64)
+    clock = torch.rand(B, T, H, generator=gen, dtype=torch.float64) + 0.1
+    omega = torch.tensor([0.3, 0.02], dtype=torch.float64)
+    inputs = [x.requires_grad_() for x in (q, k, v, p, g, clock, omega)]
+    assert torch.autograd.gradcheck(lambda *x: native.caps_attention_native(*x[:6], paths, x[6]), inputs)
+
+
+@needs_native_kernel
+@pytest.mark.parametrize("rope", [False, True], ids=["plain", "rope"])
 @pytest.mark.parametrize("mask", [7, 5, 2], ids=["paths123", "paths13", "paths2"])
-def test_native_ops_pass_opcheck(mask: int) -> None:
+def test_native_ops_pass_opcheck(mask: int, rope: bool) -> None:
     """The torch.library ops torch.compile sees: schema, fake (shape-only) implementations, autograd
     registration and AOT dispatch with dynamic shapes agree with the real kernel."""
     gen = torch.Generator().manual_seed(2)
-    B, T, H, E, Ev = 2, native.SEGMENT + 5, 2, 3, 5
+    B, T, H, E, Ev = 2, native.SEGMENT + 5, 2, 4 if rope else 3, 5
     q, k = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64, requires_grad=True) for _ in range(2))
     v = torch.randn(B, T, H, Ev, generator=gen, dtype=torch.float64, requires_grad=True)
     w = torch.rand(B, T, H, E, generator=gen, dtype=torch.float64).requires_grad_()
     r = torch.rand(B, T, H, E, generator=gen, dtype=torch.float64) + 0.5
     d2m1 = (-torch.rand(B, T, H, E, generator=gen, dtype=torch.float64)).requires_grad_()
     clock = (torch.rand(B, T, H, generator=gen, dtype=torch.float64) + 0.1).requires_grad_()
-    torch.library.opcheck(native.native_forward, (q, k, v, w, r, d2m1, clock, mask, native.SEGMENT))
+    angle = torch.rand(T, E // 2, generator=gen, dtype=torch.float64) * 6.0
+    cos, sin = (angle.cos(), angle.sin()) if rope else (q.new_empty(0), q.new_empty(0))
+    if rope:
+        cos, sin = cos.requires_grad_(), sin.requires_grad_()
+    torch.library.opcheck(native.native_forward, (q, k, v, w, r, d2m1, clock, cos, sin, mask, native.SEGMENT))
     torch.library.opcheck(native.running_max, (torch.randn(B, T, H, E, generator=gen),))
 
 
@@ -106,9 +163,11 @@ def test_native_accepts_strided_views() -> None:
 
 @needs_native_kernel
 def test_native_rejects_bad_shapes_clearly() -> None:
-    q = torch.randn(1, 5, 2, 4)
+    q, none = torch.randn(1, 5, 2, 4), torch.empty(0)
     with pytest.raises(RuntimeError, match="caps_cpu_kernel: v must be"):
-        native.load().forward(q, q, torch.randn(1, 4, 2, 4), q, q, q, torch.ones(1, 5, 2), 7, 64)
+        native.load().forward(q, q, torch.randn(1, 4, 2, 4), q, q, q, torch.ones(1, 5, 2), none, none, 7, 64)
+    with pytest.raises(RuntimeError, match=r"RoPE tables cos, sin must be contiguous \[T, E / 2\]"):
+        native.load().forward(q, q, q, q, q, q, torch.ones(1, 5, 2), torch.ones(5, 4), torch.ones(5, 4), 7, 64)
     with pytest.raises(ValueError, match="non-empty subset of paths"):
         native.caps_attention_native(q, q, q, q, q, torch.ones(1, 5, 2), ())
 
