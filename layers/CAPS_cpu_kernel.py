@@ -12,7 +12,7 @@ and CAPS uses the pure-torch chunked kernel, which computes the same function (t
 a float64 reference).
 
 The extension's functions are registered as `torch.library` custom ops (`caps_tslib::native_forward`,
-`native_backward`, `running_max`) with shape-only fake implementations and an autograd formula, so
+`native_backward`, `running_max_ratio`) with shape-only fake implementations and an autograd formula, so
 torch.compile traces CAPS with the kernel as one opaque node instead of breaking the graph.
 
 Copy this file and `caps_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
@@ -32,7 +32,6 @@ from pathlib import Path
 from types import ModuleType
 
 import torch
-from torch.nn.functional import pad as F_pad
 from torch.nn.functional import softplus
 from torch.utils import cpp_extension
 
@@ -208,15 +207,17 @@ def _native_grad(ctx, dout, _dstate, _dscan):  # noqa: ANN001, ANN202 (register_
 native_forward.register_autograd(_native_grad, setup_context=_save_for_backward)
 
 
-@torch.library.custom_op("caps_tslib::running_max", mutates_args=())
-def running_max(x: torch.Tensor) -> torch.Tensor:
-    """m[b, t, h, e] = max_{j <= t} x[b, j, h, e] for x [B, T, H, E] with packed heads (no gradient)."""
-    return load().running_max(x)
+@torch.library.custom_op("caps_tslib::running_max_ratio", mutates_args=())
+def running_max_ratio(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(m, r) for x [B, T, H, E] with packed heads: m[b, t] = max_{j <= t} x[b, j] and r[b, t] = exp(m[b, t-1] - m[b, t]),
+    r[b, 0] = 1 (no gradient)."""
+    m, r = load().running_max_ratio(x)
+    return m, r
 
 
-@running_max.register_fake
-def _running_max_shape(x):  # noqa: ANN001, ANN202 (fake impl)
-    return torch.empty_like(x)
+@running_max_ratio.register_fake
+def _running_max_ratio_shapes(x):  # noqa: ANN001, ANN202 (fake impl)
+    return torch.empty_like(x), torch.empty_like(x)
 
 
 def caps_attention_native(
@@ -230,22 +231,22 @@ def caps_attention_native(
     rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j)
     inside the kernel, as `CAPS_Attention.rope_rotate` would rotate them; ω gets its gradient.
     The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
-    autograd): w = exp(pt - m), r = exp(m_{t-1} - m_t) with pt = p + log clock and m its running max,
-    held constant (the output does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's
-    decay minus one. Call only when `available()`.
+    autograd): w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output
+    does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one; the
+    extension's `running_max_ratio` gives m and r = exp(m_{t-1} - m_t) in one pass. Call only when
+    `available()`.
     """
     if not paths or any(path not in (1, 2, 3) for path in paths):
         raise ValueError(f"caps_attention_native needs a non-empty subset of paths 1, 2, 3, got {paths}")
     w = r = d2m1 = q  # placeholders, never read by the kernel when their path is off
     if 1 in paths:
         pt = p.contiguous() + torch.log(clock)[..., None]  # [B, T, H, E]; contiguous: as g below
-        m = running_max(_packed(pt.detach()))
+        m, r = running_max_ratio(_packed(pt.detach()))  # r_0 = 1 (z and S start at 0)
         w = torch.exp(pt - m)
-        r = torch.exp(F_pad(m[:, :-1] - m[:, 1:], (0, 0, 0, 0, 1, 0)))  # r_0 = 1 (z and S start at 0)
     if 2 in paths:
         # g.contiguous(): g is usually a view of the fused projection, and elementwise ops on such views
         # run 2-3x slower than a copy followed by the op.
-        d2m1 = torch.expm1(-softplus(g.contiguous()) * clock[..., None])  # decay - 1: exact for weak gates
+        d2m1 = torch.expm1(softplus(g.contiguous()) * -clock[..., None])  # decay - 1: exact for weak gates
     cos = sin = q.new_empty(0)
     if rope_freq is not None:
         # [T, E/2], formed in float64 (as CAPS_Attention.rope_angles): t omega in float32 is off by ~1e-4 rad at t ~ 4096

@@ -39,6 +39,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <vector>
 
@@ -500,35 +501,43 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
   return result;
 }
 
-// m[b, t, h, e] = max_{j <= t} x[b, j, h, e] for x [B, T, H, E] with packed heads (torch.cummax
-// along a strided time axis, with the argmax indices it also builds, costs several times more).
-torch::Tensor running_max(const torch::Tensor& x) {
+// For x [B, T, H, E] with packed heads: m[b, t, h, e] = max_{j <= t} x[b, j, h, e] (the running max
+// of path 1's logits) and r = exp(m_{t-1} - m_t) with r_0 = 1 (the decay of its normaliser), in one pass
+// and computed in double. r is 1 wherever the max does not move (most steps), so exp is rarely called;
+// torch.cummax along a strided time axis, with the argmax indices it also builds, costs several times more.
+std::vector<torch::Tensor> running_max_ratio(const torch::Tensor& x) {
   TORCH_CHECK(x.device().is_cpu() && x.dim() == 4 && x.stride(3) == 1 && x.stride(2) == x.size(3),
-              "caps_cpu_kernel: running_max needs a CPU [B, T, H, E] tensor with packed heads");
-  auto m = torch::empty(x.sizes(), x.options());
+              "caps_cpu_kernel: running_max_ratio needs a CPU [B, T, H, E] tensor with packed heads");
+  auto m = torch::empty(x.sizes(), x.options()), r = torch::empty(x.sizes(), x.options());
   if (x.numel() == 0) {
-    return m;
+    return {m, r};
   }
-  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "caps_running_max", [&] {
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "caps_running_max_ratio", [&] {
     const auto in = rows_of<const scalar_t>(x);
-    const auto out = rows_of<scalar_t>(m);
+    const auto max_rows = rows_of<scalar_t>(m);
+    const auto ratio_rows = rows_of<scalar_t>(r);
     const int64_t T = x.size(1), H = x.size(2), E = x.size(3);
     at::parallel_for(0, x.size(0) * H, 1, [&](int64_t begin, int64_t end) {
       for (int64_t n = begin; n < end; ++n) {
         const int64_t b = n / H, h = n % H;
-        std::copy(in.at(b, 0, h), in.at(b, 0, h) + E, out.at(b, 0, h));
+        std::copy(in.at(b, 0, h), in.at(b, 0, h) + E, max_rows.at(b, 0, h));
+        std::fill(ratio_rows.at(b, 0, h), ratio_rows.at(b, 0, h) + E, scalar_t(1));
         for (int64_t t = 1; t < T; ++t) {
           const scalar_t* cur = in.at(b, t, h);
-          const scalar_t* prev = out.at(b, t - 1, h);
-          scalar_t* dst = out.at(b, t, h);
+          const scalar_t* prev = max_rows.at(b, t - 1, h);
+          scalar_t* dst = max_rows.at(b, t, h);
+          scalar_t* ratio = ratio_rows.at(b, t, h);
           for (int64_t e = 0; e < E; ++e) {
             dst[e] = std::max(prev[e], cur[e]);
+            ratio[e] = dst[e] == prev[e]
+                           ? scalar_t(1)
+                           : static_cast<scalar_t>(std::exp(static_cast<double>(prev[e]) - static_cast<double>(dst[e])));
           }
         }
       }
     });
   });
-  return m;
+  return {m, r};
 }
 
 }  // namespace
@@ -536,5 +545,5 @@ torch::Tensor running_max(const torch::Tensor& x) {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("forward", &forward, "linear CAPS attention, forward (CPU)");
   m.def("backward", &backward, "linear CAPS attention, backward (CPU)");
-  m.def("running_max", &running_max, "running maximum over the time axis of [B, T, H, E] (CPU)");
+  m.def("running_max_ratio", &running_max_ratio, "running maximum over the time axis of [B, T, H, E] and exp(m_{t-1} - m_t) (CPU)");
 }

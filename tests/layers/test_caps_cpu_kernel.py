@@ -144,7 +144,7 @@ def test_native_ops_pass_opcheck(mask: int, rope: bool) -> None:
     if rope:
         cos, sin = cos.requires_grad_(), sin.requires_grad_()
     torch.library.opcheck(native.native_forward, (q, k, v, w, r, d2m1, clock, cos, sin, mask, native.SEGMENT))
-    torch.library.opcheck(native.running_max, (torch.randn(B, T, H, E, generator=gen),))
+    torch.library.opcheck(native.running_max_ratio, (torch.randn(B, T, H, E, generator=gen),))
 
 
 @needs_native_kernel
