@@ -1,15 +1,22 @@
 """Where a CAPS training step spends its time: torch profiler table of one step of the ETTh1 recipe.
 
-Usage:  python benchmarks/profile_caps_step.py [--pred_len 720] [--batch 32] [--impl auto] [--threads 1] [--rows 25] [--host_malloc retain|system]
+Usage:  python benchmarks/profile_caps_step.py [--pred_len 720] [--batch 32] [--impl auto] [--threads 1] [--rows 25]
+                                              [--host_malloc retain|system] [--steps 5] [--attention caps|identity]
 
 Builds the model from `scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh` (as bench_models.py does),
-runs one warm-up step, then profiles one step (forward, MSE, backward, AdamW) and prints the operators
-sorted by self CPU time. The native kernel shows up as `caps_tslib::native_forward` / `native_backward`.
+runs one warm-up step, times `--steps` unprofiled steps (forward, MSE, backward, AdamW; median), then
+profiles one step and prints the operators sorted by self CPU time. The native kernel shows up as
+`caps_tslib::native_forward` / `native_backward`.
+
+`--attention identity` is a diagnostic lower bound, not a model: the attention kernel (`caps_attention`,
+with its RoPE and per-path inputs) is replaced by o = v, while the projections, norms, MLPs, embeddings
+and read-out still run; the step time then says what CAPS would cost with a free attention kernel.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -21,9 +28,15 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
+import layers.CAPS_Attention as caps_layer  # noqa: E402
 from utils.efficiency import build_model, example_inputs  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
+
+
+def _value_passthrough(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+    """The `--attention identity` stand-in for `caps_attention`: o = v (same shape and dtype, differentiable)."""
+    return v * 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rows", type=int, default=25, help="operators listed")
     p.add_argument("--host_malloc", default="retain", choices=HOST_MALLOC_CHOICES, help="as run.py's flag")
+    p.add_argument("--steps", type=int, default=5, help="unprofiled timed steps (median reported)")
+    p.add_argument("--attention", default="caps", choices=("caps", "identity"),
+                   help="identity: replace the attention kernel by o = v (lower bound of the step, see above)")
     args = p.parse_args(argv)
+    if args.attention == "identity":
+        caps_layer.caps_attention = _value_passthrough
     torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)
     recipe = find_recipe(load_recipes(), "CAPS", "ETTh1", args.pred_len)
@@ -50,12 +68,19 @@ def main(argv: list[str] | None = None) -> int:
         optimizer.step()
 
     step()
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         start = time.perf_counter()
         step()
         seconds = time.perf_counter() - start
-    print(f"# CAPS ETTh1 H={args.pred_len} batch {args.batch} impl {args.impl} threads {torch.get_num_threads()} "
-          f"host_malloc {args.host_malloc} torch {torch.__version__}: one profiled step {seconds * 1e3:.0f} ms")
+    print(f"# CAPS ETTh1 H={args.pred_len} batch {args.batch} impl {args.impl} attention {args.attention} "
+          f"threads {torch.get_num_threads()} host_malloc {args.host_malloc} torch {torch.__version__}")
+    print(f"# step: median of {args.steps} unprofiled steps {statistics.median(times) * 1e3:.1f} ms; "
+          f"the profiled step {seconds * 1e3:.0f} ms")
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.rows))
     return 0
 
