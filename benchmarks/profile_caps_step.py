@@ -4,8 +4,9 @@ Usage:  python benchmarks/profile_caps_step.py [--pred_len 720] [--batch 32] [--
                                               [--host_malloc retain|system] [--steps 5] [--attention caps|identity]
 
 Builds the model from `scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh` (as bench_models.py does),
-runs one warm-up step, times `--steps` unprofiled steps (forward, MSE, backward, AdamW; median), then
-profiles one step and prints the operators sorted by self CPU time. The native kernel shows up as
+runs one warm-up step, times `--steps` unprofiled steps (forward, MSE, backward, AdamW; median, with
+the minor page faults of each step), then profiles one step and prints the operators sorted by self
+CPU time. The native kernel shows up as
 `caps_tslib::native_forward` / `native_backward`.
 
 `--attention identity` is a diagnostic lower bound, not a model: the attention kernel (`caps_attention`,
@@ -16,6 +17,7 @@ and read-out still run; the step time then says what CAPS would cost with a free
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import sys
 import time
@@ -68,11 +70,13 @@ def main(argv: list[str] | None = None) -> int:
         optimizer.step()
 
     step()
-    times = []
+    times, faults = [], []
     for _ in range(args.steps):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         start = time.perf_counter()
         step()
@@ -81,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
           f"threads {torch.get_num_threads()} host_malloc {args.host_malloc} torch {torch.__version__}")
     print(f"# step: median of {args.steps} unprofiled steps {statistics.median(times) * 1e3:.1f} ms; "
           f"the profiled step {seconds * 1e3:.0f} ms")
+    print(f"# minor page faults per unprofiled step: {', '.join(map(str, faults))}; peak RSS "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10:.0f} MiB")
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.rows))
     return 0
 
