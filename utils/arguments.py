@@ -143,8 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--grad_accum", type=int, default=1, help="gradient accumulation steps (loss divided by k; a final partial group still steps)")
     g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
     g.add_argument("--host_malloc", type=str, default="retain", choices=HOST_MALLOC_CHOICES,
-                   help="retain: keep freed host blocks below 1 GiB in the process (glibc; CPU steps that "
-                        "allocate large activations run up to ~1.3x faster); system: the C library's default")
+                   help="retain: glibc serves blocks below 1 GiB from the heap and never trims it, so freed activations "
+                        "are reused instead of paged in again at every step (faster CPU steps; the process keeps its "
+                        "peak heap size); system: the C library's default")
     g.add_argument("--no_progress", action="store_true", default=False, help="hide the per-epoch progress bar")
 
     g = p.add_argument_group("long runs (see README: Long runs and multiple GPUs)")
