@@ -174,15 +174,14 @@ def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.
                     dout: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                                  torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dq, dk, dv, dw, dd2m1, dclock, dtrig) from `native_forward`'s checkpoints and dout [B, T, H, Ev];
-    dtrig [threads, 2, T, E/2] f64: per-thread partial gradients of (cos, sin), empty without RoPE."""
+    dtrig [2, T, E/2] f64: the gradients of (cos, sin), empty without RoPE."""
     grads = load().backward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout)
     return tuple(grads)
 
 
 @native_backward.register_fake
 def _native_backward_shapes(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout):  # noqa: ANN001, ANN202
-    trig = (q.new_empty(torch.get_num_threads(), 2, *cos.shape, dtype=torch.float64) if cos.numel()
-            else q.new_empty(0, dtype=torch.float64))
+    trig = q.new_empty(2, *cos.shape, dtype=torch.float64) if cos.numel() else q.new_empty(0, dtype=torch.float64)
     return (torch.empty_like(q), torch.empty_like(q), torch.empty_like(v), torch.empty_like(q),
             torch.empty_like(q), torch.empty_like(clock), trig)
 
@@ -198,7 +197,7 @@ def _native_grad(ctx, dout, _dstate, _dscan):  # noqa: ANN001, ANN202 (register_
                                                        ckpt_state, ckpt_scan, dout.contiguous())
     dcos = dsin = None
     if cos.numel():
-        dcos, dsin = dtrig.sum(dim=0).to(cos.dtype).unbind(0)  # [T, E/2] each
+        dcos, dsin = dtrig.to(cos.dtype).unbind(0)  # [T, E/2] each
     # w, r, d2m1 stand in for one another (or for q) when their path is off: no gradient then.
     return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, dcos, dsin,
             None, None)

@@ -29,7 +29,7 @@
 // before anything else; backward returns dq, dk for the unrotated inputs and the table gradients
 // dcos[t, j] = sum_{b,h} (dr_2j x_2j + dr_2j+1 x_2j+1), dsin[t, j] = sum_{b,h} (dr_2j+1 x_2j - dr_2j x_2j+1)
 // over x = q, k with dr the gradient of the rotated vector, accumulated per thread (deterministic for
-// a given thread count) and summed by the caller. This saves the separate rotation passes over q, k.
+// a given thread count) and summed at the end. This saves the separate rotation passes over q, k.
 //
 // Built on first use by layers/CAPS_cpu_kernel.py (torch.utils.cpp_extension). Optional: without a
 // compiler CAPS runs the pure-torch chunked kernel.
@@ -456,8 +456,7 @@ std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& 
 }
 
 // Returns (dq, dk, dv, dw, dd2m1, dclock, dtrig); dw is zero without path 1, dd2m1 without path 2;
-// dtrig [threads, 2, T, E / 2] float64 holds each thread's (dcos, dsin) partial sums (empty without
-// rotation): their sum over the first axis is the gradient of the tables.
+// dtrig [2, T, E / 2] float64 is the gradient of the tables (cos, sin), empty without rotation.
 std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                     const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
                                     const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
@@ -496,7 +495,7 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
         }
       });
     });
-    result = {dq, dk, dv, dw, dd2m1, dc, dtrig};
+    result = {dq, dk, dv, dw, dd2m1, dc, in.cos != nullptr ? dtrig.sum(0) : dtrig};
   });
   return result;
 }
