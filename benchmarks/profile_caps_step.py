@@ -6,8 +6,7 @@ Usage:  python benchmarks/profile_caps_step.py [--pred_len 720] [--batch 32] [--
 Builds the model from `scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh` (as bench_models.py does),
 runs one warm-up step, times `--steps` unprofiled steps (forward, MSE, backward, AdamW; median, with
 the minor page faults of each step), then profiles one step and prints the operators sorted by self
-CPU time. The native kernel shows up as
-`caps_tslib::native_forward` / `native_backward`.
+CPU time. The native kernel shows up as `caps_tslib::native_forward` / `native_backward`.
 
 `--attention identity` is a diagnostic lower bound, not a model: the attention kernel (`caps_attention`,
 with its RoPE and per-path inputs) is replaced by o = v, while the projections, norms, MLPs, embeddings
