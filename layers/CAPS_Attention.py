@@ -93,19 +93,19 @@ def default_chunk(device: torch.device) -> int:
 
 def native_unavailable_reason() -> str | None:
     """Why impl="native" cannot run here (None when the native CPU kernel is built and loaded)."""
-    if native_kernel is None:
-        return "layers/CAPS_cpu_kernel.py is not installed next to CAPS_Attention.py"
-    if torch.compiler.is_compiling():
-        # Tracing must not build: the layer's construction (or an eager call) has loaded it by now.
-        return None if native_kernel.loaded() else "it was not loaded before torch.compile traced the layer"
-    reason = native_kernel.disabled_reason()
-    if reason is None and native_kernel.load() is None:
-        reason = "the build failed (see the warning logged by layers.CAPS_cpu_kernel)"
-    return reason
+    if not _native_kernel_ready():
+        if native_kernel is None:
+            return "layers/CAPS_cpu_kernel.py is not installed next to CAPS_Attention.py"
+        if torch.compiler.is_compiling():
+            # Tracing must not build: the layer's construction (or an eager call) has loaded it by now.
+            return "it was not loaded before torch.compile traced the layer"
+        return native_kernel.disabled_reason() or "the build failed (see the warning logged by layers.CAPS_cpu_kernel)"
+    return None
 
 
 def _native_kernel_ready() -> bool:
-    """Whether the native CPU kernel is importable and built; under torch.compile, whether it is loaded."""
+    """Whether the native CPU kernel is importable and built (a cached check, cheap on every call); under
+    torch.compile, whether it is loaded."""
     if native_kernel is None:
         return False
     return native_kernel.loaded() if torch.compiler.is_compiling() else native_kernel.available()
@@ -710,17 +710,18 @@ def caps_attention(
     out_dtype = q.dtype
     with torch.autocast(device_type=q.device.type, enabled=False):
         q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
-        if rope_freq is not None and not (impl == "native" and ids):
+        # Without paths the chunked kernel is plain matmuls and runs even for impl="native".
+        native = impl == "native" and bool(ids)
+        if rope_freq is not None and not native:
             q, k = rope_rotate(q, rope_freq), rope_rotate(k, rope_freq)
-            rope_freq = None
-        if impl == "naive":
+        if native:
+            # The whole batch at once: the native kernel keeps only its [B, T, H, E]-sized inputs and
+            # small state checkpoints; it rotates q, k itself.
+            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids, rope_freq)
+        elif impl == "naive":
             o = caps_attention_naive(q, k, v, p, g, clock, attn, paths)
         elif impl == "recurrent":
             o = caps_attention_recurrent(q, k, v, p, g, clock, paths)
-        elif impl == "native" and ids:
-            # The whole batch at once: the native kernel keeps only its [B, T, H, E]-sized inputs and
-            # small state checkpoints. Without paths the chunked kernel is plain matmuls and runs anyway.
-            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids, rope_freq)
         else:
             o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size)
     return o.to(out_dtype)
