@@ -244,15 +244,14 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
                   const double* ckpt_scan, const Grads<scalar_t>& g, double* dtrig) {
   const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J, segment = in.segment;
   // Per step i of the current segment (t = start + i - 1): states[i] = S_t (states[0] = S_{start-1},
-  // the checkpoint), feats[i] = (Q, K, D) and scans[i] = (1 / z_t, 1 / C_t).
+  // the checkpoint), feats[i] = (Q, K, D), scans[i] = (1 / z_t, 1 / C_t) and qks[i] = (q, k) rotated.
   std::vector<vec4> states((segment + 1) * size), feats((segment + 1) * 3 * J);
   std::vector<vec4> grad_state(size, vec4{0.0, 0.0, 0.0, 0.0});
-  std::vector<double> scans((segment + 1) * (E + 1));
+  std::vector<double> scans((segment + 1) * (E + 1)), qks((segment + 1) * 2 * E);
   vec4* __restrict__ R = grad_state.data();
   vec4 D_next[kMaxGroups], dQ[kMaxGroups], dK[kMaxGroups], dD[kMaxGroups];
   std::fill(D_next, D_next + J, vec4{0.0, 0.0, 0.0, 0.0});
   double z[kMaxHeadDim], C, Gz[kMaxHeadDim] = {0.0}, GC = 0.0, dq[kMaxHeadDim], dk[kMaxHeadDim];
-  double q[kMaxHeadDim], k[kMaxHeadDim];
   vec4 acc[EVT > 0 ? EVT : kMaxHeadDim];
   double vt[EVT > 0 ? EVT : kMaxHeadDim], dt[EVT > 0 ? EVT : kMaxHeadDim];
   for (int64_t seg = in.segments() - 1; seg >= 0; --seg) {
@@ -264,11 +263,12 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       const int64_t i = t - start + 1;
       double* inv = scans.data() + i * (E + 1);
       vec4* Q = feats.data() + i * 3 * J;
+      double* q = qks.data() + i * 2 * E;
       advance_scans(in, b, t, h, z, C);
       reciprocals(z, C, E, inv, inv[E]);
       load_rotated(in, in.q.at(b, t, h), t, q);
-      load_rotated(in, in.k.at(b, t, h), t, k);
-      features(in, b, t, h, q, k, inv, inv[E], Q, Q + J, Q + 2 * J);
+      load_rotated(in, in.k.at(b, t, h), t, q + E);
+      features(in, b, t, h, q, q + E, inv, inv[E], Q, Q + J, Q + 2 * J);
       load_values(in.v.at(b, t, h), Ev, vt);
       const vec4* __restrict__ prev = states.data() + (i - 1) * size;
       vec4* __restrict__ next = states.data() + i * size;
@@ -318,8 +318,8 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       const double* dkt = reinterpret_cast<const double*>(dK);
       const double* dd = reinterpret_cast<const double*>(dD);
       const double* r_next = reinterpret_cast<const double*>(D_next);
-      load_rotated(in, in.q.at(b, t, h), t, q);
-      load_rotated(in, in.k.at(b, t, h), t, k);
+      const double* q = qks.data() + i * 2 * E;  // rotated in the recomputation above
+      const double* k = q + E;
       std::fill(dq, dq + E, 0.0);
       std::fill(dk, dk + E, 0.0);
       int64_t f = 0;
