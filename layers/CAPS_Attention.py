@@ -717,7 +717,8 @@ def caps_attention(
         if native:
             # The whole batch at once: the native kernel keeps only its [B, T, H, E]-sized inputs and
             # small state checkpoints; it rotates q, k itself.
-            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids, rope_freq)
+            angle = None if rope_freq is None else rope_angles(q.shape[1], rope_freq)
+            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids, angle)
         elif impl == "naive":
             o = caps_attention_naive(q, k, v, p, g, clock, attn, paths)
         elif impl == "recurrent":

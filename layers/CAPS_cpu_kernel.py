@@ -221,14 +221,15 @@ def _running_max_ratio_shapes(x):  # noqa: ANN001, ANN202 (fake impl)
 
 def caps_attention_native(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: tuple[int, ...], rope_freq: torch.Tensor | None = None,
+    clock: torch.Tensor, paths: tuple[int, ...], rope_angle: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Linear CAPS with the selected paths (non-empty subset of (1, 2, 3)) by the native recurrence.
 
     q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0; float32 or float64 CPU tensors
     of one dtype -> o [B, T, H, Ev]. Same function as `CAPS_Attention.caps_attention(..., impl="chunked")`.
-    rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j)
-    inside the kernel, as `CAPS_Attention.rope_rotate` would rotate them; ω gets its gradient.
+    rope_angle [T, E/2] (optional; `CAPS_Attention.rope_angles`): q and k are rotated by RoPE (pair j of
+    step t by the angle rope_angle[t, j]) inside the kernel, as `CAPS_Attention.rope_rotate` would rotate
+    them; the angles get their gradient.
     The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
     autograd): w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output
     does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one; the
@@ -247,10 +248,8 @@ def caps_attention_native(
         # run 2-3x slower than a copy followed by the op.
         d2m1 = torch.expm1(softplus(g.contiguous()) * -clock[..., None])  # decay - 1: exact for weak gates
     cos = sin = q.new_empty(0)
-    if rope_freq is not None:
-        # [T, E/2], formed in float64 (as CAPS_Attention.rope_angles): t omega in float32 is off by ~1e-4 rad at t ~ 4096
-        angle = torch.arange(q.shape[1], dtype=torch.float64)[:, None] * rope_freq.double()
-        cos, sin = angle.cos().to(q.dtype), angle.sin().to(q.dtype)
+    if rope_angle is not None:
+        cos, sin = rope_angle.cos().to(q.dtype), rope_angle.sin().to(q.dtype)
     mask = sum(1 << (path - 1) for path in set(paths))
     return native_forward(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), cos, sin, mask,
                           SEGMENT)[0]

@@ -122,7 +122,11 @@ def test_native_rope_gradcheck(paths: tuple[int, ...]) -> None:
     clock = torch.rand(B, T, H, generator=gen, dtype=torch.float64) + 0.1
     omega = torch.tensor([0.3, 0.02], dtype=torch.float64)
     inputs = [x.requires_grad_() for x in (q, k, v, p, g, clock, omega)]
-    assert torch.autograd.gradcheck(lambda *x: native.caps_attention_native(*x[:6], paths, x[6]), inputs)
+
+    def attention(*x: torch.Tensor) -> torch.Tensor:
+        return native.caps_attention_native(*x[:6], paths, caps.rope_angles(T, x[6]))
+
+    assert torch.autograd.gradcheck(attention, inputs)
 
 
 @needs_native_kernel
