@@ -875,8 +875,8 @@ class CAPSAttention(nn.Module):
         # One matmul for the six input projections (forward and backward) instead of six passes over x.
         projs = (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
         weight = torch.cat([proj.weight for proj in projs])  # [5 D + H, D]
-        # Zero rows pad the output width to a multiple of 8: MKL's CPU GEMM runs up to 1.7x slower
-        # on other widths (5 D + H = 164 at the recipe's D = 32, H = 4). Their outputs are dropped.
+        # Zero rows pad the output width to a multiple of 8: MKL's CPU GEMM is slower on other widths
+        # (5 D + H = 164 at the recipe's D = 32, H = 4). Their outputs are dropped.
         pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
         *qkvpg, c, _ = F.linear(x, F.pad(weight, (0, 0, 0, pad))).split([D] * 5 + [self.n_heads, pad], dim=-1)
         q, k, v, p, g = (x.unflatten(-1, (self.n_heads, self.head_dim)) for x in qkvpg)  # [B, T, H, E] views
