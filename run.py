@@ -16,8 +16,8 @@ import sys
 import torch
 
 from exp import distributed
+from exp.arguments import build_parser, make_setting, validate_args
 from exp.training_guards import TrainingStopped
-from utils.arguments import build_parser, make_setting, validate_args
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
 from utils.seeding import deterministic_mode, seed_everything

@@ -18,7 +18,7 @@ forward+backward of sum(o)); a configuration stops repeating once it has used MA
 
 --model-step times the full CAPS model's training step instead (the CAPS_ETTh1.sh recipe: seq_len 96,
 7 channels, 4 time features, 3 layers, D = 32, 4 heads, AdamW; forward, MSE, backward, optimiser step, measured
-by `utils.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked and native at
+by `compare.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked and native at
 --batch, and both against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E]
 block, so it only fits small batches).
 """
@@ -142,10 +142,10 @@ def measure(config: dict) -> dict:
 
 
 def measure_model_step(config: dict) -> dict:
-    """Runs in the subprocess: the CAPS ETTh1 recipe's training step (`utils.efficiency.measure`, the
+    """Runs in the subprocess: the CAPS ETTh1 recipe's training step (`compare.efficiency.measure`, the
     same measurement as benchmarks/bench_models.py) at batch B with the given kernel implementation."""
-    from utils.efficiency import measure as measure_step
-    from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args
+    from compare.efficiency import measure as measure_step
+    from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args
 
     torch.set_num_threads(config["threads"])
     recipe = find_recipe(load_recipes(), "CAPS", "ETTh1", config["pred_len"])

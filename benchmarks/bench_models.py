@@ -5,10 +5,10 @@ Usage:  python benchmarks/bench_models.py [--data ETTm1] [--models CAPS DLinear 
                                           [--device cpu|cuda] [--threads N] [--host_malloc retain|system]
 
 For each model and horizon it reads the model's block in `scripts/long_term_forecast/` (as
-`utils.compare` does) and reports, with `utils.efficiency`: learnable parameters, forward FLOPs of one
+`compare.runner` does) and reports, with `compare.efficiency`: learnable parameters, forward FLOPs of one
 sample (`torch.utils.flop_counter`, matmul/conv/attention only), and, unless --no-timing, the median
 train-step time at the recipe's batch size and the step's peak tensor memory. `--variant` adds a
-row as in `utils.compare` (BASE's recipe plus run.py FLAGS, e.g. `CAPS ckpt=CAPS:--caps_checkpoint_rows 8`). Before printing anything
+row as in `compare.runner` (BASE's recipe plus run.py FLAGS, e.g. `CAPS ckpt=CAPS:--caps_checkpoint_rows 8`). Before printing anything
 it checks the FLOP counter and the memory tracker on cases with a closed-form answer and refuses to
 report if either is off.
 """
@@ -27,17 +27,17 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from utils.compare import Row, parse_variant  # noqa: E402
-from utils.efficiency import (  # noqa: E402
+from compare.efficiency import (  # noqa: E402
     TensorMemoryTracker,
     format_bytes,
     format_count,
     forward_flops,
     measure,
 )
+from compare.runner import Row, parse_variant  # noqa: E402
+from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 from utils.errors import UserInputError  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
-from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 
 MODELS = ("CAPS", "LinAttn+RoPE", "DLinear", "PatchTST", "iTransformer", "TimesNet")
 
@@ -75,7 +75,7 @@ def _commit() -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default="ETTm1", help="dataset whose recipes give the shapes (paper: ETTm1)")
-    p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows (script names as in utils.compare)")
+    p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows (script names as in compare.runner)")
     p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720])
     p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
                    help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")

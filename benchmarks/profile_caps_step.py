@@ -30,9 +30,9 @@ import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import layers.CAPS_Attention as caps_layer  # noqa: E402
-from utils.efficiency import build_model, example_inputs  # noqa: E402
+from compare.efficiency import build_model, example_inputs  # noqa: E402
+from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
-from utils.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 
 
 def _value_passthrough(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args, **kwargs) -> torch.Tensor:

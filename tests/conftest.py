@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from utils.arguments import build_parser
+from exp.arguments import build_parser
 
 REQUIRED = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "test",
             "--model", "DLinear", "--data", "ETTh1"]

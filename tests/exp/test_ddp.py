@@ -14,8 +14,8 @@ import pytest
 
 import run
 from data_provider.data_factory import build_dataset
+from exp.arguments import build_parser, make_setting
 from exp.samplers import ShardSampler, shard_bounds
-from utils.arguments import build_parser, make_setting
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ import shutil
 import torch
 
 import run
+from exp.arguments import build_parser, make_setting
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
-from utils.arguments import build_parser, make_setting
 
 
 def test_deterministic_runs_write_bit_identical_checkpoints(in_tmp, toy, monkeypatch):

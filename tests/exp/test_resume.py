@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import run
+from exp.arguments import build_parser, make_setting
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
-from utils.arguments import build_parser, make_setting
 
 REPO = Path(__file__).resolve().parents[2]
 # Dropout, the shuffle, AdamW state, OneCycle and gradient accumulation all have to survive the restart.

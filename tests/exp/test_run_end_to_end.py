@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import run
-from utils.arguments import build_parser, make_setting
+from exp.arguments import build_parser, make_setting
 
 SMALL = ["--num_workers", "0", "--no_progress", "--train_epochs", "1", "--des", "Exp"]
 

@@ -7,9 +7,9 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
+from exp.arguments import build_parser
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
-from utils.arguments import build_parser
 
 
 def order(loader: DataLoader) -> list[int]:

@@ -423,7 +423,7 @@ ALLOWED_LINE = re.compile(
 
 def parse_script(path: Path):
     """Check the runner-parseable shape; return (fetched dataset names, parsed run.py blocks)."""
-    from utils.arguments import build_parser
+    from exp.arguments import build_parser
 
     fetched, runs, current = [], [], None
     for line in path.read_text().splitlines():

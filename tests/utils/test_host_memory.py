@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.arguments import build_parser
+from exp.arguments import build_parser
 from utils.host_memory import configure_host_malloc, retain_freed_memory
 
 ROOT = Path(__file__).resolve().parents[2]

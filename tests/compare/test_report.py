@@ -1,4 +1,4 @@
-"""utils.report on a synthetic comparison: bold/underline placement with ties, average rank and
+"""compare.report on a synthetic comparison: bold/underline placement with ties, average rank and
 first-place count, horizon averages with missing runs, reference differences, and every file written."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 import torch
 from matplotlib.image import imread
 
-from utils import report
-from utils.efficiency import TensorMemoryTracker
-from utils.report import Cell, load_runs, mark_best, write_report
+from compare import report
+from compare.efficiency import TensorMemoryTracker
+from compare.report import Cell, load_runs, mark_best, write_report
 
 # (row, dataset, H) -> (mse, mae). C has no ECL H=24 run (it failed).
 METRICS = {
@@ -47,7 +47,7 @@ def windows(series: np.ndarray, horizon: int) -> np.ndarray:
 
 
 def build_comparison(root: Path) -> Path:
-    """A comparison folder as utils.compare leaves it, with known metrics and forecasts."""
+    """A comparison folder as compare.runner leaves it, with known metrics and forecasts."""
     runs = root / "runs"
     runs.mkdir(parents=True)
     series = np.sin(np.arange(60) / 4.0)
@@ -70,7 +70,7 @@ def build_comparison(root: Path) -> Path:
     (runs / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
     (runs / "compare_runs.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
     config = {"data": ["ETTh1", "ECL"], "rows": [{"name": n, "base": "DLinear", "flags": []} for n in "ABC"],
-              "invocations": [{"command": "python -m utils.compare --data ETTh1 ECL --epochs 2", "epochs": 2}]}
+              "invocations": [{"command": "python -m compare --data ETTh1 ECL --epochs 2", "epochs": 2}]}
     (root / "compare.json").write_text(json.dumps(config))
     (root / "reference.csv").write_text(REFERENCE)
     return root
@@ -206,8 +206,8 @@ def test_overrides_are_attributed_to_their_invocation():
     """Two runner invocations with different overrides: each Runner line names its own, none is
     claimed for every run."""
     config = {"invocations": [
-        {"command": "python -m utils.compare --models CAPS --epochs 2", "epochs": 2},
-        {"command": "python -m utils.compare --models TimesNet", "epochs": None},
+        {"command": "python -m compare --models CAPS --epochs 2", "epochs": 2},
+        {"command": "python -m compare --models TimesNet", "epochs": None},
     ]}
     lines = report._conditions(config, [], [])
     assert lines[0].endswith("overrides for the runs it started: `--train_epochs 2` (scripts' epochs overridden).")

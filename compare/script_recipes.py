@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from utils.arguments import build_parser
+from exp.arguments import build_parser
 from utils.errors import UserInputError
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""utils.script_recipes: parsing our `.sh` recipes (variables, quoting, strict shape), finding the
+"""compare.script_recipes: parsing our `.sh` recipes (variables, quoting, strict shape), finding the
 block for a model row, and merging flag overrides."""
 
 from __future__ import annotations
@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from exp.model_registry import MODEL_REGISTRY
-from utils.arguments import make_setting
-from utils.errors import UserInputError
-from utils.script_recipes import (
+from compare.script_recipes import (
     find_recipe,
     flag_value,
     load_recipes,
@@ -19,6 +16,9 @@ from utils.script_recipes import (
     parse_run_args,
     parse_script,
 )
+from exp.arguments import make_setting
+from exp.model_registry import MODEL_REGISTRY
+from utils.errors import UserInputError
 
 REPO_SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "long_term_forecast"
 

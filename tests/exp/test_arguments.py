@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from utils.arguments import build_parser, make_setting, validate_args
+from exp.arguments import build_parser, make_setting, validate_args
 from utils.errors import UserInputError
 
 REQUIRED = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "ETTh1_96_96",

@@ -1,4 +1,4 @@
-"""utils.compare end to end on a generated CSV: two cheap models run from their recipe scripts with
+"""compare.runner end to end on a generated CSV: two cheap models run from their recipe scripts with
 `--epochs 1`, every report file is produced, a second invocation runs nothing, and failing rows
 (a bad flag, a model that rejects its config) are reported while the others finish."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from utils import compare
+from compare import runner as compare
 from utils.errors import UserInputError
 
 RECIPE = """\
@@ -168,7 +168,7 @@ def test_second_invocation_runs_nothing_new(first_run, workspace):
     assert len(config["invocations"]) == 2 and [r["name"] for r in config["rows"]] == [
         "DLinear", "iTransformer", "Broken", "Typo"]
     text = (out / "table.md").read_text()
-    assert text.count("Runner: `python -m utils.compare") == 2 and "| Broken | toy | 12 |" in text
+    assert text.count("Runner: `python -m compare") == 2 and "| Broken | toy | 12 |" in text
 
 
 def test_resumed_run_with_changed_flags_is_flagged(first_run, workspace):

@@ -1,11 +1,11 @@
-"""`utils.efficiency.measure`: FLOPs of a CAPS model are the same whichever kernel it runs (torch's
+"""`compare.efficiency.measure`: FLOPs of a CAPS model are the same whichever kernel it runs (torch's
 FLOP counter cannot see inside the native C++ kernel, so they are counted on the chunked one)."""
 
 from __future__ import annotations
 
 import pytest
 
-from utils.efficiency import measure
+from compare.efficiency import measure
 
 
 @pytest.mark.parametrize("impl", ["auto", "native"])
