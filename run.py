@@ -30,17 +30,15 @@ def _run(args: argparse.Namespace) -> None:
 
     logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
     if not args.is_training:
-        args.run_seed = args.seed
-        seed_everything(args.run_seed)
+        seed_everything(args.seed)
         exp = Exp_Long_Term_Forecast(args)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
         exp.test(setting, test=1)
         return
     for ii in range(args.itr):
-        args.run_seed = args.seed + ii
-        seed_everything(args.run_seed)
-        exp = Exp_Long_Term_Forecast(args)
+        seed_everything(args.seed + ii)
+        exp = Exp_Long_Term_Forecast(args, run_seed=args.seed + ii)
         setting = make_setting(args, ii)
         if args.resume and exp.is_complete(setting):
             logger.info("--resume: %s was already trained and tested; skipping it", setting)

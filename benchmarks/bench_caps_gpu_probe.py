@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 import layers.CAPS_Attention as CA  # noqa: E402
-from compare.efficiency import _train_step, build_model, example_inputs, measure  # noqa: E402
+from compare.efficiency import build_model, make_train_step, measure  # noqa: E402
 from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 
 recipes = load_recipes(str(Path(__file__).resolve().parents[1] / "scripts" / "long_term_forecast"))
@@ -48,14 +48,10 @@ def main() -> int:
             e = measure(recipe(m, h), device="cuda", steps=20, warmup=3)
             print(f"{m} H{h} step {e.step_ms:8.2f} ms  peak {e.peak_bytes / 2**20:8.1f} MiB", flush=True)
         c = recipe("CAPS", h)
+        c.compile = True
         torch.manual_seed(0)
-        model = build_model(c, "cuda")
-        inputs = example_inputs(c, c.batch_size, "cuda", 0)
-        target = torch.randn(c.batch_size, c.pred_len, c.c_out, device="cuda")
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)
-        model.train()
         start = time.time()
-        step = _train_step(torch.compile(model), c, optimizer, inputs, target)
+        _, step = make_train_step(c, build_model(c, "cuda"), "cuda")
         for _ in range(3):
             step()
         torch.cuda.synchronize()

@@ -26,11 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import layers.CAPS_Attention as caps_layer  # noqa: E402
-from compare.efficiency import build_model, example_inputs  # noqa: E402
+from compare.efficiency import build_model, make_train_step  # noqa: E402
 from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
@@ -58,16 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_host_malloc(args.host_malloc)
     recipe = find_recipe(load_recipes(), "CAPS", "ETTh1", args.pred_len)
     configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(args.batch), "--caps_impl", args.impl]))
-    model = build_model(configs)
-    inputs = example_inputs(configs, args.batch)
-    target = torch.randn(args.batch, args.pred_len, configs.c_out)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=configs.learning_rate, weight_decay=configs.weight_decay)
-
-    def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        F.mse_loss(model(*inputs), target).backward()
-        optimizer.step()
-
+    _, step = make_train_step(configs, build_model(configs))
     step()
     times, faults = [], []
     for _ in range(args.steps):

@@ -5,9 +5,9 @@ measured training step (median time and peak tensor memory).
 - Forward FLOPs: `torch.utils.flop_counter.FlopCounterMode` on one sample (batch 1) in eval mode. It
   counts matmul / convolution / attention kernels at 2 FLOPs per multiply-add and ignores elementwise
   ops, FFTs and reductions (so TimesNet's FFT and CAPS's cumulative sums are not in the count).
-- Train step: forward + MSE loss + backward + optimiser step on random inputs of the recipe's
-  `--batch_size`, in the same form as `Exp_Long_Term_Forecast` (decoder input = label_len known steps
-  followed by zeros, loss on the last pred_len steps, `--max_grad_norm` clipping, Adam or AdamW).
+- Train step: the experiment's own step (`exp.train_step.ForecastStep`: decoder input, forward under
+  the run's AMP settings, MSE on the scored channels, backward, clipping, Adam or AdamW) on a random
+  batch of the recipe's `--batch_size`.
   Time is the median over `steps` timed steps after `warmup` untimed ones.
 - Peak memory: parameters + buffers + optimiser state + the peak of tensors alive during one step,
   tracked per storage by a dispatch mode. It is deterministic and device-independent, but does not see
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import statistics
 import time
 import weakref
@@ -26,12 +27,12 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
 from exp.model_registry import MODEL_REGISTRY
+from exp.train_step import ForecastStep, make_optimizer, model_inputs
 from utils.timefeatures import num_calendar_features, num_time_features
 
 __all__ = [
@@ -39,10 +40,12 @@ __all__ = [
     "TensorMemoryTracker",
     "build_model",
     "count_parameters",
+    "example_batch",
     "example_inputs",
     "forward_flops",
     "format_bytes",
     "format_count",
+    "make_train_step",
     "measure",
 ]
 
@@ -76,24 +79,29 @@ def _mark_width(configs: argparse.Namespace) -> int:
     return num_calendar_features(configs.freq)
 
 
-def example_inputs(configs: argparse.Namespace, batch_size: int, device: str | torch.device = "cpu",
-                   seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Random model inputs at the recipe's shape: x `[B, L, enc_in]`, x_mark `[B, L, F]`,
-    dec_inp `[B, Ll + H, dec_in]` (label_len values then zeros, as the experiment builds it) and
-    y_mark `[B, Ll + H, F]`. timeF marks lie in [-0.5, 0.5]; calendar marks are 0 (a valid index)."""
+def example_batch(configs: argparse.Namespace, batch_size: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    """A random batch as the data loader yields it at the recipe's shape (CPU, float32): x `[B, L, C]`,
+    y `[B, Ll + H, C]`, x_mark `[B, L, F]`, y_mark `[B, Ll + H, F]` with C = enc_in. timeF marks lie in
+    [-0.5, 0.5]; calendar marks are 0 (a valid index)."""
     gen = torch.Generator().manual_seed(seed)
-    length, label, horizon = configs.seq_len, configs.label_len, configs.pred_len
+    length, span = configs.seq_len, configs.label_len + configs.pred_len
     width = _mark_width(configs)
     x = torch.randn(batch_size, length, configs.enc_in, generator=gen)  # [B, L, C]
-    dec = torch.zeros(batch_size, label + horizon, configs.dec_in)  # [B, Ll + H, C]
-    dec[:, :label] = torch.randn(batch_size, label, configs.dec_in, generator=gen)
+    y = torch.randn(batch_size, span, configs.enc_in, generator=gen)  # [B, Ll + H, C]
     if configs.embed == "timeF":
         x_mark = torch.rand(batch_size, length, width, generator=gen) - 0.5  # [B, L, F]
-        y_mark = torch.rand(batch_size, label + horizon, width, generator=gen) - 0.5  # [B, Ll + H, F]
+        y_mark = torch.rand(batch_size, span, width, generator=gen) - 0.5  # [B, Ll + H, F]
     else:
-        x_mark = torch.zeros(batch_size, length, width)
-        y_mark = torch.zeros(batch_size, label + horizon, width)
-    return tuple(t.to(device) for t in (x, x_mark, dec, y_mark))  # type: ignore[return-value]
+        x_mark, y_mark = torch.zeros(batch_size, length, width), torch.zeros(batch_size, span, width)
+    return x, y, x_mark, y_mark
+
+
+def example_inputs(configs: argparse.Namespace, batch_size: int, device: str | torch.device = "cpu",
+                   seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The model's forward arguments for `example_batch`, built as the training step builds them:
+    (x, x_mark, dec, y_mark) with dec = label_len known steps then zeros `[B, Ll + H, C]`."""
+    batch = example_batch(configs, batch_size, seed)
+    return model_inputs(batch, configs.label_len, configs.pred_len, torch.device(device))[:4]
 
 
 def _flop_model(configs: argparse.Namespace, model: nn.Module, device: torch.device) -> nn.Module:
@@ -168,27 +176,17 @@ def _state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
     return total
 
 
-def _train_step(model: nn.Module, configs: argparse.Namespace, optimizer: torch.optim.Optimizer,
-                inputs: tuple[torch.Tensor, ...], target: torch.Tensor) -> Callable[[], None]:
-    """One optimiser step as the experiment runs it (AMP only on CUDA with --use_amp); `model` may be
-    the torch.compile wrapper of the optimised module."""
-    device_type = inputs[0].device.type
-    amp = bool(configs.use_amp) and device_type == "cuda"
-    dtype = torch.bfloat16 if configs.amp_dtype == "bf16" else torch.float16
-    f_dim = -1 if configs.features == "MS" else 0
-
-    def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device_type, dtype=dtype, enabled=amp):
-            out = model(*inputs)
-        out = out[:, -configs.pred_len :, f_dim:].float()  # [B, H, C']
-        loss = F.mse_loss(out, target[..., f_dim:])
-        loss.backward()
-        if configs.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), configs.max_grad_norm)
-        optimizer.step()
-
-    return step
+def make_train_step(configs: argparse.Namespace, model: nn.Module, device: str | torch.device = "cpu",
+                    seed: int = 0) -> tuple[ForecastStep, Callable[[], torch.Tensor]]:
+    """(the step, a call of it on one batch); puts `model` in train mode. `run()` runs the experiment's training step (`ForecastStep`) with the
+    recipe's optimiser on one fixed random batch of `--batch_size`. With `--compile` the step runs the
+    torch.compile wrapper, as run.py does (compilation happens in the first call)."""
+    device = torch.device(device)
+    batch = tuple(t.to(device) for t in example_batch(configs, configs.batch_size, seed))
+    model.train()
+    runner = torch.compile(model) if getattr(configs, "compile", False) else model
+    train_step = ForecastStep(model, configs, device, runner=runner, optimizer=make_optimizer(model, configs))
+    return train_step, functools.partial(train_step, batch)
 
 
 def _sync(device: torch.device) -> None:
@@ -208,15 +206,7 @@ def measure(configs: argparse.Namespace, *, device: str | torch.device = "cpu", 
     if not timing:
         return Efficiency(params, flops, None, None, configs.batch_size, str(device))
 
-    inputs = example_inputs(configs, configs.batch_size, device, seed)
-    target = torch.randn(configs.batch_size, configs.pred_len, configs.c_out,
-                         generator=torch.Generator().manual_seed(seed + 1)).to(device)  # [B, H, c_out]
-    optimizer_cls = torch.optim.AdamW if configs.optimizer == "adamw" else torch.optim.Adam
-    optimizer = optimizer_cls(model.parameters(), lr=configs.learning_rate, weight_decay=configs.weight_decay)
-    model.train()
-    # --compile as run.py applies it: the step runs the compiled module (compilation happens in warm-up).
-    runner = torch.compile(model) if getattr(configs, "compile", False) else model
-    step = _train_step(runner, configs, optimizer, inputs, target)
+    train_step, step = make_train_step(configs, model, device, seed)
     for _ in range(warmup):
         step()
     times = []
@@ -229,7 +219,7 @@ def measure(configs: argparse.Namespace, *, device: str | torch.device = "cpu", 
     tracker = TensorMemoryTracker()
     with tracker:
         step()
-    peak = _state_bytes(model, optimizer) + tracker.peak
+    peak = _state_bytes(model, train_step.optimizer) + tracker.peak
     return Efficiency(params, flops, 1e3 * statistics.median(times), peak, configs.batch_size, str(device))
 
 

@@ -75,11 +75,14 @@ def build_dataset(args: argparse.Namespace, flag: str) -> WindowDataset:
     return dataset
 
 
-def make_loader(args: argparse.Namespace, dataset: Dataset, flag: str, sampler: Sampler | None = None) -> DataLoader:
-    """DataLoader over `dataset`; `sampler` replaces TSLib's shuffle setting (see the module docstring)."""
+def make_loader(args: argparse.Namespace, dataset: Dataset, flag: str, sampler: Sampler | None = None,
+                seed: int | None = None) -> DataLoader:
+    """DataLoader over `dataset`; `sampler` replaces TSLib's shuffle setting (see the module docstring).
+
+    seed: the run's seed for the loader's private generator (None: --seed)."""
     generator = None
     if sampler is not None:
-        generator = torch.Generator().manual_seed(getattr(args, "run_seed", args.seed))
+        generator = torch.Generator().manual_seed(args.seed if seed is None else seed)
     workers = max(0, min(args.num_workers, os.cpu_count() or 1))
     return DataLoader(
         dataset,

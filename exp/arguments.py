@@ -26,10 +26,6 @@ TSLIB_DEFAULT_SEED = 2021
 RNG_STREAMS = ("tslib", "epoch")
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(v) for v in text.replace(",", " ").split()]
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser shared by `run.py`, the tests and the comparison runner."""
     p = argparse.ArgumentParser(

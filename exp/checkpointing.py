@@ -30,7 +30,8 @@ LAST_FILE = "last.pth"
 LAST_FORMAT = 2
 
 # Flags that do not change what a run computes: they may differ between the interrupted run and
-# the resumed one (moving the data, more workers, another GPU index, ...).
+# the resumed one (moving the data, more workers, another GPU index, ...). "device", "device_ids" and
+# "run_seed" were written into the namespace by earlier versions and may appear in an older last.pth.
 _RESUME_FREE_FLAGS = frozenset({
     "resume", "is_training", "itr", "root_path", "checkpoints", "num_workers", "no_progress", "use_gpu",
     "gpu", "gpu_type", "use_multi_gpu", "devices", "device", "device_ids", "compile", "save_every_steps",

@@ -14,18 +14,23 @@ from exp.model_registry import MODEL_REGISTRY
 logger = logging.getLogger(__name__)
 
 
+def multi_gpu_ids(args: argparse.Namespace) -> list[int]:
+    """The GPU indices of --devices ("0,1,2,3") for --use_multi_gpu's DataParallel."""
+    return [int(i) for i in args.devices.replace(" ", "").split(",") if i]
+
+
 def select_device(args: argparse.Namespace, local_rank: int | None = None) -> torch.device:
     """`cuda:<gpu>` / `mps` when requested and available, else CPU with one log line (TSLib crashed instead).
 
-    Under torchrun (`local_rank` given) each process takes the GPU of its local rank.
+    Under torchrun (`local_rank` given) each process takes the GPU of its local rank; with
+    --use_multi_gpu the first of --devices (as TSLib, which overwrites --gpu with it).
     """
     if args.use_gpu and args.gpu_type == "cuda":
         if torch.cuda.is_available():
             if local_rank is not None:
                 return torch.device(f"cuda:{local_rank}")
             if args.use_multi_gpu:
-                args.device_ids = [int(i) for i in args.devices.replace(" ", "").split(",") if i]
-                args.gpu = args.device_ids[0]
+                return torch.device(f"cuda:{multi_gpu_ids(args)[0]}")
             return torch.device(f"cuda:{args.gpu}")
         logger.info("CUDA is not available: running on CPU")
     elif args.use_gpu and args.gpu_type == "mps":
@@ -44,7 +49,7 @@ class Exp_Basic:  # noqa: N801 - TSLib's public name
         self.model_dict = MODEL_REGISTRY
         self.dist = distributed.context()
         self.device = self._acquire_device()
-        args.device = str(self.device)
+        self.device_ids = multi_gpu_ids(args) if args.use_multi_gpu else None
         self.model = self._wrap_model(self._build_model().to(self.device))
 
     def _acquire_device(self) -> torch.device:

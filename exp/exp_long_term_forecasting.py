@@ -51,6 +51,7 @@ from exp.checkpointing import (
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
+from exp.train_step import ForecastStep, amp_settings, make_onecycle, make_optimizer
 from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
@@ -98,12 +99,13 @@ class _Training:
 
 
 class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
-    def __init__(self, args) -> None:
+    def __init__(self, args, run_seed: int | None = None) -> None:
+        """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed."""
+        self.run_seed = args.seed if run_seed is None else run_seed
         super().__init__(args)
-        self.amp_enabled = bool(args.use_amp) and self.device.type == "cuda"
+        self.amp_enabled, self.amp_dtype = amp_settings(args, self.device)
         if args.use_amp and not self.amp_enabled:
             logger.info("--use_amp is ignored on %s: AMP runs only on CUDA", self.device.type)
-        self.amp_dtype = torch.bfloat16 if args.amp_dtype == "bf16" else torch.float16
         self.runner = torch.compile(self.model) if args.compile else self.model
         # Ranks evaluate shards of different sizes, so evaluation bypasses the DDP wrapper (whose
         # forward may communicate) and runs the bare model.
@@ -111,6 +113,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             self.eval_runner = torch.compile(self._bare_model()) if args.compile else self._bare_model()
         else:
             self.eval_runner = self.runner
+        # Forward and loss for evaluation; `_start_training` makes the one with an optimiser.
+        self.step = ForecastStep(self.model, args, self.device, runner=self.runner)
         self.train_stats: dict = {}
         self._last_state: dict | None = None
         self._stream_noted = False
@@ -129,7 +133,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             # CAPS ablations (--caps_paths) build projections their forward never uses.
             return DistributedDataParallel(model, device_ids=device_ids, find_unused_parameters=True)
         if self.args.use_multi_gpu and self.args.use_gpu and torch.cuda.is_available():
-            return nn.DataParallel(model, device_ids=self.args.device_ids)
+            return nn.DataParallel(model, device_ids=self.device_ids)
         return model
 
     def _bare_model(self) -> nn.Module:
@@ -157,47 +161,16 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         if flag == "train" and tslib:
             sampler = GlobalStreamSampler(len(dataset))
         elif flag == "train":
-            seed = getattr(self.args, "run_seed", self.args.seed)
             sampler = ResumableSampler(DistributedSampler(dataset, num_replicas=self.dist.world_size,
-                                                          rank=self.dist.rank, shuffle=True, seed=seed))
+                                                          rank=self.dist.rank, shuffle=True, seed=self.run_seed))
         else:
             draws = TSLIB_EVAL_DRAWS[flag] if tslib else 0
             sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size, global_draws=draws)
-        return dataset, make_loader(self.args, dataset, flag, sampler)
+        return dataset, make_loader(self.args, dataset, flag, sampler, seed=self.run_seed)
 
     def _predict(self, batch, runner: Callable | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Forward one batch; returns (outputs, targets) over the last pred_len steps, all channels."""
-        x, y, x_mark, y_mark = (t.float().to(self.device, non_blocking=True) for t in batch)
-        horizon = self.args.pred_len
-        # Decoder input: the first label_len steps of y followed by pred_len zeros.  [B, Ll + H, C]
-        dec_inp = torch.cat([y[:, : self.args.label_len, :], torch.zeros_like(y[:, -horizon:, :])], dim=1)
-        with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            out = (runner or self.runner)(x, x_mark, dec_inp, y_mark)
-        return out[:, -horizon:, :], y[:, -horizon:, :]
-
-    def _target_slice(self, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        f_dim = -1 if self.args.features == "MS" else 0
-        return out[..., f_dim:].float(), y[..., f_dim:]
-
-    def _make_optimizer(self) -> torch.optim.Optimizer:
-        params = self.model.parameters()
-        if self.args.optimizer == "adamw":
-            return torch.optim.AdamW(params, lr=self.args.learning_rate, weight_decay=self.args.weight_decay)
-        return torch.optim.Adam(params, lr=self.args.learning_rate, weight_decay=self.args.weight_decay)
-
-    def _make_onecycle(self, optimizer: torch.optim.Optimizer, steps_per_epoch: int):
-        """OneCycle stepped per optimiser step, as the CAPS recipe: linear anneal, div 10, final div 1e4,
-        schedule length train_epochs + 1 epochs, and no momentum cycling (AdamW's beta1 stays as set)."""
-        return torch.optim.lr_scheduler.OneCycleLR(
-            optimizer,
-            max_lr=self.args.learning_rate,
-            total_steps=(self.args.train_epochs + 1) * steps_per_epoch,
-            pct_start=self.args.pct_start,
-            anneal_strategy="linear",
-            div_factor=10.0,
-            final_div_factor=1e4,
-            cycle_momentum=False,
-        )
+        """Forward one batch (`ForecastStep.predict`); runner None is the training forward."""
+        return self.step.predict(batch, runner)
 
     def _load_datasets(self) -> dict:
         """Build all three splits before anything is written, so bad input leaves no output behind."""
@@ -229,7 +202,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         total, count = 0.0, 0
         with torch.no_grad():
             for batch in vali_loader:
-                out, y = self._target_slice(*self._predict(batch, self.eval_runner))
+                out, y = self.step.targets(*self._predict(batch, self.eval_runner))
                 total += F.mse_loss(out, y, reduction="sum").item()
                 count += y.numel()
         self.model.train()
@@ -243,14 +216,17 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             path.mkdir(parents=True, exist_ok=True)
         train_loader = data["train"][1]
         steps = math.ceil(train_loader.sampler.epoch_length() / args.batch_size)
-        optimizer = self._make_optimizer()
+        optimizer = make_optimizer(self.model, args)
         optimizer_steps = math.ceil(steps / args.grad_accum)
+        scheduler = make_onecycle(optimizer, args, optimizer_steps) if args.lradj == "onecycle" else None
+        self.step = ForecastStep(self.model, args, self.device, runner=self.runner, optimizer=optimizer,
+                                 scheduler=scheduler)
         return _Training(
             path=path,
             data=data,
             optimizer=optimizer,
-            scheduler=self._make_onecycle(optimizer, optimizer_steps) if args.lradj == "onecycle" else None,
-            scaler=torch.amp.GradScaler(self.device.type, enabled=self.amp_enabled and self.amp_dtype == torch.float16),
+            scheduler=scheduler,
+            scaler=self.step.scaler,
             early_stopping=EarlyStopping(patience=args.patience, verbose=True, save=self.dist.is_main),
             steps_per_epoch=steps,
         )
@@ -326,16 +302,6 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
                                           f"{p.step}; state saved to {t.path / LAST_FILE}; run the same command "
                                           "with --resume to continue")
 
-    def _optimizer_step(self, t: _Training) -> None:
-        if self.args.max_grad_norm > 0:
-            t.scaler.unscale_(t.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
-        t.scaler.step(t.optimizer)
-        t.scaler.update()
-        t.optimizer.zero_grad(set_to_none=True)
-        if t.scheduler is not None:
-            t.scheduler.step()
-
     def _train_batch(self, t: _Training, i: int, batch) -> float:
         """Forward and backward one micro-batch (no DDP gradient sync until its group's last one);
         raises NonFiniteLossError before anything is stepped or saved."""
@@ -345,16 +311,16 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         syncs = i + 1 == group_start + group_size
         no_sync = isinstance(self.model, DistributedDataParallel) and not syncs
         with self.model.no_sync() if no_sync else contextlib.nullcontext():
-            out, y = self._target_slice(*self._predict(batch))
-            loss = F.mse_loss(out, y)
+            out, y = self._predict(batch)
+            loss = self.step.loss(out, y)
             batch_loss = loss.item()
             if self._any_rank(not math.isfinite(batch_loss)):
                 raise self._non_finite_error(loss, batch_loss, i + 1, p.epoch + 1)
-            t.scaler.scale(loss / group_size).backward()
+            self.step.backward(loss, group_size)
         p.loss_sum += batch_loss * y.shape[0]
         p.loss_count += y.shape[0]
         if syncs:
-            self._optimizer_step(t)
+            self.step.update()
             p.step = i + 1
             every = self.args.save_every_steps
             if every > 0 and math.ceil(p.step / accum) % every == 0:
@@ -532,7 +498,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "features": args.features,
             "seq_len": args.seq_len,
             "pred_len": args.pred_len,
-            "seed": getattr(args, "run_seed", args.seed),
+            "seed": self.run_seed,
             "mse": mse,
             "mae": mae,
             "rmse": rmse,

@@ -80,11 +80,6 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` atomically (see `_atomic_write`)."""
-    _atomic_write(path, lambda f: f.write(data))
-
-
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     """torch.save that never leaves a half-written file at `path`."""
     _atomic_write(path, lambda f: torch.save(obj, f))
