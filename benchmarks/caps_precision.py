@@ -2,7 +2,8 @@
 
 Usage:  python benchmarks/caps_precision.py [--T 97 300 4096] [--impls chunked native]
 
-For each gate regime (default init, gates x10, gates near zero) and length T, the kernels run in float32
+For each input regime (default init; gates x10; gates near zero; p, gates and clock logits all x10,
+and each of p and the clock logits x10 alone) and length T, the kernels run in float32
 on the same inputs as a float64 reference (naive for T <= 1000, the recurrent form beyond, where the
 naive backward does not fit in memory) and the table prints the relative error max|a - b| / max|b| of
 the output and the worst of the six input gradients (each relative to the largest gradient entry of the
@@ -25,8 +26,16 @@ import torch.nn.functional as F  # noqa: E402
 
 from layers.CAPS_Attention import caps_attention, native_unavailable_reason  # noqa: E402
 
-# Gate regimes as in the tests: (scale, shift) applied to g.
-REGIMES = {"default": (1.0, 0.0), "gates_x10": (10.0, 0.0), "gates_zero": (1.0, -20.0)}
+# Input regimes: (scale of p, scale of g, shift of g, scale of the clock logits). The first three are the
+# tests' gate regimes; "all_x10" scales every logit the paths read, the last two one at a time.
+REGIMES = {
+    "default": (1.0, 1.0, 0.0, 1.0),
+    "gates_x10": (1.0, 10.0, 0.0, 1.0),
+    "gates_zero": (1.0, 1.0, -20.0, 1.0),
+    "all_x10": (10.0, 10.0, 0.0, 10.0),
+    "p_x10": (10.0, 1.0, 0.0, 1.0),
+    "clock_x10": (1.0, 1.0, 0.0, 10.0),
+}
 NAIVE_MAX_T = 1000
 
 
@@ -35,9 +44,9 @@ def inputs(T: int, regime: str, seed: int = 5) -> list[torch.Tensor]:
     B, H = (1, 1) if T > NAIVE_MAX_T else (2, 4)
     gen = torch.Generator().manual_seed(seed)
     q, k, v, p, g = (torch.randn(B, T, H, 8, generator=gen, dtype=torch.float64) for _ in range(5))
-    scale, shift = REGIMES[regime]
-    clock = F.softplus(torch.randn(B, T, H, generator=gen, dtype=torch.float64)) + 1e-6
-    return [q, k, v, p, g * scale + shift, clock]
+    p_scale, g_scale, g_shift, clock_scale = REGIMES[regime]
+    clock = F.softplus(clock_scale * torch.randn(B, T, H, generator=gen, dtype=torch.float64)) + 1e-6
+    return [q, k, v, p * p_scale, g * g_scale + g_shift, clock]
 
 
 def output_and_grads(xs: list[torch.Tensor], weight: torch.Tensor, impl: str) -> list[torch.Tensor]:
