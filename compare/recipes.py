@@ -116,10 +116,6 @@ class Recipe:
     fetch: str
     script: str  # the generated script holding this block, relative to the repository root
 
-    @property
-    def where(self) -> str:
-        return f"{self.script} ({self.row}, {self.dataset}, H={self.pred_len})"
-
 
 @dataclass(frozen=True)
 class RecipeBook:
