@@ -194,8 +194,9 @@ class RecipeBook:
             flags = _with_variant(flags, variant, recipe.variant_slot)
             suffix = variant.suffix
         prefix = (data.tslib_id or data.name) if recipe.tslib_names else data.name
-        fields = dict(model=recipe.model, root_path=data.root_path, data_path=data.data_path, data=data.data, channels=data.channels,
-                      pred_len=pred_len, model_id=f"{prefix}_{flags['seq_len']}_{pred_len}{suffix}")
+        fields = dict(model=recipe.model, root_path=data.root_path, data_path=data.data_path, data=data.data,
+                      channels=data.channels, pred_len=pred_len,
+                      model_id=f"{prefix}_{flags['seq_len']}_{pred_len}{suffix}")
         filled: Flags = {}
         for flag, value in flags.items():
             if value == PER_DATASET:
