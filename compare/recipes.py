@@ -82,7 +82,7 @@ class ModelRecipe:
     flags: Flags
     per_dataset: dict[str, Flags]  # its keys are the datasets the model has a recipe for
     per_horizon: dict[str, dict[int, Flags]] = field(default_factory=dict)
-    comments: tuple[str, ...] = ()  # the recipe's explanation, atop each script
+    comments: tuple[str, ...] = ()  # the recipe's explanation atop each script; {flag} reads a flag's value
     sources: dict[str, str] = field(default_factory=dict)  # dataset -> where its values come from
     # The comment above a dataset's blocks, filled from its first block's flags plus {name} and {source}.
     summary: str = "{name}: hyper-parameters from {source}; unlisted flags keep run.py defaults."
@@ -101,7 +101,7 @@ class Variant:
     suffix: str  # appended to the model_id so results never overwrite the base's
     datasets: tuple[str, ...]
     file: str  # scripts/long_term_forecast/CAPS_ablation/<file>
-    comments: tuple[str, ...] = ()
+    comments: tuple[str, ...] = ()  # {flag} reads a flag's value, as in ModelRecipe.comments
 
 
 @dataclass(frozen=True)
@@ -354,10 +354,13 @@ CAPS = ModelRecipe(
      for name, (batch, accum, dropout, decay) in CAPS_SETTINGS.items()},
     comments=(
         "CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle",
-        "stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on",
-        "CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation",
-        "(the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.",
-        "Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.",
+        "stepped per optimiser step with no warm-up (pct_start {pct_start}) and no momentum cycling, {amp_dtype} "
+        "autocast on",
+        "CUDA (ignored on CPU), gradient clipping at norm {max_grad_norm} after unscaling, correct gradient "
+        "accumulation",
+        "(the effective batch is batch_size x grad_accum), {train_epochs} epochs, patience {patience}, seed {seed}.",
+        "Widths follow the official rule (--d_model {d_model}); --time_emb_dim {time_emb_dim} uses the 4 hourly "
+        "time features.",
     ),
     summary="{name}: batch {batch_size} x accumulation {grad_accum}, channel dropout {random_channel_dropout}, "
             "weight decay {weight_decay}, lr {learning_rate}.",
@@ -377,14 +380,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "Solar", "ECL", "PEMS03", "PEMS04", "PEMS08"),
             "LinAttn_RoPE.sh",
             ("LinAttn+RoPE baseline (Tables 1-2): plain causal linear attention q.k with RoPE, no paths;",
-             "lr 6e-4 as the official caps_baseline.sh.")),
+             "lr {learning_rate} as the official caps_baseline.sh.")),
     Variant("Attn+RoPE", "CAPS", {**_SOFTMAX, "caps_paths": "none"}, "_AttnRoPE", TABLE2, "Attn_RoPE.sh",
-            ("Attn+RoPE (Table 2): causal softmax attention with RoPE, no paths (quadratic: --caps_impl naive).",)),
+            ("Attn+RoPE (Table 2): causal softmax attention with RoPE, no paths (quadratic: --caps_impl {caps_impl}).",)),
     Variant("Pure Softmax", "CAPS", {**_SOFTMAX, "caps_paths": "none", "caps_rope": "none"}, "_PureSoftmax", TABLE2,
             "Pure_Softmax.sh",
-            ("Pure Softmax (Table 2): causal softmax attention, no RoPE, no paths (quadratic: --caps_impl naive).",)),
+            ("Pure Softmax (Table 2): causal softmax attention, no RoPE, no paths (quadratic: --caps_impl {caps_impl}).",)),
     Variant("CAPS (Softmax)", "CAPS", {**_SOFTMAX, "caps_paths": "123"}, "_CAPSSoftmax", TABLE2, "CAPS_Softmax.sh",
-            ("CAPS (Softmax) (Table 2): the three-path scores inside a causal softmax (quadratic: --caps_impl naive).",)),
+            ("CAPS (Softmax) (Table 2): the three-path scores inside a causal softmax (quadratic: --caps_impl {caps_impl}).",)),
     Variant("CAPS w/o Path1", "CAPS", {"caps_paths": "23"}, "_woPath1", TABLE3, "CAPS_wo_Path1.sh",
             ("CAPS w/o Path 1, Riemann softmax (Table 3).",)),
     Variant("CAPS w/o Path2", "CAPS", {"caps_paths": "13"}, "_woPath2", TABLE3, "CAPS_wo_Path2.sh",

@@ -60,14 +60,14 @@ def _render(book: RecipeBook, row: str, datasets: list[str]) -> str:
     first = book.flags(row, datasets[0], book.datasets[datasets[0]].horizons[0])
     lines = [*HEADER, "#"]
     if variant:
-        lines += variant.comments
+        lines += [line.format(**first) for line in variant.comments]
         lines.append(f"Datasets: {', '.join(datasets)}; every other flag as the {model} scripts.")
         lines.append(f"model_id carries the suffix {variant.suffix} so results do not overwrite the {model} runs.")
     else:
         data = book.datasets[datasets[0]]
         horizons = " ".join(map(str, data.horizons))
         lines.append(f"{row} on {data.name} ({data.channels} variates), horizons {horizons} (L = {first['seq_len']}).")
-    lines += recipe.comments
+    lines += [line.format(**first) for line in recipe.comments]
     lines = [line if line.startswith("#") else f"# {line}" for line in lines]
     lines += ["", *[f"export {k}={shlex.quote(v)}" for k, v in book.env.items()], "", f"model_name={model}"]
     if recipe.fetch:

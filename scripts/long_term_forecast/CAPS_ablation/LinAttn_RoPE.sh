@@ -2,7 +2,7 @@
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # LinAttn+RoPE baseline (Tables 1-2): plain causal linear attention q.k with RoPE, no paths;
-# lr 6e-4 as the official caps_baseline.sh.
+# lr 0.0006 as the official caps_baseline.sh.
 # Datasets: ETTh1, ETTh2, ETTm1, ETTm2, Weather, Solar, ECL, PEMS03, PEMS04, PEMS08; every other flag as the CAPS scripts.
 # model_id carries the suffix _LinAttnRoPE so results do not overwrite the CAPS runs.
 # CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
