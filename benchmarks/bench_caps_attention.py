@@ -145,10 +145,11 @@ def measure_model_step(config: dict) -> dict:
     """Runs in the subprocess: the CAPS ETTh1 recipe's training step (`compare.efficiency.measure`, the
     same measurement as benchmarks/bench_models.py) at batch B with the given kernel implementation."""
     from compare.efficiency import measure as measure_step
-    from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args
+    from compare.recipes import RECIPES
+    from compare.run_args import merge_flags, parse_run_args
 
     torch.set_num_threads(config["threads"])
-    recipe = find_recipe(load_recipes(), "CAPS", "ETTh1", config["pred_len"])
+    recipe = RECIPES.recipe("CAPS", "ETTh1", config["pred_len"])
     configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(config["B"]),
                                                         "--caps_impl", config["impl"]]))
     eff = measure_step(configs, steps=config["repeats"], warmup=1)

@@ -23,14 +23,14 @@ import torch  # noqa: E402
 
 import layers.CAPS_Attention as CA  # noqa: E402
 from compare.efficiency import build_model, make_train_step, measure  # noqa: E402
-from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
+from compare.recipes import RECIPES  # noqa: E402
+from compare.run_args import merge_flags, parse_run_args  # noqa: E402
 
-recipes = load_recipes(str(Path(__file__).resolve().parents[1] / "scripts" / "long_term_forecast"))
 original_rows_per_block = CA.rows_per_block
 
 
 def recipe(model: str, horizon: int):  # noqa: ANN201
-    return parse_run_args(merge_flags(find_recipe(recipes, model, "ETTh1", horizon).argv, []))
+    return parse_run_args(merge_flags(RECIPES.argv(model, "ETTh1", horizon), []))
 
 
 def main() -> int:

@@ -1,11 +1,11 @@
-"""Model cost table in the form of the CAPS paper's Table 5, built from our recipe scripts.
+"""Model cost table in the form of the CAPS paper's Table 5, built from our recipe table.
 
 Usage:  python benchmarks/bench_models.py [--data ETTm1] [--models CAPS DLinear ...] [--pred_lens 96 ...]
                                           [--variant NAME=BASE:FLAGS ...] [--no-timing] [--steps 3]
                                           [--device cpu|cuda] [--threads N] [--host_malloc retain|system]
 
-For each model and horizon it reads the model's block in `scripts/long_term_forecast/` (as
-`compare.runner` does) and reports, with `compare.efficiency`: learnable parameters, forward FLOPs of one
+For each model and horizon it takes the model's recipe from `compare/recipes.py` (as `compare.runner`
+does) and reports, with `compare.efficiency`: learnable parameters, forward FLOPs of one
 sample (`torch.utils.flop_counter`, matmul/conv/attention only), and, unless --no-timing, the median
 train-step time at the recipe's batch size and the step's peak tensor memory. `--variant` adds a
 row as in `compare.runner` (BASE's recipe plus run.py FLAGS, e.g. `CAPS ckpt=CAPS:--caps_checkpoint_rows 8`). Before printing anything
@@ -34,8 +34,9 @@ from compare.efficiency import (  # noqa: E402
     forward_flops,
     measure,
 )
+from compare.recipes import RECIPES  # noqa: E402
+from compare.run_args import merge_flags, parse_run_args  # noqa: E402
 from compare.runner import Row, parse_variant  # noqa: E402
-from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
 from utils.errors import UserInputError  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
@@ -75,7 +76,7 @@ def _commit() -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default="ETTm1", help="dataset whose recipes give the shapes (paper: ETTm1)")
-    p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows (script names as in compare.runner)")
+    p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows of compare/recipes.py (as in compare.runner)")
     p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720])
     p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
                    help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")
@@ -83,7 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=3, help="timed train steps per configuration")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-    p.add_argument("--scripts", default=str(ROOT / "scripts" / "long_term_forecast"))
     p.add_argument("--host_malloc", default="retain", choices=HOST_MALLOC_CHOICES,
                    help="host allocator for every row, as run.py's flag (default: retain, run.py's default)")
     args = p.parse_args(argv)
@@ -99,13 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     print(f"# bench_models  {time.strftime('%Y-%m-%d %H:%M')}  commit {_commit()}  torch {torch.__version__}  "
           f"device {args.device} ({device_name})  threads {torch.get_num_threads()}  host_malloc {args.host_malloc}")
-    print(f"# shapes from scripts/ for {args.data}; FLOPs: one sample forward; step: median of {args.steps}")
+    print(f"# shapes from compare/recipes.py for {args.data}; FLOPs: one sample forward; step: median of {args.steps}")
     header = f"{'model':<14} {'H':>4} {'L':>4} {'C':>4} {'params':>8} {'FLOPs':>8}"
     if not args.no_timing:
         header += f" {'batch':>5} {'step ms':>9} {'peak mem':>11}"
     print(header)
     print("-" * len(header))
-    recipes = load_recipes(args.scripts)
     try:
         rows = [Row(name=m, base=m) for m in args.models] + [parse_variant(v) for v in args.variant]
     except UserInputError as err:
@@ -116,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         model = row.name
         for horizon in args.pred_lens:
             try:
-                argv = find_recipe(recipes, row.base, args.data, horizon).argv
+                argv = RECIPES.argv(row.base, args.data, horizon)
                 configs = parse_run_args(merge_flags(argv, row.flags))
             except UserInputError as err:
                 print(f"{model:<14} {horizon:>4}  skipped: {err}")

@@ -30,7 +30,8 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import layers.CAPS_Attention as caps_layer  # noqa: E402
 from compare.efficiency import build_model, make_train_step  # noqa: E402
-from compare.script_recipes import find_recipe, load_recipes, merge_flags, parse_run_args  # noqa: E402
+from compare.recipes import RECIPES  # noqa: E402
+from compare.run_args import merge_flags, parse_run_args  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
 
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         caps_layer.caps_attention = _value_passthrough
     torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)
-    recipe = find_recipe(load_recipes(), "CAPS", "ETTh1", args.pred_len)
+    recipe = RECIPES.recipe("CAPS", "ETTh1", args.pred_len)
     configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(args.batch), "--caps_impl", args.impl]))
     _, step = make_train_step(configs, build_model(configs))
     step()

@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from compare.script_recipes import dataset_keys, parse_run_args, script_stem_key
+from compare.recipes import RECIPES, name_key
+from compare.run_args import parse_run_args
 from utils.errors import UserInputError
 
 __all__ = [
@@ -180,14 +181,14 @@ def load_reference(path: str | Path) -> dict[tuple[str, str, int | str], tuple[f
             except ValueError:
                 raise UserInputError(f"{path}:{number}: pred_len must be an integer or Avg and mse/mae numbers, "
                                      f"got {horizon_text!r}, {rec['mse']!r}, {rec['mae']!r}") from None
-            for key in dataset_keys(rec["dataset"]):
-                table[(key, script_stem_key(rec[name_col]), horizon)] = values
+            for key in RECIPES.dataset_keys(rec["dataset"]):
+                table[(key, name_key(rec[name_col]), horizon)] = values
     return table
 
 
 def _reference_for(reference: dict, dataset: str, row: str, pred_len: int) -> tuple[float, float] | None:
-    for key in dataset_keys(dataset):
-        hit = reference.get((key, script_stem_key(row), pred_len))
+    for key in RECIPES.dataset_keys(dataset):
+        hit = reference.get((key, name_key(row), pred_len))
         if hit is not None:
             return hit
     return None
@@ -292,8 +293,8 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
         lines.append(f"Runner: `{inv['command']}`; overrides for the runs it started: "
                      + (", ".join(overrides) if overrides else "none") + ".")
     if invocations:
-        lines.append("Each model uses its recipe from `scripts/` (same data, splits, seed and evaluation as "
-                     "the scripts) plus the overrides of the invocation that ran it; `table.csv` has the epochs "
+        lines.append("Each model uses its recipe from `compare/recipes.py` (the settings of its `scripts/`: same "
+                     "data, splits, seed and evaluation) plus the overrides of the invocation that ran it; `table.csv` has the epochs "
                      "each run trained.")
     for row in config.get("rows", []):
         if row.get("flags"):
@@ -418,7 +419,7 @@ def _reference_value(reference: dict | None, dataset: str, row: str, h: int | st
         return None
     if h != AVG:
         return _reference_for(reference, dataset, row, int(h))
-    keys, model = dataset_keys(dataset), script_stem_key(row)
+    keys, model = RECIPES.dataset_keys(dataset), name_key(row)
     by_h = {k[2]: v for k, v in reference.items() if k[0] in keys and k[1] == model}
     numeric = {k: v for k, v in by_h.items() if k != AVG}
     if not numeric or set(numeric) != set(horizons):

@@ -1,8 +1,8 @@
 """Side-by-side comparison runner: `python -m compare --data ETTh1 --models CAPS DLinear ...`.
 
-Every (model row, dataset, horizon) runs `python -u run.py` with the flags of its block in
-`scripts/long_term_forecast/**.sh` (read by `compare.script_recipes`, so scripts and runner share one
-source of truth), in a subprocess whose working directory is `<out>/runs`: all TSLib outputs
+Every (model row, dataset, horizon) runs `python -u run.py` with its recipe from the table in
+`compare/recipes.py` (the table `scripts/` is generated from, so scripts and runner share one source of
+truth), in a subprocess whose working directory is `<out>/runs`: all TSLib outputs
 (`checkpoints/`, `results/`, `results.jsonl`, ...) stay inside `--out`, and a crash or an
 out-of-memory run cannot take the others down. Runs whose settings are already in
 `<out>/runs/results.jsonl` are skipped, so an interrupted comparison continues where it stopped.
@@ -13,7 +13,8 @@ The runner records each attempt in `<out>/runs/compare_runs.jsonl` and finally w
 atomically): small models leave a GPU mostly idle, so several runs share it well. Each job gets
 `cpu_count // N` CPU threads unless OMP_NUM_THREADS is set.
 
-Variants are extra rows built on another row's recipe: `--variant "NAME=BASE:FLAGS"`, e.g.
+Rows are the table's models and named variants (`--models CAPS LinAttn+RoPE DLinear`). Ad-hoc variants
+are extra rows built on another row's recipe: `--variant "NAME=BASE:FLAGS"`, e.g.
 `--variant "CAPS (official numerics)=CAPS:--caps_numerics official"`; their `--model_id` gets the
 suffix `_<NAME>` so their settings never collide with BASE's.
 """
@@ -31,9 +32,10 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from compare.recipes import RECIPES, Recipe, RecipeBook
 from compare.report import (
     CONFIG_FILE,
     MANIFEST_FILE,
@@ -42,16 +44,7 @@ from compare.report import (
     machine_info,
     write_report,
 )
-from compare.script_recipes import (
-    DEFAULT_SCRIPTS,
-    Recipe,
-    dataset_keys,
-    find_recipe,
-    flag_value,
-    load_recipes,
-    merge_flags,
-    parse_run_args,
-)
+from compare.run_args import flag_value, merge_flags, parse_run_args
 from exp.arguments import make_setting
 from utils.errors import UserInputError
 from utils.tools import append_text
@@ -114,7 +107,7 @@ def parse_variant(text: str) -> Row:
 
 
 def _resolve_root(root_path: str, data_root: Path | None) -> str:
-    """The script's `--root_path` made absolute: `./dataset/X/` maps to `<data_root>/X/` when a data
+    """The recipe's `--root_path` made absolute: `./dataset/X/` maps to `<data_root>/X/` when a data
     root is given, else it is taken relative to the repository root (where the scripts are run from)."""
     path = Path(root_path)
     if path.is_absolute():
@@ -125,9 +118,8 @@ def _resolve_root(root_path: str, data_root: Path | None) -> str:
     return str((REPO_ROOT / path).resolve()) + os.sep
 
 
-def _fetch_hint(recipe: Recipe, dataset: str) -> str:
-    names = [n for n in recipe.fetch if dataset_keys(n) & dataset_keys(dataset)] or [dataset]
-    return f"python -m data_provider.fetch {names[0]} --root ./dataset"
+def _fetch_hint(recipe: Recipe) -> str:
+    return f"python -m data_provider.fetch {recipe.fetch} --root ./dataset"
 
 
 def _global_flags(args: argparse.Namespace) -> list[str]:
@@ -144,19 +136,21 @@ def _global_flags(args: argparse.Namespace) -> list[str]:
     return flags + list(args.extra_flags)
 
 
-def plan_runs(args: argparse.Namespace, rows: list[Row], recipes: list[Recipe]) -> list[PlannedRun]:
-    """Every (dataset, horizon, row) with its final argv and settings; problems are recorded on the
-    run (`error`) instead of raised, so one bad row never stops the others."""
+def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECIPES) -> list[PlannedRun]:
+    """Every (dataset, horizon, row) with its final argv and settings; an unknown dataset raises
+    UserInputError, other problems are recorded on the run (`error`) instead of raised, so one bad row
+    never stops the others."""
     data_root = Path(args.root).resolve() if args.root else None
     overrides = _global_flags(args)
+    datasets = [book.dataset(name).name for name in args.data]
     plan = []
-    for dataset in args.data:
+    for dataset in datasets:
         for pred_len in args.pred_lens:
             for row in rows:
                 run = PlannedRun(row, dataset, pred_len)
                 plan.append(run)
                 try:
-                    run.recipe = find_recipe(recipes, row.base, dataset, pred_len)
+                    run.recipe = book.recipe(row.base, dataset, pred_len)
                     argv = merge_flags(run.recipe.argv, row.flags)
                     argv = merge_flags(argv, overrides)
                     model_id = flag_value(argv, "model_id") or dataset
@@ -167,7 +161,7 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], recipes: list[Recipe]) 
                     parsed = parse_run_args(argv)
                     data_file = Path(parsed.root_path) / parsed.data_path
                     if not data_file.is_file():
-                        raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe, dataset)}`"
+                        raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
                                              " from the repository root, or pass --root DIR (a folder laid out "
                                              "like ./dataset)")
                 except UserInputError as err:
@@ -297,11 +291,14 @@ def _result_line(runs_dir: Path, settings: list[str]) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m compare",
-        description="Run models side by side with their script recipes and write a comparison report.",
+        description="Run models side by side with their recipes (compare/recipes.py) and write a comparison report.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--data", nargs="+", required=True, help="dataset names as in the scripts (ETTh1 Weather ECL ...)")
-    p.add_argument("--models", nargs="*", default=[], help="model rows: a model name or a script name (LinAttn+RoPE)")
-    p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720], help="horizons")
+    p.add_argument("--data", nargs="+", required=True,
+                   help=f"datasets of compare/recipes.py: {' '.join(RECIPES.datasets)}")
+    p.add_argument("--models", nargs="*", default=[],
+                   help=f"model rows of compare/recipes.py: {', '.join(RECIPES.rows)}")
+    p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720],
+                   help="horizons (PEMS: 96 48 24 12)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
                    help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")
     p.add_argument("--epochs", type=int, default=None, help="override every recipe's --train_epochs")
@@ -310,9 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extra", default="",
                    help="run.py flags applied to every run, as one string after '=': --extra='--d_model 16'")
     p.add_argument("--inverse", action="store_true", help="score and plot in original units (--inverse)")
-    p.add_argument("--root", default=None, help="dataset root replacing the scripts' ./dataset (e.g. a mirror)")
+    p.add_argument("--root", default=None, help="dataset root replacing the recipes' ./dataset (e.g. a mirror)")
     p.add_argument("--out", default="comparison", help="output folder (runs go to OUT/runs)")
-    p.add_argument("--scripts", default=str(REPO_ROOT / DEFAULT_SCRIPTS), help="folder searched for recipe scripts")
+    # Recipes come from compare/recipes.py now; the old flag stays only to say so.
+    p.add_argument("--scripts", default=None, help=argparse.SUPPRESS)
     p.add_argument("--reference", default=None, help="CSV dataset,pred_len,model,mse,mae shown beside ours")
     p.add_argument("--run-timeout", type=float, default=None, help="kill a run after this many seconds")
     p.add_argument("--jobs", type=int, default=1,
@@ -325,8 +323,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _rows(args: argparse.Namespace) -> list[Row]:
-    rows = [Row(name=m, base=m) for m in args.models] + [parse_variant(v) for v in args.variant]
+def _rows(args: argparse.Namespace, book: RecipeBook = RECIPES) -> list[Row]:
+    """The table rows named by --models (in the table's spelling) and the --variant rows, checked."""
+    rows = [Row(name=book.row_name(m), base=book.row_name(m)) for m in args.models]
+    rows += [replace(row, base=book.row_name(row.base)) for row in map(parse_variant, args.variant)]
     if not rows:
         raise UserInputError("nothing to compare: pass --models and/or --variant")
     names = [r.name for r in rows]
@@ -363,19 +363,25 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
     path.write_text(json.dumps(config, indent=2) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the comparison; 0 when every run finished, 1 when some failed, 2 on a usage error."""
+def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
+    """Run the comparison; 0 when every run finished, 1 when some failed, 2 on a usage error.
+
+    book: the recipe table (tests pass a small one)."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
+        if args.scripts is not None:
+            raise UserInputError("--scripts is gone: recipes come from compare/recipes.py (scripts/ is generated "
+                                 "from it); add a row there or use --variant NAME=BASE:FLAGS")
         if args.jobs < 1:
             raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
         args.extra_flags = shlex.split(args.extra)
         if args.reference and not Path(args.reference).is_file():
             raise UserInputError(f"--reference {args.reference} does not exist")
-        rows = _rows(args)
-        plan = plan_runs(args, rows, load_recipes(args.scripts))
+        args.data = [book.dataset(name).name for name in args.data]
+        rows = _rows(args, book)
+        plan = plan_runs(args, rows, book)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -427,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
                                     "status": "ok" if ok else "failed", "error": error, "settings": run.settings,
                                     "argv": run.argv, "seconds": round(seconds, 3),
-                                    "log": str(log_path.relative_to(out)), "script": run.recipe.where,
+                                    "log": str(log_path.relative_to(out)), "script": run.recipe.script,
                                     "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
         with lock:
             durations.append(seconds)

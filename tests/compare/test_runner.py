@@ -1,4 +1,4 @@
-"""compare.runner end to end on a generated CSV: two cheap models run from their recipe scripts with
+"""compare.runner end to end on a generated CSV: two cheap models run from a toy recipe table with
 `--epochs 1`, every report file is produced, a second invocation runs nothing, and failing rows
 (a bad flag, a model that rejects its config) are reported while the others finish."""
 
@@ -15,38 +15,22 @@ import pandas as pd
 import pytest
 
 from compare import runner as compare
+from compare.recipes import RECIPES, Dataset, ModelRecipe, RecipeBook
 from utils.errors import UserInputError
 
-RECIPE = """\
-# {model} on the toy data (tiny widths so a test can train it).
-model_name={model}
-root=./dataset/toy/
-
-python -u run.py \\
-  --task_name long_term_forecast \\
-  --is_training 1 \\
-  --root_path $root \\
-  --data_path toy.csv \\
-  --model_id toy_24_12 \\
-  --model $model_name \\
-  --data custom \\
-  --features M \\
-  --seq_len 24 \\
-  --label_len 12 \\
-  --pred_len 12 \\
-  --enc_in 3 \\
-  --dec_in 3 \\
-  --c_out 3 \\
-  --d_model 16 \\
-  --d_ff 16 \\
-  --n_heads 2 \\
-  --e_layers 1 \\
-  --batch_size 16 \\
-  --train_epochs 10 \\
-  --seed 7 \\
-  --des Exp \\
-  --itr 1
-"""
+# Tiny widths so a test can train it; the same recipe for both models.
+TOY_FLAGS = {
+    "task_name": "long_term_forecast", "is_training": 1, "root_path": "{root_path}", "data_path": "{data_path}",
+    "model_id": "{model_id}", "model": "{model}", "data": "{data}", "features": "M", "seq_len": 24,
+    "label_len": 12, "pred_len": "{pred_len}", "enc_in": "{channels}", "dec_in": "{channels}",
+    "c_out": "{channels}", "d_model": 16, "d_ff": 16, "n_heads": 2, "e_layers": 1, "batch_size": 16,
+    "train_epochs": 10, "seed": 7, "des": "Exp", "itr": 1,
+}
+TOY = RecipeBook(
+    datasets={"toy": Dataset("toy", "./dataset/toy/", "toy.csv", "custom", 3, fetch="toy", folder="Toy_script",
+                             horizons=(12,))},
+    models={m: ModelRecipe(m, TOY_FLAGS, {"toy": {}}) for m in ("DLinear", "iTransformer")},
+)
 
 
 def write_toy_csv(path: Path, rows: int = 300) -> None:
@@ -61,11 +45,11 @@ def write_toy_csv(path: Path, rows: int = 300) -> None:
     }).to_csv(path, index=False)
 
 
-def invoke(argv: list[str]) -> tuple[int, str]:
-    """Run the runner in-process and return (exit code, its log)."""
+def invoke(argv: list[str], book: RecipeBook = TOY) -> tuple[int, str]:
+    """Run the runner in-process on `book` and return (exit code, its log)."""
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        code = compare.main(argv)
+        code = compare.main(argv, book)
     return code, buffer.getvalue()
 
 
@@ -73,15 +57,12 @@ def invoke(argv: list[str]) -> tuple[int, str]:
 def workspace(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("compare")
     write_toy_csv(root / "data" / "toy" / "toy.csv")
-    for model in ("DLinear", "iTransformer"):
-        (root / "scripts" / "Toy_script").mkdir(parents=True, exist_ok=True)
-        (root / "scripts" / "Toy_script" / f"{model}_toy.sh").write_text(RECIPE.format(model=model))
     return root
 
 
 def base_argv(root: Path, out: Path, *models: str) -> list[str]:
     return ["--data", "toy", "--models", *models, "--pred_lens", "12", "--epochs", "1", "--num_workers", "0",
-            "--root", str(root / "data"), "--scripts", str(root / "scripts"), "--out", str(out)]
+            "--root", str(root / "data"), "--out", str(out)]
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +176,7 @@ def test_parallel_jobs_give_the_sequential_results(first_run, workspace, monkeyp
 
 
 def test_jobs_below_one_is_a_usage_error(workspace, capsys):
-    assert compare.main([*base_argv(workspace, workspace / "nojobs", "DLinear"), "--jobs", "0"]) == 2
+    assert compare.main([*base_argv(workspace, workspace / "nojobs", "DLinear"), "--jobs", "0"], TOY) == 2
     assert capsys.readouterr().err.strip() == "error: --jobs 0: use 1 or more"
 
 
@@ -219,7 +200,7 @@ def test_missing_data_is_reported_with_the_fetch_command(workspace):
 
 
 def test_duplicate_rows_are_a_usage_error(workspace, capsys):
-    code = compare.main([*base_argv(workspace, workspace / "dup", "DLinear"), "--variant", "DLinear=DLinear:"])
+    code = compare.main([*base_argv(workspace, workspace / "dup", "DLinear"), "--variant", "DLinear=DLinear:"], TOY)
     assert code == 2
     assert capsys.readouterr().err.strip() == "error: row names must be unique; repeated: DLinear"
 
@@ -259,10 +240,48 @@ def test_real_scripts_on_etth1(tmp_path, data_mirror):
     out = tmp_path / "out"
     code, log = invoke(["--data", "ETTh1", "--models", "DLinear", "iTransformer", "--pred_lens", "96",
                         "--epochs", "1", "--num_workers", "0", "--root", str(data_mirror), "--out", str(out),
-                        "--extra=--d_model 16 --d_ff 16", "--no-timing"])
+                        "--extra=--d_model 16 --d_ff 16", "--no-timing"], RECIPES)
     assert code == 0, log
     records = results(out)
     assert [(r["model"], r["model_id"], r["pred_len"]) for r in records] == [
         ("DLinear", "ETTh1_96_96", 96), ("iTransformer", "ETTh1_96_96", 96)]
     assert all(0.3 < r["mse"] < 0.7 for r in records)
     assert (out / "forecast_ETTh1_96.png").is_file() and (out / "efficiency.md").is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--data", "toy", "--models", "DLinaer"],
+         "unknown model row 'DLinaer'; choose from DLinear, iTransformer (or define it with --variant"),
+        (["--data", "toys", "--models", "DLinear"], "unknown dataset 'toys'; choose from toy"),
+        (["--data", "toy", "--variant", "X=Nope:--seed 1"], "unknown model row 'Nope'; choose from DLinear"),
+        (["--data", "toy", "--models", "DLinear", "--scripts", "scripts"], "--scripts is gone: recipes come from"),
+    ],
+    ids=["unknown-row", "unknown-dataset", "unknown-variant-base", "scripts-flag"],
+)
+def test_unknown_rows_and_datasets_are_one_line_usage_errors(tmp_path, capsys, argv, message):
+    assert compare.main([*argv, "--out", str(tmp_path / "out")], TOY) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {message}") and "\n" not in err
+
+
+def test_unknown_horizon_is_reported_with_the_valid_ones(workspace):
+    code, log = invoke([*base_argv(workspace, workspace / "horizon", "DLinear"), "--pred_lens", "12", "96",
+                        "--dry-run"])
+    assert code == 1
+    assert "cannot run DLinear | toy | H=96: toy has no horizon 96; choose from 12" in log
+
+
+def test_rows_are_found_by_name_in_the_recipe_table(tmp_path):
+    args = compare.build_parser().parse_args(["--data", "electricity", "--models", "CAPS", "linattn_rope",
+                                              "--pred_lens", "96", "--root", str(tmp_path)])
+    args.extra_flags = []
+    rows = compare._rows(args)
+    assert [(r.name, r.tag) for r in rows] == [("CAPS", ""), ("LinAttn+RoPE", "")]
+    caps, linattn = compare.plan_runs(args, rows)
+    assert caps.dataset == "ECL" and caps.recipe.argv == tuple(RECIPES.argv("CAPS", "ECL", 96))
+    assert linattn.recipe.script == "scripts/long_term_forecast/CAPS_ablation/LinAttn_RoPE.sh"
+    assert linattn.recipe.env == {"CUDA_VISIBLE_DEVICES": "0"}
+    # No data under the empty root: the error names the table's fetch name for ECL.
+    assert "run `python -m data_provider.fetch electricity --root ./dataset`" in caps.error

@@ -1,12 +1,14 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
 # CAPS w/o Path 2, prefix product (Table 3).
 # Datasets: Weather, ETTh1, ETTh2, ETTm1, ETTm2; every other flag as the CAPS scripts.
+# model_id carries the suffix _woPath2 so results do not overwrite the CAPS runs.
 # CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
 # stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on
 # CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation
 # (the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.
 # Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.
-# Per-dataset batch, accumulation, channel dropout and weight decay as the CAPS scripts;
-# model_id carries the suffix _woPath2 so results do not overwrite the CAPS runs.
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -18,6 +20,7 @@ python -m data_provider.fetch ETTh2 --root ./dataset || exit 1
 python -m data_provider.fetch ETTm1 --root ./dataset || exit 1
 python -m data_provider.fetch ETTm2 --root ./dataset || exit 1
 
+# Weather: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0005.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -170,6 +173,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTh1: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0005.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -322,6 +326,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTh2: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0005.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -474,6 +479,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTm1: batch 32 x accumulation 1, channel dropout 1, weight decay 0, lr 0.0005.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -626,6 +632,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTm2: batch 32 x accumulation 1, channel dropout 1, weight decay 0, lr 0.0005.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,12 +1,15 @@
-# LinAttn+RoPE baseline (Tables 1-2): plain causal linear attention q.k with RoPE, no paths; lr 6e-4 as the official caps_baseline.sh.
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# LinAttn+RoPE baseline (Tables 1-2): plain causal linear attention q.k with RoPE, no paths;
+# lr 0.0006 as the official caps_baseline.sh.
 # Datasets: ETTh1, ETTh2, ETTm1, ETTm2, Weather, Solar, ECL, PEMS03, PEMS04, PEMS08; every other flag as the CAPS scripts.
+# model_id carries the suffix _LinAttnRoPE so results do not overwrite the CAPS runs.
 # CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
 # stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on
 # CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation
 # (the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.
 # Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.
-# Per-dataset batch, accumulation, channel dropout and weight decay as the CAPS scripts;
-# model_id carries the suffix _LinAttnRoPE so results do not overwrite the CAPS runs.
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -23,6 +26,7 @@ python -m data_provider.fetch PEMS03 --root ./dataset || exit 1
 python -m data_provider.fetch PEMS04 --root ./dataset || exit 1
 python -m data_provider.fetch PEMS08 --root ./dataset || exit 1
 
+# ETTh1: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -175,6 +179,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTh2: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -327,6 +332,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTm1: batch 32 x accumulation 1, channel dropout 1, weight decay 0, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -479,6 +485,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ETTm2: batch 32 x accumulation 1, channel dropout 1, weight decay 0, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -631,6 +638,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# Weather: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -783,6 +791,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# Solar: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -935,6 +944,7 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# ECL: batch 2 x accumulation 16, channel dropout 0, weight decay 0, lr 0.0006.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -1087,6 +1097,8 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# PEMS03: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0006.
+# PEMS horizons in the official loop order; the paper reports 12-96.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -1239,6 +1251,8 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# PEMS04: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0006.
+# PEMS horizons in the official loop order; the paper reports 12-96.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -1391,6 +1405,8 @@ python -u run.py \
   --des Exp \
   --itr 1
 
+# PEMS08: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0006.
+# PEMS horizons in the official loop order; the paper reports 12-96.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,9 +1,13 @@
-# DLinear on ETTm1, horizons 96/192/336/720.
-# Hyper-parameters: the DLinear_ETTh1.sh pattern (DLinear reads only moving_avg 25; e_layers, d_layers and factor are passed as TSLib does, unused); unlisted flags keep run.py defaults.
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# DLinear on ETTm1 (7 variates), horizons 96 192 336 720 (L = 96).
+
 export CUDA_VISIBLE_DEVICES=0
 
 model_name=DLinear
 
+# ETTm1: hyper-parameters from the DLinear_ETTh1.sh pattern (DLinear reads only moving_avg; e_layers, d_layers and factor are passed as TSLib does, unused); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

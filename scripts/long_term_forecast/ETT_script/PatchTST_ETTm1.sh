@@ -1,9 +1,13 @@
-# PatchTST on ETTm1, horizons 96/192/336/720.
-# Hyper-parameters: TSLib-style PatchTST settings (d_model 512, d_ff 2048; e_layers and n_heads per dataset); not in our contract table; unlisted flags keep run.py defaults.
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# PatchTST on ETTm1 (7 variates), horizons 96 192 336 720 (L = 96).
+
 export CUDA_VISIBLE_DEVICES=0
 
 model_name=PatchTST
 
+# ETTm1: hyper-parameters from TSLib-style PatchTST settings (e_layers and n_heads per dataset); not in our contract table; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,9 +1,13 @@
-# Transformer on ETTh1, horizons 96/192/336/720.
-# Hyper-parameters: TSLib's Transformer script pattern (e_layers 2, d_layers 1, factor 3, d_model 512, d_ff 2048); unlisted flags keep run.py defaults.
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# Transformer on ETTh1 (7 variates), horizons 96 192 336 720 (L = 96).
+
 export CUDA_VISIBLE_DEVICES=0
 
 model_name=Transformer
 
+# ETTh1: hyper-parameters from TSLib's Transformer script pattern (widths at run.py's defaults); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

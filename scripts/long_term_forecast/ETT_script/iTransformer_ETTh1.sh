@@ -1,11 +1,13 @@
-# iTransformer on ETTh1, horizons 96/192/336/720.
-# Hyper-parameters: TSLib's iTransformer_ETTh2.sh; unlisted flags keep run.py defaults.
-# TSLib ships no iTransformer_ETTh1.sh: these are its ETTh2-script settings
-# (d_model 128, d_ff 128, e_layers 2).
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# iTransformer on ETTh1 (7 variates), horizons 96 192 336 720 (L = 96).
+
 export CUDA_VISIBLE_DEVICES=0
 
 model_name=iTransformer
 
+# ETTh1: hyper-parameters from TSLib's iTransformer_ETTh2.sh (TSLib ships no iTransformer_ETTh1.sh); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,9 +1,13 @@
-# iTransformer on ETTm2, horizons 96/192/336/720.
-# Hyper-parameters: the official iTransformer repo's settings for this dataset; not in our contract table; unlisted flags keep run.py defaults.
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# iTransformer on ETTm2 (7 variates), horizons 96 192 336 720 (L = 96).
+
 export CUDA_VISIBLE_DEVICES=0
 
 model_name=iTransformer
 
+# ETTm2: hyper-parameters from the official iTransformer repo's settings for this dataset; not in our contract table; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,11 +1,12 @@
-# CAPS on PEMS03, horizons 96 48 24 12 (L = 96).
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# CAPS on PEMS03 (358 variates), horizons 96 48 24 12 (L = 96).
 # CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
 # stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on
 # CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation
 # (the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.
 # Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.
-# PEMS03: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 5e-4.
-# PEMS horizons in the official loop order (96 48 24 12); the paper reports 12-96.
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -13,6 +14,8 @@ model_name=CAPS
 
 python -m data_provider.fetch PEMS03 --root ./dataset || exit 1
 
+# PEMS03: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0005.
+# PEMS horizons in the official loop order; the paper reports 12-96.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

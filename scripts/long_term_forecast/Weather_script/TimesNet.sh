@@ -1,9 +1,13 @@
-# TimesNet on weather (21 variates), horizons 96/192/336/720.
-# Hyper-parameters: TSLib-style TimesNet widths (d_model = d_ff per dataset, top_k 5, e_layers 2); not in our contract table; unlisted flags keep run.py defaults.
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# TimesNet on Weather (21 variates), horizons 96 192 336 720 (L = 96).
+
 export CUDA_VISIBLE_DEVICES=0
 
 model_name=TimesNet
 
+# Weather: hyper-parameters from TSLib-style TimesNet widths (d_model, d_ff per dataset); not in our contract table; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,0 +1,164 @@
+"""compare.recipes: the recipe table gives every (row, dataset, horizon) a run.py argv that parses, names
+its script and fetch name, keeps variants to their flag sets, and rejects what it does not hold with the
+valid choices."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from compare.recipes import (
+    CAPS_SETTINGS,
+    MODELS,
+    PER_DATASET,
+    RECIPES,
+    VARIANTS,
+    Dataset,
+    ModelRecipe,
+    RecipeBook,
+    Variant,
+    name_key,
+)
+from compare.run_args import flag_value, parse_run_args
+from exp.arguments import make_setting
+from exp.model_registry import MODEL_REGISTRY
+from utils.errors import UserInputError
+
+RECIPES_FILE = Path(__file__).resolve().parents[2] / "compare" / "recipes.py"
+
+
+def every_block():
+    for row in RECIPES.rows:
+        for dataset in RECIPES.row_datasets(row):
+            for horizon in RECIPES.datasets[dataset].horizons:
+                yield row, dataset, horizon
+
+
+def test_rows_are_the_models_then_the_named_variants():
+    assert RECIPES.rows == ["DLinear", "PatchTST", "iTransformer", "TimesNet", "Transformer", "CAPS",
+                            "LinAttn+RoPE", "Attn+RoPE", "Pure Softmax", "CAPS (Softmax)", "CAPS w/o Path1",
+                            "CAPS w/o Path2", "CAPS w/o Path3"]
+
+
+def test_every_block_parses_with_run_py_and_never_shares_a_setting():
+    owner: dict[str, tuple] = {}
+    for block in every_block():
+        args = parse_run_args(RECIPES.argv(*block))
+        assert args.model in MODEL_REGISTRY, block
+        assert args.model_id.startswith(f"{args.model_id.split('_')[0]}_{args.seq_len}_{args.pred_len}"), block
+        setting = make_setting(args, 0)
+        # Two blocks with one setting would overwrite each other's checkpoints and results.
+        assert setting not in owner, f"{block} and {owner.get(setting)} share {setting}"
+        owner[setting] = block
+    assert len(owner) == 324
+
+
+@pytest.mark.parametrize(
+    ("row", "dataset", "pred_len", "script", "model_id"),
+    [
+        ("CAPS", "ETTh1", 96, "ETT_script/CAPS_ETTh1.sh", "ETTh1_96_96"),
+        ("LinAttn+RoPE", "ETTh2", 192, "CAPS_ablation/LinAttn_RoPE.sh", "ETTh2_96_192_LinAttnRoPE"),
+        ("DLinear", "ETTh1", 336, "ETT_script/DLinear_ETTh1.sh", "ETTh1_96_336"),
+        ("CAPS", "Electricity", 720, "ECL_script/CAPS_ECL.sh", "ECL_96_720"),
+        ("iTransformer", "weather", 96, "Weather_script/iTransformer.sh", "weather_96_96"),
+        ("CAPS", "Weather", 96, "Weather_script/CAPS_Weather.sh", "Weather_96_96"),
+        ("pure_softmax", "PEMS03", 12, "CAPS_ablation/Pure_Softmax.sh", None),
+    ],
+    ids=["CAPS-ETTh1-96", "LinAttnRoPE-ETTh2-192", "DLinear-ETTh1-336", "CAPS-Electricity-alias-720",
+         "iTransformer-weather-tslib-names", "CAPS-Weather-caps-names", "PureSoftmax-PEMS03-no-recipe"],
+)
+def test_recipe_lookup(row, dataset, pred_len, script, model_id):
+    if model_id is None:
+        with pytest.raises(UserInputError, match="Pure Softmax has no recipe for PEMS03; it has Weather, Solar"):
+            RECIPES.recipe(row, dataset, pred_len)
+        return
+    recipe = RECIPES.recipe(row, dataset, pred_len)
+    assert recipe.script == f"scripts/long_term_forecast/{script}"
+    assert flag_value(recipe.argv, "model_id") == model_id and flag_value(recipe.argv, "pred_len") == str(pred_len)
+    assert recipe.env == {"CUDA_VISIBLE_DEVICES": "0"}
+    assert recipe.fetch == RECIPES.dataset(dataset).fetch
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_a_variant_is_its_base_recipe_plus_its_flags(name):
+    variant = VARIANTS[name]
+    for dataset in variant.datasets:
+        for horizon in RECIPES.datasets[dataset].horizons:
+            ours = vars(parse_run_args(RECIPES.argv(name, dataset, horizon)))
+            base = vars(parse_run_args(RECIPES.argv(variant.base, dataset, horizon)))
+            changed = {key for key in ours if ours[key] != base[key]}
+            assert changed <= {"model_id", *variant.flags}, (dataset, horizon, changed)
+            assert ours["model_id"] == base["model_id"] + variant.suffix
+
+
+def test_caps_settings_table_covers_every_dataset_and_sets_the_caps_flags():
+    assert list(CAPS_SETTINGS) == list(RECIPES.datasets) == list(MODELS["CAPS"].per_dataset)
+    for dataset, (batch, accum, dropout, decay) in CAPS_SETTINGS.items():
+        args = parse_run_args(RECIPES.argv("CAPS", dataset, RECIPES.datasets[dataset].horizons[0]))
+        assert (args.batch_size, args.grad_accum, args.random_channel_dropout, args.weight_decay) == (
+            batch, accum, dropout, decay)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: RECIPES.recipe("Informer", "ETTh1", 96),
+         "unknown model row 'Informer'; choose from DLinear, PatchTST, iTransformer, TimesNet, Transformer, CAPS, "
+         "LinAttn+RoPE"),
+        (lambda: RECIPES.recipe("CAPS", "Traffic", 96), "unknown dataset 'Traffic'; choose from ETTh1, ETTh2"),
+        (lambda: RECIPES.recipe("CAPS", "PEMS04", 192), "PEMS04 has no horizon 192; choose from 96 48 24 12"),
+        (lambda: RECIPES.recipe("DLinear", "ECL", 96), "DLinear has no recipe for ECL; it has ETTh1, ETTh2"),
+    ],
+    ids=["unknown-row", "unknown-dataset", "unknown-horizon", "no-recipe"],
+)
+def test_lookups_outside_the_table_list_the_valid_choices(call, message):
+    with pytest.raises(UserInputError, match=re.escape(message)):
+        call()
+
+
+def test_dataset_names_and_aliases():
+    assert RECIPES.dataset_keys("Electricity") == {"ecl", "electricity"}
+    assert RECIPES.dataset_keys("solar") == {"solar", "solar_al"}
+    assert RECIPES.dataset_keys("Exchange") == {"exchange"}  # not in the table: its own name only
+    assert name_key("LinAttn+RoPE") == "linattn_rope" and RECIPES.row_name("linattn_rope") == "LinAttn+RoPE"
+
+
+def toy_book(flags: dict, per_dataset: dict, variant_flags: dict | None = None) -> RecipeBook:
+    data = Dataset("toy", "./dataset/toy/", "toy.csv", "custom", 3, fetch="toy", folder="Toy_script", horizons=(12,))
+    head = {"model_id": "{model_id}", "model": "{model}", "seq_len": 24, "pred_len": "{pred_len}"}
+    model = ModelRecipe("DLinear", {**head, **flags}, {"toy": per_dataset}, variant_slot="seq_len")
+    variants = {"V": Variant("V", "DLinear", variant_flags or {}, "_V", ("toy",), "V.sh")}
+    return RecipeBook({"toy": data}, {"DLinear": model}, variants)
+
+
+def test_dataset_values_replace_in_place_and_variant_flags_go_to_the_slot():
+    book = toy_book({"e_layers": PER_DATASET, "des": "Exp"}, {"e_layers": 3},
+                    {"des": "V", "moving_avg": 5, "use_amp": None})
+    assert book.argv("DLinear", "toy", 12) == ["--model_id", "toy_24_12", "--model", "DLinear", "--seq_len", "24",
+                                               "--pred_len", "12", "--e_layers", "3", "--des", "Exp"]
+    assert book.argv("V", "toy", 12) == ["--model_id", "toy_24_12_V", "--model", "DLinear", "--seq_len", "24",
+                                         "--moving_avg", "5", "--use_amp", "--pred_len", "12", "--e_layers", "3",
+                                         "--des", "V"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "per_dataset", "message"),
+    [({"e_layers": PER_DATASET}, {}, "--e_layers has no value; set it in the dataset's"),
+     ({}, {"d_ff": 8}, "--d_ff is not among the recipe's flags")],
+    ids=["unset-per-dataset", "flag-without-a-place"],
+)
+def test_incomplete_recipes_are_rejected(flags, per_dataset, message):
+    with pytest.raises(ValueError, match=message):
+        toy_book(flags, per_dataset).argv("DLinear", "toy", 12)
+
+
+def test_recipes_module_imports_only_the_standard_library_and_utils_errors():
+    tree = ast.parse(RECIPES_FILE.read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    outside = {m for m in imported if m.split(".")[0] not in sys.stdlib_module_names and m != "__future__"}
+    assert outside == {"utils.errors"}
