@@ -309,3 +309,14 @@ def test_parse_paths_rejects(bad) -> None:
 
 def test_every_paths_choice_parses() -> None:
     assert len({caps.parse_paths(text) for text in caps.PATHS_CHOICES}) == len(caps.PATHS_CHOICES)
+
+
+def test_python_defaults_are_the_option_defaults() -> None:
+    """The keyword defaults of caps_attention and CAPSAttention are CAPS_OPTIONS' (the run.py defaults)."""
+    names = {"attn": "caps_attn", "paths": "caps_paths", "rope": "caps_rope", "numerics": "caps_numerics",
+             "impl": "caps_impl"}
+    for fn in (caps.caps_attention, caps.CAPSAttention.__init__):
+        params = inspect.signature(fn).parameters
+        for arg, option in names.items():
+            if arg in params:
+                assert params[arg].default == caps.CAPS_OPTIONS[option].default, (fn.__qualname__, arg)
