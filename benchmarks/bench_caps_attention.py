@@ -6,7 +6,8 @@ Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] 
 
 It first checks exactness (chunked float32, the native CPU kernel and recurrent against the float64
 naive reference, all paths, default and extreme gates) and refuses to print any timing if a check fails.
-"native" rows (the C++ CPU recurrence of layers/CAPS_cpu_kernel.py) appear on the CPU when it builds.
+"native" rows (the C++ CPU recurrence of layers/CAPS_cpu_kernel.py) appear on the CPU when it builds. Kernels are
+called by name from `CAPS_KERNELS` (one shared signature); timings use paths 123.
 
 Every configuration runs in a fresh subprocess, so peak memory is honest and independent:
 - cpu (Linux): the process's peak RSS (VmHWM, reset through /proc/self/clear_refs just before the pass)
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from layers.CAPS_Attention import caps_attention, native_unavailable_reason  # noqa: E402
+from layers.CAPS_Attention import CAPS_KERNELS, native_unavailable_reason, parse_paths  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
 T_VALUES = (96, 192, 816, 2048, 4096, 16384)
@@ -72,14 +73,15 @@ def equivalence_checks(device: str) -> list[str]:
         for shift in (0.0, 3.0, -20.0):
             for T in (97, 1000):
                 x64 = make_inputs(1, T, 2, 8, device, torch.float64, shift, seed=T)
-                ref = caps_attention(*x64, paths=paths, impl="naive")
-                runs = {f"chunked-{c}": dict(impl="chunked", chunk_size=c) for c in CHUNKS}
+                ids = parse_paths(paths)
+                ref = CAPS_KERNELS["naive"](*x64, ids)
+                runs = {f"chunked-{c}": ("chunked", c) for c in CHUNKS}
                 if T < 1000:
-                    runs["recurrent"] = dict(impl="recurrent")
-                if with_native:
-                    runs["native"] = dict(impl="native")
-                for name, kwargs in runs.items():
-                    o = caps_attention(*[x.float() for x in x64], paths=paths, **kwargs)
+                    runs["recurrent"] = ("recurrent", None)
+                if with_native and ids:
+                    runs["native"] = ("native", None)
+                for name, (impl, chunk) in runs.items():
+                    o = CAPS_KERNELS[impl](*[x.float() for x in x64], ids, chunk_size=chunk)
                     rel = ((o.double() - ref).abs().max() / ref.abs().max()).item()
                     if not rel <= 1e-5:
                         failures.append(f"paths={paths} gate_shift={shift} T={T} {name}: rel err {rel:.2e}")
@@ -100,14 +102,15 @@ def measure(config: dict) -> dict:
     device = config["device"]
     x = make_inputs(config["B"], config["T"], config["H"], config["E"], device)
     x = [t.requires_grad_() for t in x]
-    kwargs = dict(impl=config["impl"], chunk_size=config["chunk"])
+    kernel = CAPS_KERNELS[config["impl"]]
+    paths = (1, 2, 3)
 
     def sync() -> None:
         if device == "cuda":
             torch.cuda.synchronize()
 
     def fwd_bwd() -> None:
-        caps_attention(*x, **kwargs).sum().backward()
+        kernel(*x, paths, chunk_size=config["chunk"]).sum().backward()
         for t in x:
             t.grad = None
 
@@ -130,7 +133,7 @@ def measure(config: dict) -> dict:
         sync()
         start = time.perf_counter()
         with torch.no_grad():
-            caps_attention(*x, **kwargs)
+            kernel(*x, paths, chunk_size=config["chunk"])
         sync()
         times["fwd"].append(time.perf_counter() - start)
         start = time.perf_counter()

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from layers.CAPS_Attention import caps_attention, native_unavailable_reason  # noqa: E402
+from layers.CAPS_Attention import CAPS_KERNELS, native_unavailable_reason  # noqa: E402
 
 # Input regimes: (scale of p, scale of g, shift of g, scale of the clock logits). The first three are the
 # tests' gate regimes; "all_x10" scales every logit the paths read, the last two one at a time.
@@ -51,7 +51,7 @@ def inputs(T: int, regime: str, seed: int = 5) -> list[torch.Tensor]:
 
 def output_and_grads(xs: list[torch.Tensor], weight: torch.Tensor, impl: str) -> list[torch.Tensor]:
     leaves = [x.detach().clone().requires_grad_() for x in xs]
-    o = caps_attention(*leaves, impl=impl)
+    o = CAPS_KERNELS[impl](*leaves, (1, 2, 3))
     (o * weight.to(o.dtype)).sum().backward()
     return [o.detach()] + [torch.zeros_like(x) if x.grad is None else x.grad for x in leaves]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from layers.CAPS_Attention import CAPS_OPTIONS
+from models.CAPS import CAPS_MODEL_OPTIONS
 from utils.errors import UserInputError
 from utils.host_memory import HOST_MALLOC_CHOICES
 
@@ -16,7 +18,6 @@ FEATURES = ("M", "S", "MS")
 LRADJ_CHOICES = ("type1", "type2", "type3", "cosine", "constant", "onecycle")
 OPTIMIZERS = ("adam", "adamw")
 AMP_DTYPES = ("fp16", "bf16")
-CAPS_PATHS = ("123", "12", "13", "23", "1", "2", "3", "none")
 
 AUGMENTATIONS = ("jitter", "scaling", "permutation", "randompermutation", "magwarp", "timewarp", "windowslice",
                  "windowwarp", "rotation", "spawner", "dtwwarp", "shapedtwwarp", "wdba", "discdtw", "discsdtw")
@@ -106,19 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pos", type=int, choices=[0, 1], default=1, help="TimeFilter positional embedding")
 
     g = p.add_argument_group("CAPS")
-    g.add_argument("--caps_attn", type=str, default="linear", choices=("linear", "softmax"), help="CAPS: phi = identity (linear) or causal softmax")
-    g.add_argument("--caps_paths", type=str, default="123", choices=CAPS_PATHS, help="CAPS: active paths (1 Riemann softmax, 2 prefix product, 3 clock); none = LinAttn")
-    g.add_argument("--caps_rope", type=str, default="learned", choices=("learned", "fixed", "none"), help="CAPS: RoPE frequencies")
-    g.add_argument("--caps_numerics", type=str, default="paper", choices=("paper", "official"), help="CAPS: exact paper maths or the official code's arithmetic")
-    g.add_argument("--caps_chunk", type=int, default=0,
-                   help="CAPS: chunk size of the linear-attention kernel; 0 = 32 on CPU, 64 on GPU (fastest measured)")
-    g.add_argument("--caps_checkpoint_rows", type=int, default=0, help="CAPS: recompute the blocks in backward over groups of this many channel sequences (activation checkpointing; 0 = off): less memory, more time")
-    g.add_argument("--caps_impl", type=str, default="auto", choices=("auto", "chunked", "native", "recurrent", "naive"),
-                   help="CAPS: attention implementation; auto = the native C++ kernel on CPU when it builds "
-                        "(layers/CAPS_cpu_kernel.py), else the torch chunked kernel")
-    g.add_argument("--time_emb_dim", type=int, default=4, help="CAPS: number of time-feature channels used (0 disables them)")
-    g.add_argument("--random_channel_dropout", type=int, default=1, help="CAPS: random-ratio channel dropout in training (1 on, 0 off)")
-    g.add_argument("--number_of_targets", type=int, default=0, help="CAPS: decode only the last k channels (0 = all)")
+    # Choices, defaults and help live beside the code: the attention's in layers/CAPS_Attention.py, the model's
+    # in models/CAPS.py.
+    for name, option in {**CAPS_OPTIONS, **CAPS_MODEL_OPTIONS}.items():
+        g.add_argument(f"--{name}", type=type(option.default), default=option.default, choices=option.choices,
+                       help=option.help)
 
     g = p.add_argument_group("optimization")
     g.add_argument("--num_workers", type=int, default=10, help="data loader workers")

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 import torch
 import torch.nn.functional as F
@@ -40,10 +42,6 @@ except ImportError:
 
 logger = logging.getLogger(__name__)
 
-ATTN_CHOICES = ("linear", "softmax")
-IMPL_CHOICES = ("naive", "recurrent", "chunked", "native", "auto")
-ROPE_CHOICES = ("learned", "fixed", "none")
-NUMERICS_CHOICES = ("paper", "official")
 CLOCK_EPS = 1e-6
 
 # Largest in-chunk spread of the log decay for which the factorised intra-chunk product is used.
@@ -69,15 +67,59 @@ BLOCK_ELEMENTS = 1 << 20
 GEMM_WIDTH_MULTIPLE = 8
 
 
-def parse_paths(paths: str) -> tuple[int, ...]:
-    """'123', '12', '3', '' or 'none' -> sorted tuple of path ids; ValueError otherwise."""
-    if paths == "none":
-        paths = ""
-    ids = tuple(sorted(int(c) for c in paths if c in "123"))
-    if len(ids) != len(paths) or len(set(ids)) != len(ids):
-        raise ValueError(
-            f"--caps_paths {paths!r} is invalid: use distinct digits from '123' (e.g. 123, 12, 3) or 'none'"
-        )
+# The CAPS options: each choice list, default and help line lives here once; models/CAPS.py reads them
+# with getattr(configs, name, default) and exp/arguments.py builds the run.py flags from CAPS_OPTIONS.
+ATTN_CHOICES = ("linear", "softmax")
+# Path subsets as run.py spells them ("none": plain causal linear attention, LinAttn).
+PATHS_CHOICES = ("123", "12", "13", "23", "1", "2", "3", "none")
+ROPE_CHOICES = ("learned", "fixed", "none")
+NUMERICS_CHOICES = ("paper", "official")
+# The kernels of CAPS_KERNELS, in that order, after "auto" (native on the CPU when it builds, else chunked).
+IMPL_CHOICES = ("auto", "naive", "recurrent", "chunked", "native")
+
+
+@dataclass(frozen=True)
+class CAPSOption:
+    """One CAPS option: its default, its choices (None: any value of the default's type) and its help line."""
+
+    default: str | int
+    choices: tuple[str, ...] | None
+    help: str
+
+
+CAPS_OPTIONS: dict[str, CAPSOption] = {
+    "caps_attn": CAPSOption("linear", ATTN_CHOICES, "CAPS: phi = identity (linear) or causal softmax "
+                            "(softmax runs only as --caps_impl naive, which auto selects)"),
+    "caps_paths": CAPSOption("123", PATHS_CHOICES, "CAPS: active paths (1 Riemann softmax, 2 prefix product, "
+                             "3 clock); none = LinAttn"),
+    "caps_rope": CAPSOption("learned", ROPE_CHOICES, "CAPS: RoPE frequencies"),
+    "caps_numerics": CAPSOption("paper", NUMERICS_CHOICES, "CAPS: exact paper maths or the official code's arithmetic"),
+    "caps_impl": CAPSOption("auto", IMPL_CHOICES, "CAPS: attention implementation; auto = the native C++ kernel on "
+                            "CPU when it builds and the head width fits (layers/CAPS_cpu_kernel.py), else the torch "
+                            "chunked kernel; naive for --caps_attn softmax"),
+    "caps_chunk": CAPSOption(0, None, "CAPS: chunk size of the linear-attention kernel; 0 = 32 on CPU, 64 on GPU "
+                             "(fastest measured)"),
+}
+
+# Every path subset in its canonical form (sorted distinct ids; () is LinAttn).
+_PATH_TUPLES = frozenset(tuple(int(c) for c in text.replace("none", "")) for text in PATHS_CHOICES)
+
+
+def parse_paths(paths: str | tuple[int, ...]) -> tuple[int, ...]:
+    """'123', '31', '' or 'none' (or an already parsed tuple such as (1, 2, 3)) -> sorted tuple of path ids.
+
+    Raises ValueError on anything but distinct digits from 1, 2, 3 (or 'none' / '').
+    """
+    if isinstance(paths, tuple):
+        if paths in _PATH_TUPLES:
+            return paths
+        text = "".join(str(i) for i in paths)
+    else:
+        text = "" if paths == "none" else str(paths)
+    ids = tuple(sorted(int(c) for c in text if c in "123"))
+    if len(ids) != len(text) or len(set(ids)) != len(ids):
+        raise ValueError(f"--caps_paths {paths!r} is invalid: use distinct digits from 1, 2, 3 "
+                         "(e.g. 123, 12, 13, 23) or none for plain linear attention")
     return ids
 
 
@@ -86,16 +128,54 @@ def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} {value!r} is invalid: choose one of {', '.join(choices)}")
 
 
+def resolve_attn_impl(attn: str, impl: str) -> str:
+    """The impl that runs `attn`: softmax attention is quadratic by nature and exists only as the naive
+    kernel, so impl="auto" selects "naive" and any other linear-time choice raises ValueError; linear
+    attention keeps `impl`. The one home of the "softmax => naive" rule."""
+    _check_choice("--caps_attn", attn, ATTN_CHOICES)
+    _check_choice("--caps_impl", impl, IMPL_CHOICES)
+    if attn != "softmax":
+        return impl
+    if impl not in ("auto", "naive"):
+        raise ValueError(f"--caps_attn softmax only has impl='naive' (quadratic by nature), got --caps_impl {impl}; "
+                         "pass --caps_impl naive (or auto), or use --caps_attn linear")
+    return "naive"
+
+
+def _check_chunk(chunk_size: int | None) -> None:
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 32), "
+                         "or 0 on the command line for the device's default")
+
+
 def default_chunk(device: torch.device) -> int:
     """The chunk length used when none is given: DEFAULT_CHUNK on the CPU, GPU_CHUNK elsewhere."""
     return DEFAULT_CHUNK if device.type == "cpu" else GPU_CHUNK
 
 
-def native_unavailable_reason() -> str | None:
-    """Why impl="native" cannot run here (None when the native CPU kernel is built and loaded)."""
+def native_width_problem(head_dim: int) -> str | None:
+    """Why the native CPU kernel cannot hold heads of width `head_dim` (None when it can, or is not installed)."""
+    if native_kernel is None or head_dim <= native_kernel.MAX_HEAD_DIM:
+        return None
+    return (f"head width {head_dim} exceeds the native CPU kernel's limit of {native_kernel.MAX_HEAD_DIM} "
+            "(MAX_HEAD_DIM in layers/CAPS_cpu_kernel.py)")
+
+
+@cache
+def _log_wide_head_fallback(head_dim: int) -> None:
+    """One log line per head width: impl="auto" runs the chunked kernel for heads too wide for the native one."""
+    logger.info("CAPS: %s; --caps_impl auto uses the chunked kernel", native_width_problem(head_dim))
+
+
+def native_unavailable_reason(head_dim: int | None = None) -> str | None:
+    """Why impl="native" cannot run here for heads of width `head_dim` (None when the native CPU kernel is
+    built and loaded and, if given, the width fits)."""
+    if native_kernel is None:
+        return "layers/CAPS_cpu_kernel.py is not installed next to CAPS_Attention.py"
+    wide = None if head_dim is None else native_width_problem(head_dim)
+    if wide is not None:
+        return wide
     if not _native_kernel_ready():
-        if native_kernel is None:
-            return "layers/CAPS_cpu_kernel.py is not installed next to CAPS_Attention.py"
         if torch.compiler.is_compiling():
             # Tracing must not build: the layer's construction (or an eager call) has loaded it by now.
             return "it was not loaded before torch.compile traced the layer"
@@ -111,48 +191,44 @@ def _native_kernel_ready() -> bool:
     return native_kernel.loaded() if torch.compiler.is_compiling() else native_kernel.available()
 
 
-def prepare_native_kernel(impl: str) -> None:
+def prepare_native_kernel(impl: str, head_dim: int | None = None) -> None:
     """Build/load the native kernel ahead of use when `impl` may pick it on this CPU-only machine, so that
-    a torch.compile trace, which cannot build it, finds it loaded."""
+    a torch.compile trace, which cannot build it, finds it loaded. Heads too wide for it: an explicit
+    impl="native" raises ValueError here (at construction), impl="auto" logs once that it runs chunked."""
+    wide = None if head_dim is None else native_width_problem(head_dim)
+    if impl == "native" and wide is not None:
+        raise ValueError(f"--caps_impl native: {wide}; use --caps_impl auto or chunked, or more --n_heads")
+    if impl == "auto" and wide is not None:
+        _log_wide_head_fallback(head_dim)
+        return
     if impl in ("auto", "native") and native_kernel is not None and not torch.cuda.is_available():
         native_kernel.available()
 
 
-def resolve_impl(impl: str, device: torch.device) -> str:
+def resolve_impl(impl: str, device: torch.device, head_dim: int | None = None) -> str:
     """"auto" -> "native" on the CPU when the native kernel is available (eager, or torch.compile where it
-    is an opaque op), else "chunked"; other choices are returned unchanged ("native" raises ValueError
-    where it cannot run)."""
+    is an opaque op) and holds heads of width `head_dim`, else "chunked"; other choices are returned
+    unchanged ("native" raises ValueError where it cannot run)."""
     if impl == "native":
         if device.type != "cpu":
             raise ValueError(f"--caps_impl native is the CPU kernel; use chunked (or auto) on {device.type}")
-        reason = native_unavailable_reason()
+        reason = native_unavailable_reason(head_dim)
         if reason is not None:
             raise ValueError(f"--caps_impl native is unavailable: {reason}; use --caps_impl chunked or auto")
     if impl != "auto":
         return impl
-    return "native" if device.type == "cpu" and _native_kernel_ready() else "chunked"
-
-
-def _check_impl(attn: str, impl: str, chunk_size: int | None) -> None:
-    _check_choice("attn", attn, ATTN_CHOICES)
-    _check_choice("impl", impl, IMPL_CHOICES)
-    if attn == "softmax" and impl not in ("naive", "auto"):
-        raise ValueError(
-            f"attn='softmax' is quadratic by nature and only has impl='naive' (got impl={impl!r}); "
-            "pass impl='naive' or use attn='linear'"
-        )
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"--caps_chunk {chunk_size} is invalid: the chunk size must be a positive integer")
+    if device.type != "cpu":
+        return "chunked"
+    if head_dim is not None and native_width_problem(head_dim) is not None:
+        if not torch.compiler.is_compiling():
+            _log_wide_head_fallback(head_dim)
+        return "chunked"
+    return "native" if _native_kernel_ready() else "chunked"
 
 
 def _compute_dtype(x: torch.Tensor) -> torch.dtype:
     """float64 stays float64; everything else (bf16/fp16 under autocast too) is computed in float32."""
     return torch.float64 if x.dtype == torch.float64 else torch.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Path features: the per-path transformed queries/keys and log decays of the shared primitive.
-# --------------------------------------------------------------------------------------------
 
 
 def _two_level_logcumsumexp(x: torch.Tensor, block: int = 64) -> torch.Tensor:
@@ -240,11 +316,6 @@ def _path_features(
     return torch.cat(qs, dim=-1), torch.cat(ks, dim=-1), ell
 
 
-# --------------------------------------------------------------------------------------------
-# Naive reference: materialised pairwise weights, blocked over query rows.
-# --------------------------------------------------------------------------------------------
-
-
 def _naive_weights(
     p: torch.Tensor, a: torch.Tensor, clock: torch.Tensor, paths: tuple[int, ...], t0: int, t1: int,
 ) -> torch.Tensor:
@@ -274,16 +345,27 @@ def _naive_weights(
     return w
 
 
+def _rotated(q: torch.Tensor, k: torch.Tensor, rope_freq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """q, k rotated by `rope_rotate` when rope_freq is given, else unchanged (the pure-torch kernels' RoPE)."""
+    if rope_freq is None:
+        return q, k
+    return rope_rotate(q, rope_freq), rope_rotate(k, rope_freq)
+
+
 def caps_attention_naive(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, attn: str = "linear", paths: str = "123",
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...], *, attn: str = "linear", chunk_size: int | None = None,
+    rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Reference: materialises W[t, i, e] from pairwise masked segment sums, blocked over rows.
 
-    Shapes as `caps_attention`. O(T^2 E) time; forward memory bounded by NAIVE_BLOCK_ELEMENTS per
-    block (autograd still keeps every block, so backward memory is quadratic).
+    The `CAPSKernel` signature (shapes there); the only kernel with attn="softmax"; chunk_size unused.
+    O(T^2 E) time; forward memory bounded by NAIVE_BLOCK_ELEMENTS per block (autograd still keeps every
+    block, so backward memory is quadratic).
     """
+    _check_choice("--caps_attn", attn, ATTN_CHOICES)
     ids = parse_paths(paths)
+    q, k = _rotated(q, k, rope_freq)
     B, T, H, E = q.shape
     q, k, v, p, g = (rearrange(x, "b t h e -> b h t e") for x in (q, k, v, p, g))  # [B, H, T, *]
     clock = rearrange(clock, "b t h -> b h t")[..., None]  # [B, H, T, 1]
@@ -303,11 +385,6 @@ def caps_attention_naive(
     return rearrange(torch.cat(outs, dim=2), "b h t v -> b t h v")
 
 
-# --------------------------------------------------------------------------------------------
-# Recurrent (step) form.
-# --------------------------------------------------------------------------------------------
-
-
 @dataclass
 class CAPSState:
     """Recurrent state of one CAPS layer: S [B, H, F, Ev] and the scan carries of paths 1 and 3.
@@ -323,13 +400,15 @@ class CAPSState:
 
 def caps_attention_step(
     state: CAPSState | None, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor,
-    g: torch.Tensor, clock: torch.Tensor, paths: str = "123",
+    g: torch.Tensor, clock: torch.Tensor, paths: tuple[int, ...] = (1, 2, 3),
 ) -> tuple[torch.Tensor, CAPSState]:
     """One step of linear CAPS: q, k, p, g [B, H, E], v [B, H, Ev], clock [B, H] -> (o [B, H, Ev], state).
 
     S_t = exp(L_t - L_{t-1}) * S_{t-1} + kt_t^T v_t,  o_t = qt_t S_t  (every decay factor <= 1).
+    paths: parsed ids (`parse_paths`), so a caller stepping over t parses them once, not per step.
+    q, k already rotated when RoPE is used (the rotation angle depends on the absolute step t).
     """
-    ids = parse_paths(paths)
+    ids = paths
     clock = clock[..., None]  # [B, H, 1]
     qs, ks, decays = [], [], []
     m_new = z_new = c_new = None
@@ -362,10 +441,15 @@ def caps_attention_step(
 
 
 def caps_attention_recurrent(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: str = "123",
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...], *, attn: str = "linear", chunk_size: int | None = None,
+    rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """O(T) recurrent form: `caps_attention_step` over t. Shapes as `caps_attention`."""
+    """O(T) recurrent form: `caps_attention_step` over t. The `CAPSKernel` signature; linear attention
+    only; chunk_size unused."""
+    resolve_attn_impl(attn, "recurrent")
+    paths = parse_paths(paths)
+    q, k = _rotated(q, k, rope_freq)
     state = None
     outs = []
     for t in range(q.shape[1]):
@@ -374,11 +458,6 @@ def caps_attention_recurrent(
         )
         outs.append(o)
     return torch.stack(outs, dim=1)  # [B, T, H, Ev]
-
-
-# --------------------------------------------------------------------------------------------
-# Chunked form (the fast path).
-# --------------------------------------------------------------------------------------------
 
 
 def _chunk(x: torch.Tensor, chunk: int) -> torch.Tensor:
@@ -662,75 +741,95 @@ class _BlockedChunkedCAPS(torch.autograd.Function):
 
 
 def caps_attention_chunked(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: str = "123", chunk_size: int = DEFAULT_CHUNK, block_elements: int = BLOCK_ELEMENTS,
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...], *, attn: str = "linear", chunk_size: int | None = None,
+    rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Chunked O(T C F) linear CAPS. Shapes as `caps_attention`.
+    """Chunked O(T C F) linear CAPS. The `CAPSKernel` signature; linear attention only; chunk_size None:
+    `default_chunk(q.device)`.
 
-    Eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block size from
-    `block_elements`); on a GPU (whose caching allocator has no first-touch cost, and where each block
-    would add kernel launches: 3.7x slower at the H=720 recipe on an H100) and under torch.compile the
-    whole batch is one pass.
+    Eager mode on the CPU runs blocks of sequences (`_BlockedChunkedCAPS`, block size from the module's
+    BLOCK_ELEMENTS, read at call time); on a GPU (whose caching allocator has no first-touch cost, and where
+    each block would add kernel launches: 3.7x slower at the H=720 recipe on an H100) and under
+    torch.compile the whole batch is one pass.
     """
+    resolve_attn_impl(attn, "chunked")
+    _check_chunk(chunk_size)
     ids = parse_paths(paths)
-    rows = rows_per_block(q.shape, len(ids), block_elements)
+    chunk_size = chunk_size or default_chunk(q.device)
+    q, k = _rotated(q, k, rope_freq)
+    rows = rows_per_block(q.shape, len(ids), BLOCK_ELEMENTS)
     if torch.compiler.is_compiling() or q.device.type != "cpu" or rows >= q.shape[0]:
         return _caps_chunked_rows(q, k, v, p, g, clock, ids, chunk_size)
     return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows)
 
 
+CAPSKernel = Callable[..., torch.Tensor]
+"""The signature every CAPS kernel shares, so that tests and benchmarks swap them by name:
+
+    kernel(q, k, v, p, g, clock, paths, *, attn="linear", chunk_size=None, rope_freq=None) -> o
+
+q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0, all of one dtype and device;
+paths: parsed path ids (`parse_paths`: a sorted tuple such as (1, 2, 3), () for LinAttn);
+attn: "linear" (every kernel) or "softmax" (naive only; the others raise ValueError);
+chunk_size: the chunked kernel's chunk length (None: `default_chunk`), unused by the others;
+rope_freq ω [E/2] or None: q and k are rotated by RoPE first (`rope_rotate`; inside the recurrence for
+the native kernel, same function). Returns o [B, T, H, Ev] in the inputs' dtype, with no autocast
+handling or dtype policy: `caps_attention` adds those.
+"""
+
+
+def _kernels() -> dict[str, CAPSKernel]:
+    kernels: dict[str, CAPSKernel] = {
+        "naive": caps_attention_naive, "recurrent": caps_attention_recurrent, "chunked": caps_attention_chunked,
+    }
+    if native_kernel is not None:
+        kernels["native"] = native_kernel.caps_attention_native
+    return kernels
+
+
+# name -> kernel, in IMPL_CHOICES order ("native" only where layers/CAPS_cpu_kernel.py is installed; it
+# runs only when `native_unavailable_reason()` is None).
+CAPS_KERNELS: dict[str, CAPSKernel] = _kernels()
+
+
 def caps_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, attn: str = "linear", paths: str = "123", impl: str = "auto",
+    clock: torch.Tensor, attn: str = "linear", paths: str | tuple[int, ...] = "123", impl: str = "auto",
     chunk_size: int | None = None, rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """CAPS attention (module docstring for the equations).
+    """CAPS attention (module docstring for the equations): validates, picks the kernel, then runs
+    `CAPS_KERNELS[impl]` under the dtype policy below.
 
     q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0.
     rope_freq ω [E/2] or None: when given, q and k are first rotated by `rope_rotate(x, ω)` (the
     native kernel rotates them inside its recurrence, the other impls beforehand); None: q, k are used
     as given (already rotated, or no RoPE).
-    attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k);
+    attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k) or its parsed tuple;
     impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (pure-torch chunked kernel)
     | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`; an opaque op under torch.compile)
-    | "auto" (native on the CPU when it builds, else chunked; the naive form for attn="softmax"). Linear forms only for all
-    but naive.
+    | "auto" (native on the CPU when it builds and the head width fits, else chunked; naive for
+    attn="softmax", which has no other form: `resolve_attn_impl`).
     chunk_size: the chunked kernel's chunk length; None picks `default_chunk(q.device)` (the result
     does not depend on it beyond float rounding).
     Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
     with autocast disabled (bf16/fp16 inputs are upcast: the decays need float32's exponent range).
     """
-    _check_impl(attn, impl, chunk_size)
+    impl = resolve_attn_impl(attn, impl)
+    _check_chunk(chunk_size)
     ids = parse_paths(paths)
     if q.dim() != 4 or q.shape[1] == 0:
         raise ValueError(f"caps_attention needs q of shape [B, T, H, E] with T >= 1, got {tuple(q.shape)}")
-    impl = "naive" if attn == "softmax" else resolve_impl(impl, q.device)
-    chunk_size = chunk_size or default_chunk(q.device)
+    if not ids and impl in ("auto", "native"):
+        # Without paths the chunked kernel is plain matmuls: the native recurrence has nothing to add.
+        impl = "chunked"
+    impl = resolve_impl(impl, q.device, head_dim=max(q.shape[-1], v.shape[-1]))
     dtype = _compute_dtype(q)
     out_dtype = q.dtype
     with torch.autocast(device_type=q.device.type, enabled=False):
         q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
-        # Without paths the chunked kernel is plain matmuls and runs even for impl="native".
-        native = impl == "native" and bool(ids)
-        if rope_freq is not None and not native:
-            q, k = rope_rotate(q, rope_freq), rope_rotate(k, rope_freq)
-        if native:
-            # The whole batch at once: the native kernel keeps only its [B, T, H, E]-sized inputs and
-            # small state checkpoints; it rotates q, k itself.
-            angle = None if rope_freq is None else rope_angles(q.shape[1], rope_freq)
-            o = native_kernel.caps_attention_native(q, k, v, p, g, clock, ids, angle)
-        elif impl == "naive":
-            o = caps_attention_naive(q, k, v, p, g, clock, attn, paths)
-        elif impl == "recurrent":
-            o = caps_attention_recurrent(q, k, v, p, g, clock, paths)
-        else:
-            o = caps_attention_chunked(q, k, v, p, g, clock, paths, chunk_size)
+        o = CAPS_KERNELS[impl](q, k, v, p, g, clock, ids, attn=attn, chunk_size=chunk_size, rope_freq=rope_freq)
     return o.to(out_dtype)
-
-
-# --------------------------------------------------------------------------------------------
-# Rotary position embeddings.
-# --------------------------------------------------------------------------------------------
 
 
 def rope_frequencies(head_dim: int) -> torch.Tensor:
@@ -804,11 +903,6 @@ def official_features(
     return torch.cat(qs, dim=-1), torch.cat(ks, dim=-1)
 
 
-# --------------------------------------------------------------------------------------------
-# Layer.
-# --------------------------------------------------------------------------------------------
-
-
 class CAPSAttention(nn.Module):
     """CAPS attention layer: x [B, T, D] -> [B, T, D].
 
@@ -820,11 +914,15 @@ class CAPSAttention(nn.Module):
     numerics="official": the official code's arithmetic and RoPE layout, evaluated as plain causal
     linear (or softmax) attention on the explicit concatenated features.
     rope: "learned" (nn.Parameter, init 10000^(-2j/E)), "fixed" (buffer) or "none".
+    paths: as `parse_paths` (string or parsed tuple), parsed once here.
     chunk_size: None = `default_chunk` of the input's device.
+    impl: as `caps_attention`; validated here ("softmax => naive", and impl="native" with heads wider than
+    the native kernel's MAX_HEAD_DIM is a ValueError, while "auto" then runs chunked).
+    Defaults as CAPS_OPTIONS.
     """
 
     def __init__(
-        self, d_model: int, n_heads: int, attn: str = "linear", paths: str = "123",
+        self, d_model: int, n_heads: int, attn: str = "linear", paths: str | tuple[int, ...] = "123",
         rope: str = "learned", numerics: str = "paper", chunk_size: int | None = None, dropout: float = 0.0,
         impl: str = "auto",
     ) -> None:
@@ -832,7 +930,6 @@ class CAPSAttention(nn.Module):
         if n_heads < 1 or d_model % n_heads != 0:
             raise ValueError(f"--d_model {d_model} is not divisible by --n_heads {n_heads}")
         head_dim = d_model // n_heads
-        _check_choice("--caps_attn", attn, ATTN_CHOICES)
         _check_choice("--caps_rope", rope, ROPE_CHOICES)
         _check_choice("--caps_numerics", numerics, NUMERICS_CHOICES)
         if rope != "none" and head_dim % 2 != 0:
@@ -840,14 +937,10 @@ class CAPSAttention(nn.Module):
                 f"--caps_rope {rope} needs an even head width, got d_model / n_heads = {head_dim}; "
                 "change --d_model or --n_heads, or pass --caps_rope none"
             )
-        if chunk_size is not None and chunk_size < 1:
-            raise ValueError(f"--caps_chunk {chunk_size} is invalid: pass a positive chunk size (e.g. 32), "
-                             "or 0 on the command line for the device's default")
-        if attn == "softmax" and impl in ("chunked", "auto"):
-            impl = "naive"
-        _check_impl(attn, impl, chunk_size)
-        prepare_native_kernel(impl)
+        _check_chunk(chunk_size)
+        impl = resolve_attn_impl(attn, impl)
         self.paths = parse_paths(paths)
+        prepare_native_kernel(impl, head_dim)
         self.n_heads, self.head_dim = n_heads, head_dim
         self.attn, self.rope, self.numerics = attn, rope, numerics
         self.chunk_size, self.impl = chunk_size, impl
@@ -882,15 +975,13 @@ class CAPSAttention(nn.Module):
         q, k, v, p, g = (x.unflatten(-1, (self.n_heads, self.head_dim)) for x in qkvpg)  # [B, T, H, E] views
         # contiguous first: torch's elementwise kernels on this narrow strided view run ~10x slower.
         clock = F.softplus(c.contiguous()) + CLOCK_EPS  # [B, T, H]
-        paths = "".join(str(i) for i in self.paths)
         if self.numerics == "paper":
             # RoPE is applied by caps_attention (inside the native kernel when that runs).
             rope_freq = self.rope_freq if self.rope != "none" else None
-            o = caps_attention(q, k, v, p, g, clock, self.attn, paths, self.impl, self.chunk_size, rope_freq)
+            o = caps_attention(q, k, v, p, g, clock, self.attn, self.paths, self.impl, self.chunk_size, rope_freq)
         else:
             if self.rope != "none":
                 q, k = rope_official(q, self.rope_freq), rope_official(k, self.rope_freq)
             q_cat, k_cat = official_features(q, k, p, g, clock, self.paths)  # [B, T, H, n E]
-            o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, self.attn, "", self.impl,
-                               self.chunk_size)
+            o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, self.attn, (), self.impl, self.chunk_size)
         return self.dropout(self.c_proj(rearrange(o, "b t h e -> b t (h e)")))  # [B, T, D]

@@ -3,7 +3,7 @@
     S_t = diag(decay_t) S_{t-1} + kt_t v_t^T,   o_t = S_t^T qt_t      (per sequence and head, F = n_paths E)
 
 with the per-path features qt, kt, decay of `CAPS_Attention.md` (path 1's normaliser and path 3's
-clock prefix are scans inside the same pass). `layers/caps_cpu_kernel.cpp` runs it with float64 states
+clock prefix are scans inside the same pass). `layers/CAPS_cpu_kernel.cpp` runs it with float64 states
 and its exact reverse-mode gradient. It is compiled with `torch.utils.cpp_extension` the first time it
 is needed (about 30 s on 2 cores), then cached per torch version and CPU under TORCH_EXTENSIONS_DIR
 (default ~/.cache/torch_extensions); a lock left by an interrupted build is cleared after 10 minutes.
@@ -15,7 +15,7 @@ The extension's functions are registered as `torch.library` custom ops (`caps_ts
 `native_backward`, `running_max_ratio`) with shape-only fake implementations and an autograd formula, so
 torch.compile traces CAPS with the kernel as one opaque node instead of breaking the graph.
 
-Copy this file and `caps_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
+Copy this file and `CAPS_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
 TSLib checkout; without them CAPS still runs.
 """
 
@@ -37,13 +37,16 @@ from torch.utils import cpp_extension
 
 logger = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("caps_cpu_kernel.cpp")
+SOURCE = Path(__file__).with_name("CAPS_cpu_kernel.cpp")
 # Steps between stored states: backward recomputes one segment at a time, so the saved states cost
 # 1 / SEGMENT of a full state history ([B, H, T / SEGMENT, F, Ev] float64).
 SEGMENT = 64
 ENV_SWITCH = "CAPS_NATIVE_KERNEL"
 # A build lock older than this was left by a killed build (a build takes ~30 s on 2 cores).
 STALE_LOCK_S = 600.0
+# Widest head (E and Ev) the kernel's stack arrays hold: kMaxHeadDim in CAPS_cpu_kernel.cpp, which
+# must equal it (tests/layers/test_caps_cpu_kernel.py reads the .cpp). Wider heads use the chunked kernel.
+MAX_HEAD_DIM = 256
 
 
 def _cpu_tag() -> str:
@@ -118,7 +121,7 @@ def _build() -> ModuleType | None:
         logger.info("CAPS native CPU kernel off (%s): using the pure-torch chunked kernel", reason)
         return None
     flags = ["-O3", "-march=native", "-fopenmp"]
-    name = f"caps_cpu_kernel_{_cpu_tag()}"
+    name = f"CAPS_cpu_kernel_{_cpu_tag()}"
     directory = build_directory(name)
     logger.info("CAPS: loading the native CPU kernel from %s (compiled on first use, about 30 s)", directory)
     try:
@@ -152,7 +155,7 @@ def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.T
                    d2m1: torch.Tensor, clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
                    segment: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, E+1] f64),
-    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `caps_cpu_kernel.cpp`
+    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `CAPS_cpu_kernel.cpp`
     describes them (cos, sin: RoPE tables [T, E/2] applied to q and k inside the kernel, or empty)."""
     out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment)
     return out, ckpt_state, ckpt_scan
@@ -220,24 +223,31 @@ def _running_max_ratio_shapes(x):  # noqa: ANN001, ANN202 (fake impl)
 
 
 def caps_attention_native(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
-    clock: torch.Tensor, paths: tuple[int, ...], rope_angle: torch.Tensor | None = None,
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...], *, attn: str = "linear", chunk_size: int | None = None,
+    rope_freq: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Linear CAPS with the selected paths (non-empty subset of (1, 2, 3)) by the native recurrence.
 
-    q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev]; clock: [B, T, H] > 0; float32 or float64 CPU tensors
-    of one dtype -> o [B, T, H, Ev]. Same function as `CAPS_Attention.caps_attention(..., impl="chunked")`.
-    rope_angle [T, E/2] (optional; `CAPS_Attention.rope_angles`): q and k are rotated by RoPE (pair j of
-    step t by the angle rope_angle[t, j]) inside the kernel, as `CAPS_Attention.rope_rotate` would rotate
-    them; the angles get their gradient.
+    The shared kernel signature (`CAPS_Attention.CAPSKernel`): q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev];
+    clock: [B, T, H] > 0; float32 or float64 CPU tensors of one dtype, E, Ev <= MAX_HEAD_DIM -> o [B, T, H, Ev].
+    Same function as `CAPS_Attention.caps_attention_chunked`. attn: "linear" only; chunk_size: unused (no chunks).
+    rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j from
+    `CAPS_Attention.rope_angles`) inside the kernel, as `CAPS_Attention.rope_rotate` would rotate them;
+    ω gets its gradient.
     The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
     autograd): w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output
     does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one; the
     extension's `running_max_ratio` gives m and r = exp(m_{t-1} - m_t) in one pass. Call only when
     `available()`.
     """
+    if attn != "linear":
+        raise ValueError(f"--caps_attn {attn} has no native form (linear only); pass --caps_impl naive")
     if not paths or any(path not in (1, 2, 3) for path in paths):
         raise ValueError(f"caps_attention_native needs a non-empty subset of paths 1, 2, 3, got {paths}")
+    if max(q.shape[-1], v.shape[-1]) > MAX_HEAD_DIM:
+        raise ValueError(f"caps_attention_native holds head widths up to MAX_HEAD_DIM = {MAX_HEAD_DIM}, got "
+                         f"E = {q.shape[-1]}, Ev = {v.shape[-1]}; use the chunked kernel")
     w = r = d2m1 = q  # placeholders, never read by the kernel when their path is off
     if 1 in paths:
         pt = p.contiguous() + torch.log(clock)[..., None]  # [B, T, H, E]; contiguous: as g below
@@ -248,8 +258,12 @@ def caps_attention_native(
         # run 2-3x slower than a copy followed by the op.
         d2m1 = torch.expm1(softplus(g.contiguous()) * -clock[..., None])  # decay - 1: exact for weak gates
     cos = sin = q.new_empty(0)
-    if rope_angle is not None:
-        cos, sin = rope_angle.cos().to(q.dtype), rope_angle.sin().to(q.dtype)
+    if rope_freq is not None:
+        # Imported here: CAPS_Attention imports this module, and the angle formula has one home there.
+        from layers.CAPS_Attention import rope_angles
+
+        angle = rope_angles(q.shape[1], rope_freq)  # [T, E/2], float64
+        cos, sin = angle.cos().to(q.dtype), angle.sin().to(q.dtype)
     mask = sum(1 << (path - 1) for path in set(paths))
     return native_forward(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), cos, sin, mask,
                           SEGMENT)[0]

@@ -1,6 +1,7 @@
 """CAPS forecaster: the full architecture of the CAPS paper (Appendix "Full Architecture").
 
-Pipeline for x `[B, L, C]`, horizon H, T = L + H, Ct target channels (the last `number_of_targets`):
+Pipeline for x `[B, L, C]`, horizon H, T = L + H, Ct decoded channels (the last `c_out`, see
+`Model._decoded_channels`):
 
 1. last-value normalisation  x̃_c = x_c − x_{c,L};
 2. horizon extension  x_ext = [x̃; W_ext x̃] `[B, C, T]` (W_ext ∈ R^{L×H}, bias-free);
@@ -14,7 +15,9 @@ Width rule of the official code (the paper states other widths): d_emb = 4·near
 when `--d_model 0`, else `--d_model`; D = d_input + d_emb; heads = `--n_heads` or d_input // 8.
 
 Drop-in: this file imports only torch, the standard library and `layers.CAPS_Attention`, and reads
-every CAPS option with `getattr(configs, name, default)`, so it runs in a stock TSLib checkout.
+every CAPS option with `getattr(configs, name, default)` (defaults from the attention's CAPS_OPTIONS and
+this file's CAPS_MODEL_OPTIONS, which exp/arguments.py also turns into run.py flags), so it runs in a
+stock TSLib checkout.
 
 Time features without a `--time_emb_dim` flag: the channel-token mixer always has C + F inputs with
 F = `time_emb_dim` (default 4, the width of TSLib's hourly timeF marks), so parameter shapes never
@@ -33,13 +36,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-from layers.CAPS_Attention import CAPSAttention
+from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, parse_paths
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
-ATTN_CHOICES = ("linear", "softmax")
-ROPE_CHOICES = ("learned", "fixed", "none")
-NUMERICS_CHOICES = ("paper", "official")
-IMPL_CHOICES = ("auto", "chunked", "native", "recurrent", "naive")
+# The model's own options (the attention's are CAPS_OPTIONS, beside the layer); run.py's flags come from both.
+CAPS_MODEL_OPTIONS: dict[str, CAPSOption] = {
+    "caps_checkpoint_rows": CAPSOption(0, None, "CAPS: recompute the blocks in backward over groups of this many "
+                                       "channel sequences (activation checkpointing; 0 = off): less memory, more time"),
+    "time_emb_dim": CAPSOption(4, None, "CAPS: number of time-feature channels used (0 disables them)"),
+    "random_channel_dropout": CAPSOption(1, None, "CAPS: random-ratio channel dropout in training (1 on, 0 off)"),
+    "number_of_targets": CAPSOption(0, None, "CAPS: decode only the last k channels; 0 = the last --c_out "
+                                    "channels (all with --c_out = --enc_in, the target with --features MS --c_out 1)"),
+}
 # Floor on the kept fraction (official) and on 1 − r (paper): keeps the survivor rescale finite.
 KEEP_FLOOR = 1e-6
 # Added to the per-window standard deviation of each time-feature channel (as the official code).
@@ -145,29 +153,25 @@ class CAPSBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
-def _flag_int(configs, name: str, default: int, minimum: int) -> int:
-    value = getattr(configs, name, default)
+def _option(name: str) -> CAPSOption:
+    return CAPS_OPTIONS.get(name) or CAPS_MODEL_OPTIONS[name]
+
+
+def _flag_int(configs, name: str, default: int | None, minimum: int) -> int:
+    """An integer flag >= minimum; default None: the CAPS option's default."""
+    value = getattr(configs, name, _option(name).default if default is None else default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"--{name} {value!r} must be an integer >= {minimum}")
     return value
 
 
-def _flag_choice(configs, name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = getattr(configs, name, default)
-    if value not in choices:
-        raise ValueError(f"--{name} {value!r} is not valid; use one of {', '.join(choices)}")
+def _flag_choice(configs, name: str) -> str:
+    """A CAPS choice flag, checked against its CAPS_OPTIONS choice list."""
+    option = CAPS_OPTIONS[name]
+    value = getattr(configs, name, option.default)
+    if value not in option.choices:
+        raise ValueError(f"--{name} {value!r} is not valid; use one of {', '.join(option.choices)}")
     return value
-
-
-def _canonical_paths(value: object) -> str:
-    """'none' → '' (LinAttn); otherwise distinct digits from {1, 2, 3}, returned sorted."""
-    if value == "none":
-        return ""
-    text = str(value)
-    if not text or any(ch not in "123" for ch in text) or len(set(text)) != len(text):
-        raise ValueError(f"--caps_paths {value!r} is not valid; use distinct digits from 1, 2, 3 "
-                         "(e.g. 123, 12, 13, 23) or none for plain linear attention")
-    return "".join(sorted(text))
 
 
 class Model(nn.Module):
@@ -189,38 +193,23 @@ class Model(nn.Module):
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"--dropout {dropout!r} must lie in [0, 1)")
 
-        attn = _flag_choice(configs, "caps_attn", "linear", ATTN_CHOICES)
-        paths = _canonical_paths(getattr(configs, "caps_paths", "123"))
-        rope = _flag_choice(configs, "caps_rope", "learned", ROPE_CHOICES)
-        self.numerics = _flag_choice(configs, "caps_numerics", "paper", NUMERICS_CHOICES)
-        impl = _flag_choice(configs, "caps_impl", "auto", IMPL_CHOICES)
-        chunk = _flag_int(configs, "caps_chunk", 0, 0)  # 0: the device's default chunk
-        self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", 0, 0)
-        self.time_emb_dim = _flag_int(configs, "time_emb_dim", 4, 0)
-        channel_dropout = getattr(configs, "random_channel_dropout", 1)
+        # The attention's options are validated by CAPSAttention (the softmax => naive rule included).
+        attn = _flag_choice(configs, "caps_attn")
+        paths = parse_paths(getattr(configs, "caps_paths", CAPS_OPTIONS["caps_paths"].default))
+        rope = _flag_choice(configs, "caps_rope")
+        self.numerics = _flag_choice(configs, "caps_numerics")
+        impl = _flag_choice(configs, "caps_impl")
+        chunk = _flag_int(configs, "caps_chunk", None, 0)  # 0: the device's default chunk
+        self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", None, 0)
+        self.time_emb_dim = _flag_int(configs, "time_emb_dim", None, 0)
+        channel_dropout = getattr(configs, "random_channel_dropout", _option("random_channel_dropout").default)
         if channel_dropout not in (0, 1):
             raise ValueError(f"--random_channel_dropout {channel_dropout!r} must be 0 (off) or 1 (on)")
         self.channel_dropout = channel_dropout == 1
-        n_targets = _flag_int(configs, "number_of_targets", 0, 0)
-
-        if attn == "softmax":
-            # Softmax attention is quadratic by nature: the default chunked choice selects its only
-            # (naive, row-blocked) form; asking for the recurrent form is an error.
-            if impl == "recurrent":
-                raise ValueError("--caps_attn softmax has no recurrent form; pass --caps_impl naive")
-            impl = "naive"
         if self.time_emb_dim > 0 and self.seq_len < 2:
             raise ValueError(f"--seq_len {self.seq_len} leaves no spread to normalise time features by; "
                              "use --seq_len >= 2 or --time_emb_dim 0")
-        if n_targets > self.enc_in:
-            raise ValueError(f"--number_of_targets {n_targets} exceeds --enc_in {self.enc_in}; "
-                             f"use a value in 0..{self.enc_in} (0 = all channels)")
-        self.n_targets = n_targets or self.enc_in
-        c_out = getattr(configs, "c_out", self.n_targets)
-        if c_out != self.n_targets:
-            raise ValueError(f"--c_out {c_out} does not match the {self.n_targets} decoded channels "
-                             f"(--number_of_targets {n_targets}, --enc_in {self.enc_in}); "
-                             f"pass --c_out {self.n_targets}")
+        self.n_targets = self._decoded_channels(configs)
 
         d_input, d_emb, heads = caps_widths(self.enc_in, self.time_emb_dim, d_model, n_heads)
         width = d_input + d_emb
@@ -254,6 +243,23 @@ class Model(nn.Module):
                 nn.init.normal_(param, mean=0.0, std=proj_std)
         # Created after the custom init, as in the official code: PyTorch's default U(±1/√L) init.
         self.out_fill = nn.Linear(self.seq_len, self.pred_len, bias=False)
+
+    def _decoded_channels(self, configs) -> int:
+        """Ct, the number of last channels decoded: --number_of_targets k when given (k must equal --c_out),
+        else --c_out (1..enc_in). TSLib's MS data puts the target last, so --features MS --c_out 1 decodes
+        the target; without a c_out attribute, all enc_in channels."""
+        n_targets = _flag_int(configs, "number_of_targets", None, 0)
+        if n_targets > self.enc_in:
+            raise ValueError(f"--number_of_targets {n_targets} exceeds --enc_in {self.enc_in}; "
+                             f"use a value in 0..{self.enc_in} (0 = the last --c_out channels)")
+        c_out = getattr(configs, "c_out", n_targets or self.enc_in)
+        if n_targets and c_out != n_targets:
+            raise ValueError(f"--number_of_targets {n_targets} disagrees with --c_out {c_out}: CAPS decodes the "
+                             f"last --c_out channels; pass --c_out {n_targets} or --number_of_targets 0")
+        if isinstance(c_out, bool) or not isinstance(c_out, int) or not 1 <= c_out <= self.enc_in:
+            raise ValueError(f"--c_out {c_out!r} must lie in 1..{self.enc_in} (--enc_in): CAPS decodes the last "
+                             f"--c_out channels; pass --c_out {self.enc_in} for all of them, 1 for the target")
+        return c_out
 
     @staticmethod
     def _init_module(module: nn.Module) -> None:

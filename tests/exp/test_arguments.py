@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 
 from exp.arguments import build_parser, make_setting, validate_args
+from layers.CAPS_Attention import CAPS_OPTIONS
+from models.CAPS import CAPS_MODEL_OPTIONS
 from utils.errors import UserInputError
 
 REQUIRED = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "ETTh1_96_96",
@@ -76,3 +78,13 @@ def test_validate_args_rejects_bad_values_listing_choices(make_configs, flag, va
 
 def test_validate_args_accepts_defaults(make_configs):
     validate_args(make_configs())
+
+
+def test_caps_flags_are_the_options_defined_beside_the_code():
+    """The CAPS group's flags take choices, defaults and help from CAPS_OPTIONS (layer) and
+    CAPS_MODEL_OPTIONS (model): one home per option."""
+    actions = {a.dest: a for a in build_parser()._actions}
+    for name, option in {**CAPS_OPTIONS, **CAPS_MODEL_OPTIONS}.items():
+        action = actions[name]
+        assert (action.default, action.choices, action.help, action.type) == (
+            option.default, option.choices, option.help, type(option.default)), name

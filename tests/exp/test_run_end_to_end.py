@@ -87,6 +87,16 @@ def test_test_only_run_without_checkpoint_names_the_path(in_tmp, toy_csv, capsys
     assert "no checkpoint at checkpoints/long_term_forecast_toy_DLinear" in capsys.readouterr().err
 
 
+def test_caps_runs_with_tslibs_ms_flags(in_tmp, toy_csv):
+    """--features MS --c_out 1 (TSLib's usual MS call): CAPS decodes the target channel only."""
+    toy_csv(in_tmp / "toy.csv")
+    assert run.main(custom_argv(in_tmp, "CAPS", "--features", "MS", "--c_out", "1")) == 0
+    (pred,) = (in_tmp / "results").glob("*_CAPS_custom_ftMS_*/pred.npy")
+    assert np.load(pred).shape[1:] == (12, 1)
+    record = json.loads((in_tmp / "results.jsonl").read_text())
+    assert record["model"] == "CAPS" and np.isfinite(record["mse"])
+
+
 def test_two_seeded_runs_give_identical_metrics(in_tmp, toy_csv):
     toy_csv(in_tmp / "toy.csv")
     argv = custom_argv(in_tmp, "PatchTST", "--train_epochs", "2", "--itr", "2")

@@ -9,6 +9,8 @@ Tolerances (relative = max|a - b| / max|b|), measured on this machine and never 
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -236,6 +238,85 @@ def test_step_form_matches_chunked() -> None:
     q, k, v, p, g, clock = make_inputs(2, 30, 2, 4)
     state, outs = None, []
     for t in range(30):
-        o, state = caps.caps_attention_step(state, *(x[:, t] for x in (q, k, v, p, g, clock)), paths="123")
+        o, state = caps.caps_attention_step(state, *(x[:, t] for x in (q, k, v, p, g, clock)), paths=(1, 2, 3))
         outs.append(o)
     assert_close(torch.stack(outs, 1), caps_attention(q, k, v, p, g, clock), F64_TOL, "step form")
+
+
+def test_kernels_share_one_signature() -> None:
+    """naive / recurrent / chunked / native: one signature, so tests and benchmarks swap them by name."""
+    signatures = {name: str(inspect.signature(kernel)) for name, kernel in caps.CAPS_KERNELS.items()}
+    assert len(set(signatures.values())) == 1, signatures
+    assert caps.IMPL_CHOICES == ("auto", *caps.CAPS_KERNELS)
+
+
+def _kernel_grads(kernel, inputs, omega, weight, paths):
+    """Output and gradients of sum(o * weight) w.r.t. q, k, v, p, g, clock and the RoPE frequencies."""
+    leaves = [x.detach().clone().requires_grad_() for x in (*inputs, omega)]
+    o = kernel(*leaves[:-1], paths, rope_freq=leaves[-1])
+    grads = torch.autograd.grad((o * weight).sum(), leaves, allow_unused=True, materialize_grads=True)
+    return o.detach(), list(grads)
+
+
+@pytest.mark.parametrize("name", ["recurrent", "chunked", NATIVE])
+@pytest.mark.parametrize("paths", [(1, 2, 3), (2,), (1, 3)], ids=lambda p: "paths-" + "".join(map(str, p)))
+def test_kernels_by_name_with_rope_agree_float64(paths: tuple[int, ...], name: str) -> None:
+    """Each registered kernel called directly (RoPE included: rope_rotate first, or inside the native
+    recurrence) against the naive kernel: outputs and every gradient, the frequencies' included."""
+    inputs = make_inputs(2, 97, 2, 6, seed=7)
+    omega = caps.rope_frequencies(6).double() * 1.3
+    weight = torch.randn(2, 97, 2, 6, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    ref = _kernel_grads(caps.CAPS_KERNELS["naive"], inputs, omega, weight, paths)
+    got = _kernel_grads(caps.CAPS_KERNELS[name], inputs, omega, weight, paths)
+    assert_close(got[0], ref[0], F64_TOL, f"{name} output")
+    floor = max(g.abs().max().item() for g in ref[1])
+    for label, a, b in zip("q k v p g clock omega".split(), got[1], ref[1], strict=True):
+        assert_close(a, b, F64_TOL, f"{name} grad {label}", scale_floor=floor)
+
+
+@pytest.mark.parametrize("name", ["recurrent", "chunked", NATIVE])
+def test_linear_only_kernels_reject_softmax(name: str) -> None:
+    with pytest.raises(ValueError, match="--caps_impl naive"):
+        caps.CAPS_KERNELS[name](*make_inputs(1, 4, 1, 2), (1, 2, 3), attn="softmax")
+
+
+@pytest.mark.parametrize(("attn", "impl", "expected"), [
+    ("linear", "auto", "auto"), ("linear", "recurrent", "recurrent"), ("softmax", "auto", "naive"),
+    ("softmax", "naive", "naive"), ("softmax", "chunked", None), ("softmax", "recurrent", None),
+    ("softmax", "native", None)])
+def test_softmax_runs_only_as_naive(attn: str, impl: str, expected: str | None) -> None:
+    """The one softmax rule: auto selects naive; an explicit linear-time impl is a one-line ValueError."""
+    if expected is None:
+        with pytest.raises(ValueError, match=rf"only has impl='naive'.*got --caps_impl {impl}; pass --caps_impl naive"):
+            caps.resolve_attn_impl(attn, impl)
+    else:
+        assert caps.resolve_attn_impl(attn, impl) == expected
+
+
+@pytest.mark.parametrize(("text", "ids"), [("123", (1, 2, 3)), ("31", (1, 3)), ("none", ()), ("", ()),
+                                           ((2,), (2,)), ((3, 1), (1, 3))])
+def test_parse_paths(text, ids) -> None:
+    """Strings and tuples in any order parse to the sorted ids; a parsed tuple comes back as it is."""
+    assert caps.parse_paths(text) == ids
+    assert caps.parse_paths(ids) is ids
+
+
+@pytest.mark.parametrize("bad", ["14", "11", "x", (4,), (1, 1)], ids=str)
+def test_parse_paths_rejects(bad) -> None:
+    with pytest.raises(ValueError, match="--caps_paths .* is invalid: use distinct digits from 1, 2, 3"):
+        caps.parse_paths(bad)
+
+
+def test_every_paths_choice_parses() -> None:
+    assert len({caps.parse_paths(text) for text in caps.PATHS_CHOICES}) == len(caps.PATHS_CHOICES)
+
+
+def test_python_defaults_are_the_option_defaults() -> None:
+    """The keyword defaults of caps_attention and CAPSAttention are CAPS_OPTIONS' (the run.py defaults)."""
+    names = {"attn": "caps_attn", "paths": "caps_paths", "rope": "caps_rope", "numerics": "caps_numerics",
+             "impl": "caps_impl"}
+    for fn in (caps.caps_attention, caps.CAPSAttention.__init__):
+        params = inspect.signature(fn).parameters
+        for arg, option in names.items():
+            if arg in params:
+                assert params[arg].default == caps.CAPS_OPTIONS[option].default, (fn.__qualname__, arg)

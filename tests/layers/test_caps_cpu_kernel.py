@@ -1,4 +1,4 @@
-"""The native CPU kernel (`layers/CAPS_cpu_kernel.py` + `caps_cpu_kernel.cpp`) against the float64
+"""The native CPU kernel (`layers/CAPS_cpu_kernel.py` + `CAPS_cpu_kernel.cpp`) against the float64
 naive reference, finite differences and the pure-torch chunked kernel, plus how `impl="auto"` picks it.
 Its float64 and float32 agreement over every path set and gate regime is tested beside the other
 implementations in tests/layers/test_caps_attention.py (`impl` parametrised with "native").
@@ -10,7 +10,9 @@ rounding of inputs and outputs.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 
 import pytest
 import torch
@@ -124,7 +126,7 @@ def test_native_rope_gradcheck(paths: tuple[int, ...]) -> None:
     inputs = [x.requires_grad_() for x in (q, k, v, p, g, clock, omega)]
 
     def attention(*x: torch.Tensor) -> torch.Tensor:
-        return native.caps_attention_native(*x[:6], paths, caps.rope_angles(T, x[6]))
+        return native.caps_attention_native(*x[:6], paths, rope_freq=x[6])
 
     assert torch.autograd.gradcheck(attention, inputs)
 
@@ -234,3 +236,41 @@ def test_build_directory_names_the_torch_version(monkeypatch: pytest.MonkeyPatch
     directory = native.build_directory("caps_cpu_kernel_x")
     assert directory.parent == tmp_path
     assert torch.__version__.replace("+", "_") in directory.name
+
+
+def test_max_head_dim_matches_the_cpp_bound() -> None:
+    """MAX_HEAD_DIM (Python) and kMaxHeadDim (the .cpp's stack-array bound) are one limit."""
+    found = re.findall(r"constexpr int64_t kMaxHeadDim = (\d+);", native.SOURCE.read_text())
+    assert found == [str(native.MAX_HEAD_DIM)]
+
+
+WIDE = 2 * (native.MAX_HEAD_DIM + 8)  # two heads just past the native kernel's limit
+
+
+def test_explicit_native_rejects_wide_heads_up_front() -> None:
+    """--caps_impl native with heads wider than MAX_HEAD_DIM fails at construction, in one line naming
+    the limit and the fix (not with a RuntimeError from the C++ kernel at the first step)."""
+    with pytest.raises(ValueError, match=r"head width 264 exceeds .* limit of 256 \(MAX_HEAD_DIM.*use --caps_impl "
+                                         r"auto or chunked") as err:
+        CAPSAttention(WIDE, 2, impl="native")
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="MAX_HEAD_DIM"):
+        resolve_impl("native", torch.device("cpu"), head_dim=native.MAX_HEAD_DIM + 1)
+    q = torch.randn(1, 3, 1, native.MAX_HEAD_DIM + 1)
+    with pytest.raises(ValueError, match="MAX_HEAD_DIM"):
+        native.caps_attention_native(q, q, q, q, q, torch.ones(1, 3, 1), (1, 2, 3))
+
+
+def test_auto_runs_wide_heads_on_the_chunked_kernel_and_logs_once(caplog: pytest.LogCaptureFixture) -> None:
+    caps._log_wide_head_fallback.cache_clear()
+    torch.manual_seed(0)
+    with caplog.at_level(logging.INFO, logger=caps.logger.name):
+        layers = [CAPSAttention(WIDE, 2) for _ in range(2)]
+        x = torch.randn(1, 5, WIDE)
+        outs = [layer(x) for layer in layers]
+    lines = [r.getMessage() for r in caplog.records if "MAX_HEAD_DIM" in r.getMessage()]
+    assert lines == ["CAPS: head width 264 exceeds the native CPU kernel's limit of 256 (MAX_HEAD_DIM in "
+                     "layers/CAPS_cpu_kernel.py); --caps_impl auto uses the chunked kernel"]
+    assert resolve_impl("auto", torch.device("cpu"), head_dim=WIDE // 2) == "chunked"
+    layers[0].impl = "chunked"
+    assert_close(outs[0], layers[0](x), 0.0, "auto vs chunked on wide heads")

@@ -83,7 +83,7 @@ def test_path1_features_agree_across_normaliser_branches() -> None:
 
 @pytest.mark.parametrize("regime", ["default", "gates_x10"])
 @pytest.mark.parametrize("paths", ["123", "1", "none"])
-def test_blocked_kernel_matches_unblocked_and_naive(paths: str, regime: str) -> None:
+def test_blocked_kernel_matches_unblocked_and_naive(paths: str, regime: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks of 2 sequences (5 = 2 + 2 + 1 rows, a ragged last block): outputs and all six input
     gradients equal the single-block kernel and the float64 naive reference."""
     x64 = make_inputs(5, 150, 2, 4, regime=regime)
@@ -97,22 +97,25 @@ def test_blocked_kernel_matches_unblocked_and_naive(paths: str, regime: str) -> 
         grads = torch.autograd.grad((out * weight.to(dtype)).sum(), xs, allow_unused=True)
         return [out, *(torch.zeros_like(x) if d is None else d for x, d in zip(xs, grads, strict=True))]
 
-    ref = run(lambda *x: caps.caps_attention_naive(*x, paths=paths), torch.float64)
-    single = run(lambda *x: caps.caps_attention_chunked(*x, paths=paths), torch.float32)
-    blocked = run(lambda *x: caps.caps_attention_chunked(*x, paths=paths, block_elements=block), torch.float32)
+    ids = caps.parse_paths(paths)
+    ref = run(lambda *x: caps.CAPS_KERNELS["naive"](*x, ids), torch.float64)
+    single = run(lambda *x: caps.CAPS_KERNELS["chunked"](*x, ids), torch.float32)
+    monkeypatch.setattr(caps, "BLOCK_ELEMENTS", block)
+    blocked = run(lambda *x: caps.CAPS_KERNELS["chunked"](*x, ids), torch.float32)
     for name, b, s, r in zip(["o", "dq", "dk", "dv", "dp", "dg", "dclock"], blocked, single, ref, strict=True):
         assert_close(b, s, F32_TOL, f"{name} blocked vs single block")
         assert_close(b, r, F32_TOL, f"{name} blocked float32 vs naive float64")
 
 
-def test_blocked_kernel_only_returns_requested_gradients() -> None:
+def test_blocked_kernel_only_returns_requested_gradients(monkeypatch: pytest.MonkeyPatch) -> None:
     """Inputs without requires_grad get no gradient; the others match the single-block kernel."""
     q, k, v, p, g, clock = make_inputs(3, 40, 2, 4, dtype=torch.float32)
     q.requires_grad_()
     v.requires_grad_()
-    blocked = caps.caps_attention_chunked(q, k, v, p, g, clock, block_elements=40 * 2 * 4 * 3)
+    ref_dq, ref_dv = torch.autograd.grad(caps.caps_attention_chunked(q, k, v, p, g, clock, (1, 2, 3)).sum(), [q, v])
+    monkeypatch.setattr(caps, "BLOCK_ELEMENTS", 40 * 2 * 4 * 3)
+    blocked = caps.caps_attention_chunked(q, k, v, p, g, clock, (1, 2, 3))
     dq, dv = torch.autograd.grad(blocked.sum(), [q, v])
-    ref_dq, ref_dv = torch.autograd.grad(caps.caps_attention_chunked(q, k, v, p, g, clock).sum(), [q, v])
     assert_close(dq, ref_dq, F32_TOL, "dq")
     assert_close(dv, ref_dv, F32_TOL, "dv")
     assert k.grad is None and clock.grad is None

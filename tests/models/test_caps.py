@@ -232,6 +232,34 @@ def test_number_of_targets_decodes_the_last_channels(make_configs):
     torch.testing.assert_close(out, full(*inputs)[..., -k:], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("c_out", [1, 2])
+def test_c_out_alone_decodes_the_last_channels(make_configs, c_out):
+    """--number_of_targets 0 (default) decodes the last --c_out channels: --features MS --c_out 1 is the
+    target (last) channel, equal to the full model restricted to it and to --number_of_targets 1."""
+    full = randomise(Model(small(make_configs)).double()).eval()
+    part = Model(small(make_configs, c_out=c_out)).double().eval()
+    explicit = Model(small(make_configs, c_out=c_out, number_of_targets=c_out)).double().eval()
+    state = full.state_dict()
+    state["value_token_mixer"] = state["value_token_mixer"][-c_out:]
+    state["channel_emb"] = state["channel_emb"][:, -c_out:]
+    part.load_state_dict(state)
+    explicit.load_state_dict(state)
+    inputs = batch(torch.float64)
+    out = part(*inputs)
+    assert out.shape == (B, H, c_out) and part.n_targets == c_out
+    torch.testing.assert_close(out, full(*inputs)[..., -c_out:], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(explicit(*inputs), out, rtol=0, atol=0)
+
+
+def test_wide_heads_run_on_the_chunked_kernel_under_auto(make_configs):
+    """--d_model 512 --n_heads 2: heads of width (512 + 8) / 2 = 260 exceed the native kernel's
+    MAX_HEAD_DIM; auto runs them on the chunked kernel (it used to crash in the C++ kernel)."""
+    model = Model(small(make_configs, d_model=512, n_heads=2))
+    assert model.blocks[0].attn.head_dim == 260
+    out = model(*batch())
+    assert out.shape == (B, H, C) and torch.isfinite(out).all()
+
+
 def test_channel_token_input_is_normalised_marks_then_extended_series(make_configs):
     """Steps 1-3 exactly: the mixer sees [(m − m_L) / unbiased std_L(m) ; x − x_L ; W_ext(x − x_L)]
     (random marks: no std falls under the paper-numerics floor)."""
@@ -346,6 +374,12 @@ CONFIG_ERRORS = {
     "numerics": (dict(caps_numerics="exact"), "--caps_numerics"),
     "impl": (dict(caps_impl="fast"), "--caps_impl"),
     "softmax-recurrent": (dict(caps_attn="softmax", caps_impl="recurrent"), "--caps_impl naive"),
+    "softmax-chunked": (dict(caps_attn="softmax", caps_impl="chunked"), "--caps_impl naive"),
+    "softmax-native": (dict(caps_attn="softmax", caps_impl="native"), "--caps_impl naive"),
+    "c_out-zero": (dict(c_out=0), "--c_out 0 must lie in 1..3 (--enc_in)"),
+    "targets-disagree-with-c_out": (dict(number_of_targets=2, c_out=1),
+                                    "--number_of_targets 2 disagrees with --c_out 1"),
+    "native-wide-heads": (dict(d_model=512, n_heads=2, caps_impl="native"), "MAX_HEAD_DIM"),
     "chunk": (dict(caps_chunk=-1), "--caps_chunk"),
     "checkpoint-rows": (dict(caps_checkpoint_rows=-1), "--caps_checkpoint_rows"),
     "time_emb_dim": (dict(time_emb_dim=-1), "--time_emb_dim"),

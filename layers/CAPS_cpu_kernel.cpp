@@ -49,6 +49,7 @@ namespace {
 typedef double vec4 __attribute__((vector_size(32)));
 
 // Bounds of the stack arrays: head width E and value width Ev up to 256 (3 paths: 768 features).
+// CAPS_cpu_kernel.py's MAX_HEAD_DIM must equal it (a test reads this line).
 constexpr int64_t kMaxHeadDim = 256;
 constexpr int64_t kMaxGroups = 3 * kMaxHeadDim / 4;
 
@@ -398,7 +399,7 @@ Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, con
   TORCH_CHECK(paths >= 1 && paths <= 7, "caps_cpu_kernel: paths must be a non-empty bit mask of paths 1-3");
   TORCH_CHECK(segment >= 1, "caps_cpu_kernel: segment must be >= 1");
   TORCH_CHECK(E >= 1 && E <= kMaxHeadDim && Ev >= 1 && Ev <= kMaxHeadDim,
-              "caps_cpu_kernel: head widths E and Ev must lie in 1..256");
+              "caps_cpu_kernel: head widths E and Ev must lie in 1..", kMaxHeadDim, ", got ", E, " and ", Ev);
   check_rows(q, q, E, "q");
   check_rows(k, q, E, "k");
   check_rows(v, q, Ev, "v");
