@@ -135,6 +135,24 @@ class DataEmbedding(nn.Module):
         return self.dropout(out)
 
 
+class DataEmbedding_wo_pos(nn.Module):
+    """value + temporal, then dropout, without the position term (Autoformer's and TimeMixer's embedding):
+    `[B, L, C]`, marks `[B, L, F]` or None → `[B, L, D]`."""
+
+    def __init__(self, c_in: int, d_model: int, embed_type: str = "fixed", freq: str = "h",
+                 dropout: float = 0.1) -> None:
+        super().__init__()
+        self.value_embedding = TokenEmbedding(c_in, d_model)
+        self.temporal_embedding = temporal_embedding(d_model, embed_type, freq)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, x_mark: torch.Tensor | None) -> torch.Tensor:
+        out = self.value_embedding(x)  # [B, L, D]
+        if x_mark is not None:
+            out = out + self.temporal_embedding(x_mark)
+        return self.dropout(out)
+
+
 class DataEmbedding_inverted(nn.Module):
     """iTransformer's variate tokens: each variate's whole window (and each mark column, as an extra
     variate) is one token, Linear(L → D): `[B, L, N]`, marks `[B, L, F]` → `[B, N + F, D]`."""

@@ -246,3 +246,14 @@ def test_config_checks_name_the_flag(make_configs) -> None:
         check_heads(make_configs(d_model=30, n_heads=4))
     with pytest.raises(ValueError, match=r"--e_layers -1 must be a positive integer"):
         check_positive(make_configs(e_layers=-1), "e_layers")
+
+
+def test_data_embedding_without_position_is_value_plus_marks():
+    from layers.Embed import DataEmbedding_wo_pos
+
+    emb = DataEmbedding_wo_pos(7, 16, "timeF", "h", dropout=0.0)
+    x, marks = torch.randn(2, 9, 7), torch.randn(2, 9, 4)
+    expected = emb.value_embedding(x) + emb.temporal_embedding.embed(marks)
+    torch.testing.assert_close(emb(x, marks), expected)
+    torch.testing.assert_close(emb(x, None), emb.value_embedding(x))
+    assert sum(p.numel() for p in emb.parameters()) == 7 * 16 * 3 + 4 * 16
