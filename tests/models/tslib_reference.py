@@ -1,0 +1,71 @@
+"""TSLib's own measurements of its models (`../shared/docs/tslib_models.csv`: each model at its ETTh1
+pred_len 96 script block), and the configs of that block, so model tests can pin the trainable
+parameter count and the forward FLOPs to TSLib's.
+
+The file lies beside the checkout (`<repo>/../shared/docs`); without it the tests skip with a reason,
+and under CI=true they fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+TSLIB_MODELS_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "docs" / "tslib_models.csv"
+# Columns of the CSV that are run.py flags of the block (besides `other_block_flags`).
+BLOCK_FLAGS = ("seq_len", "label_len", "pred_len", "e_layers", "d_layers", "d_model", "d_ff", "n_heads", "factor",
+               "batch_size", "learning_rate", "train_epochs")
+
+
+@cache
+def _rows() -> dict[str, dict[str, str]] | None:
+    if not TSLIB_MODELS_CSV.is_file():
+        return None
+    with TSLIB_MODELS_CSV.open() as f:
+        return {row["model"]: row for row in csv.DictReader(f)}
+
+
+def tslib_row(model: str) -> dict[str, str]:
+    """The CSV row of `model`; skips (fails under CI=true) when the file is missing."""
+    rows = _rows()
+    if rows is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {TSLIB_MODELS_CSV} is missing; CI must run with ../shared beside the clone")
+        pytest.skip(f"TSLib's model measurements not found at {TSLIB_MODELS_CSV}")
+    return rows[model]
+
+
+def _number(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def tslib_configs(make_configs: Callable[..., argparse.Namespace], model: str, **overrides) -> argparse.Namespace:
+    """run.py configs of `model`'s ETTh1 block as TSLib measured it (7 variates, features M, timeF, freq h)."""
+    row = tslib_row(model)
+    flags = {name: _number(row[name]) for name in BLOCK_FLAGS}
+    for item in filter(None, row["other_block_flags"].split(";")):
+        name, value = item.split("=", 1)
+        flags[name] = _number(value)
+    channels = dict(enc_in=7, dec_in=7, c_out=7)
+    return make_configs(model=model, data="ETTh1", features="M", **{**channels, **flags, **overrides})
+
+
+def tslib_params(model: str) -> int:
+    """TSLib's trainable parameter count at the block."""
+    return int(tslib_row(model)["params_trainable"])
+
+
+def tslib_flops(model: str) -> int:
+    """TSLib's forward FLOPs for one ETTh1 sample at the block (matmul/conv/attention, 2 per multiply-add)."""
+    return int(tslib_row(model)["flops_ett"])
