@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from layers.Autoformer_EncDec import moving_avg, series_decomp
+from layers.Autoformer_EncDec import DFT_series_decomp, moving_avg, series_decomp
 from layers.config_checks import check_heads, check_positive
 from layers.Conv_Blocks import Inception_Block_V1, inception_reference
 from layers.Embed import (
@@ -257,3 +257,27 @@ def test_data_embedding_without_position_is_value_plus_marks():
     torch.testing.assert_close(emb(x, marks), expected)
     torch.testing.assert_close(emb(x, None), emb.value_embedding(x))
     assert sum(p.numel() for p in emb.parameters()) == 7 * 16 * 3 + 4 * 16
+
+
+def test_dft_decomposition_keeps_the_top_k_frequencies_per_series() -> None:
+    """Per series, seasonal = the k strongest non-zero frequencies; trend = mean + everything weaker."""
+    t = torch.arange(48, dtype=torch.float64)
+
+    def wave(f: int, amp: float) -> torch.Tensor:
+        return amp * torch.cos(2 * math.pi * f * t / 48 + 0.3 * f)
+
+    # Series 0: strong 3, 5; weak 11. Series 1: strong 7, 2; weak 4. Both carry a mean the top-k never takes.
+    strong = torch.stack([wave(3, 2.0) + wave(5, 1.5), wave(7, 3.0) + wave(2, 1.0)], dim=-1)  # [48, 2]
+    weak = torch.stack([wave(11, 0.4), wave(4, 0.2)], dim=-1) + torch.tensor([9.0, -4.0], dtype=torch.float64)
+    x = (strong + weak)[None]  # [1, 48, 2]
+    seasonal, trend = DFT_series_decomp(top_k=2)(x)
+    assert_close(seasonal[0], strong)
+    assert_close(trend[0], weak)
+    assert_close(seasonal + trend, x)
+
+
+def test_dft_decomposition_short_series_keeps_every_non_zero_frequency() -> None:
+    x = torch.randn(2, 5, 3, dtype=torch.float64)  # 2 non-zero rfft frequencies < top_k 5
+    seasonal, trend = DFT_series_decomp(top_k=5)(x)
+    assert_close(trend, x.mean(dim=1, keepdim=True).expand_as(x))
+    assert_close(seasonal + trend, x)

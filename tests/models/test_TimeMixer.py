@@ -1,0 +1,251 @@
+"""TimeMixer: TSLib's initial weights for a seed, the down-sampling and decomposition choices, the
+channel-independent and channel-mixing paths, and one-line errors naming the flag."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from layers.Autoformer_EncDec import DFT_series_decomp, series_decomp
+from models.TimeMixer import Model, scale_lengths
+
+B, L, H, N = 3, 32, 12, 4
+
+
+def configs_for(make_configs, **overrides):
+    flags = dict(model="TimeMixer", seq_len=L, label_len=0, pred_len=H, enc_in=N, dec_in=N, c_out=N,
+                 d_model=8, d_ff=16, e_layers=2, down_sampling_layers=2, down_sampling_window=2,
+                 down_sampling_method="avg", embed="timeF", freq="h", moving_avg=5, top_k=3)
+    return make_configs(**{**flags, **overrides})
+
+
+def batch(configs, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(B, configs.seq_len, configs.enc_in, generator=gen)
+    marks = torch.rand(B, configs.seq_len, 4, generator=gen) - 0.5
+    return x, marks
+
+
+def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
+    """TSLib's TimeMixer initialisation, module by module: e_layers × PDM (LayerNorm, [cross_layer when
+    channel_independence 0], seasonal Linear pairs fine → coarse, trend Linear pairs coarse → fine,
+    out_cross_layer), the circular token Conv1d (Kaiming-normal fan_in, leaky_relu), the bias-free timeF
+    Linear, the Normalize layers (ones/zeros), predict_layers, projection_layer, then with channel
+    independence 0 out_res_layers and regression_layers. LayerNorm and Normalize draw nothing."""
+    torch.manual_seed(seed)
+    lengths = scale_lengths(configs.seq_len, configs.down_sampling_window, configs.down_sampling_layers)
+    d, d_ff, independent = configs.d_model, configs.d_ff, configs.channel_independence == 1
+    modules: list[nn.Module] = []
+    for _ in range(configs.e_layers):
+        if not independent:
+            modules += [nn.Linear(d, d_ff), nn.Linear(d_ff, d)]
+        for m in range(len(lengths) - 1):
+            modules += [nn.Linear(lengths[m], lengths[m + 1]), nn.Linear(lengths[m + 1], lengths[m + 1])]
+        for m in reversed(range(len(lengths) - 1)):
+            modules += [nn.Linear(lengths[m + 1], lengths[m]), nn.Linear(lengths[m], lengths[m])]
+        modules += [nn.Linear(d, d_ff), nn.Linear(d_ff, d)]
+    token = nn.Conv1d(1 if independent else configs.enc_in, d, 3, padding=1, padding_mode="circular", bias=False)
+    nn.init.kaiming_normal_(token.weight, mode="fan_in", nonlinearity="leaky_relu")
+    modules += [token, nn.Linear(4, d, bias=False)]
+    modules += [nn.Linear(length, configs.pred_len) for length in lengths]
+    modules.append(nn.Linear(d, 1 if independent else configs.c_out))
+    if not independent:
+        modules += [nn.Linear(length, length) for length in lengths]
+        modules += [nn.Linear(length, configs.pred_len) for length in lengths]
+    return [p for module in modules for p in module.parameters()]
+
+
+@pytest.mark.parametrize("channel_independence", [1, 0], ids=["independent", "mixing"])
+def test_initial_weights_follow_tslib_construction_order(make_configs, channel_independence: int) -> None:
+    configs = configs_for(make_configs, channel_independence=channel_independence)
+    expected = tslib_initial_weights(configs, seed=2021)
+    torch.manual_seed(2021)
+    model = Model(configs)
+    after_ours = torch.rand(4)
+    drawn = {name: p for name, p in model.named_parameters()
+             if ".layer_norm." not in name and not name.startswith("normalize_layers.")}
+    assert len(drawn) == len(expected)
+    for (name, mine), theirs in zip(drawn.items(), expected, strict=True):
+        assert torch.equal(mine, theirs), name
+    for name, p in model.named_parameters():
+        if name not in drawn:
+            assert torch.equal(p, torch.ones_like(p) if name.endswith("weight") else torch.zeros_like(p)), name
+    # The stream is left where TSLib leaves it: the next draw (its first dropout mask) agrees too.
+    tslib_initial_weights(configs, seed=2021)
+    assert torch.equal(after_ours, torch.rand(4))
+
+
+def test_module_tree_matches_tslib_names(make_configs) -> None:
+    model = Model(configs_for(make_configs, down_sampling_layers=3, seq_len=96))
+    block = model.pdm_blocks[0]
+    assert isinstance(block.decompsition, series_decomp)
+    assert [layer[0].in_features for layer in block.mixing_multi_scale_season.down_sampling_layers] == [96, 48, 24]
+    assert [layer[0].in_features for layer in block.mixing_multi_scale_trend.up_sampling_layers] == [12, 24, 48]
+    assert [layer.in_features for layer in model.predict_layers] == [96, 48, 24, 12]
+    assert len(model.normalize_layers) == 4 and model.projection_layer.out_features == 1
+
+
+def reference_pool(x: torch.Tensor, method: str, window: int, conv: nn.Conv1d | None) -> torch.Tensor:
+    """x `[B, L, N]` pooled over non-overlapping windows of `window` steps (conv: circular pad 1, stride w)."""
+    b, length, n = x.shape
+    if method == "avg":
+        return x.reshape(b, length // window, window, n).mean(dim=2)
+    if method == "max":
+        return x.reshape(b, length // window, window, n).amax(dim=2)
+    padded = torch.cat([x[:, -1:], x, x[:, :1]], dim=1).transpose(1, 2)  # [B, N, L + 2]
+    return F.conv1d(padded, conv.weight, stride=window).transpose(1, 2)
+
+
+@pytest.mark.parametrize("method", ["avg", "max", "conv"])
+def test_down_sampling_methods(make_configs, method: str) -> None:
+    configs = configs_for(make_configs, down_sampling_method=method, down_sampling_window=3, seq_len=36)
+    model = Model(configs)
+    x, marks = batch(configs)
+    xs, mark_list = model._multi_scale_inputs(x, marks)
+    assert [t.shape[1] for t in xs] == [36, 12, 4]
+    for m in range(1, 3):
+        expected = reference_pool(xs[m - 1], method, 3, model.down_pool)
+        torch.testing.assert_close(xs[m], expected)
+        torch.testing.assert_close(mark_list[m], marks[:, :: 3**m])
+    conv_params = [name for name, _ in model.named_parameters() if name.startswith("down_pool")]
+    assert conv_params == (["down_pool.weight"] if method == "conv" else [])
+
+
+def test_conv_down_sampling_is_trained_and_deterministic(make_configs) -> None:
+    configs = configs_for(make_configs, down_sampling_method="conv")
+    model = Model(configs).eval()
+    x, marks = batch(configs)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, marks), model(x, marks), rtol=0, atol=0)
+    model(x, marks).square().mean().backward()
+    assert model.down_pool.weight.grad is not None and model.down_pool.weight.grad.abs().sum() > 0
+
+
+def test_single_scale_needs_no_down_sampling_method(make_configs) -> None:
+    configs = configs_for(make_configs, down_sampling_layers=0, down_sampling_method=None, seq_len=30)
+    model = Model(configs)
+    assert model.down_pool is None and len(model.predict_layers) == 1
+    assert model(*batch(configs)).shape == (B, H, N)
+
+
+@pytest.mark.parametrize("decomp_method", ["moving_avg", "dft_decomp"])
+@pytest.mark.parametrize("channel_independence", [1, 0], ids=["independent", "mixing"])
+def test_decomposition_choices_train(make_configs, decomp_method: str, channel_independence: int) -> None:
+    configs = configs_for(make_configs, decomp_method=decomp_method, channel_independence=channel_independence)
+    model = Model(configs)
+    expected_type = series_decomp if decomp_method == "moving_avg" else DFT_series_decomp
+    assert all(isinstance(block.decompsition, expected_type) for block in model.pdm_blocks)
+    out = model(*batch(configs))
+    assert out.shape == (B, H, N) and torch.isfinite(out).all()
+    out.square().mean().backward()
+    unreached = {name for name, p in model.named_parameters() if p.grad is None}
+    assert unreached == {f"pdm_blocks.{i}.layer_norm.{p}" for i in range(2) for p in ("weight", "bias")}
+
+
+def test_dft_decomposition_changes_the_forecast(make_configs) -> None:
+    x, marks = batch(configs_for(make_configs))
+    outs = []
+    for method in ("moving_avg", "dft_decomp"):
+        torch.manual_seed(0)
+        outs.append(Model(configs_for(make_configs, decomp_method=method)).eval()(x, marks).detach())
+    assert not torch.allclose(outs[0], outs[1])
+
+
+def test_channel_independence_keeps_variates_and_samples_separate(make_configs) -> None:
+    """Each series is forecast from its own past and its own sample's marks."""
+    configs = configs_for(make_configs, channel_independence=1)
+    model = Model(configs).eval()
+    x, marks = batch(configs)
+    with torch.no_grad():
+        base = model(x, marks)
+        var_changed = (model(x.index_fill(2, torch.tensor([2]), 3.0), marks) - base).abs().amax(dim=(0, 1))
+        marks_edited = marks.clone()
+        marks_edited[1] += 0.25
+        sample_changed = (model(x, marks_edited) - base).abs().amax(dim=(1, 2))
+    assert (var_changed > 0).tolist() == [v == 2 for v in range(N)]
+    assert (sample_changed > 0).tolist() == [s == 1 for s in range(B)]
+
+
+def test_channel_mixing_path_mixes_variates(make_configs) -> None:
+    configs = configs_for(make_configs, channel_independence=0)
+    model = Model(configs).eval()
+    assert model.enc_embedding.value_embedding.token_conv.in_channels == N
+    assert model.projection_layer.out_features == N
+    assert [layer.in_features for layer in model.regression_layers] == [32, 16, 8]
+    assert all(hasattr(block, "cross_layer") for block in model.pdm_blocks)
+    x, marks = batch(configs)
+    with torch.no_grad():
+        changed = (model(x.index_fill(2, torch.tensor([2]), 3.0), marks) - model(x, marks)).abs().amax(dim=(0, 1))
+    assert (changed > 0).all()
+
+
+@pytest.mark.parametrize("channel_independence", [1, 0], ids=["independent", "mixing"])
+def test_ms_returns_the_last_variate(make_configs, channel_independence: int) -> None:
+    """--c_out 1 (features MS) returns the forecast of the last variate, as TSLib's exp slices it."""
+    full = configs_for(make_configs, channel_independence=channel_independence, c_out=N)
+    ms = configs_for(make_configs, channel_independence=channel_independence, c_out=1)
+    torch.manual_seed(0)
+    model_full = Model(full).eval()
+    torch.manual_seed(0)
+    model_ms = Model(ms).eval()
+    if channel_independence == 0:
+        # TSLib adds the one projected channel to every variate's trend forecast; give the full model the
+        # same projection so the last channels must agree.
+        with torch.no_grad():
+            model_full.projection_layer.weight.copy_(model_ms.projection_layer.weight.expand(N, -1))
+            model_full.projection_layer.bias.copy_(model_ms.projection_layer.bias.expand(N))
+            for mine, theirs in zip(model_full.parameters(), model_ms.parameters(), strict=True):
+                if mine.shape == theirs.shape:
+                    mine.copy_(theirs)
+    x, marks = batch(full)
+    with torch.no_grad():
+        torch.testing.assert_close(model_ms(x, marks), model_full(x, marks)[..., -1:])
+
+
+def test_use_norm_is_revin(make_configs) -> None:
+    """use_norm 1: f(a·x + b) = a·f(x) + b; use_norm 0: no instance normalisation at all."""
+    x, marks = batch(configs_for(make_configs))
+    with torch.no_grad():
+        model = Model(configs_for(make_configs, use_norm=1)).eval()
+        torch.testing.assert_close(model(3.0 * x + 5.0, marks), 3.0 * model(x, marks) + 5.0, rtol=1e-4, atol=1e-4)
+        raw = Model(configs_for(make_configs, use_norm=0)).eval()
+        assert all(norm.non_norm for norm in raw.normalize_layers)
+        assert not torch.allclose(raw(x + 5.0, marks), raw(x, marks) + 5.0, atol=1e-3)
+
+
+def test_marks_are_optional(make_configs) -> None:
+    configs = configs_for(make_configs)
+    model = Model(configs).eval()
+    x, marks = batch(configs)
+    with torch.no_grad():
+        without = model(x, None)
+    assert without.shape == (B, H, N) and not torch.allclose(without, model(x, marks))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "flag"),
+    [
+        (dict(task_name="short_term_forecast"), "--task_name"),
+        (dict(task_name="imputation"), "--task_name"),
+        (dict(down_sampling_method="nearest"), "--down_sampling_method"),
+        (dict(down_sampling_method=None), "--down_sampling_method"),
+        (dict(seq_len=30), "--seq_len"),
+        (dict(down_sampling_window=0), "--down_sampling_window"),
+        (dict(down_sampling_layers=-1), "--down_sampling_layers"),
+        (dict(decomp_method="stl"), "--decomp_method"),
+        (dict(decomp_method="dft_decomp", top_k=0), "--top_k"),
+        (dict(moving_avg=0), "--moving_avg"),
+        (dict(channel_independence=2), "--channel_independence"),
+        (dict(use_norm=-1), "--use_norm"),
+        (dict(c_out=N + 1), "--c_out"),
+        (dict(embed="onehot"), "--embed"),
+        (dict(d_ff=0), "--d_ff"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}={x}" for k, x in v.items()),
+)
+def test_bad_config_names_the_flag(make_configs, overrides: dict, flag: str) -> None:
+    with pytest.raises(ValueError, match=flag) as info:
+        Model(configs_for(make_configs, **overrides))
+    assert "\n" not in str(info.value)
