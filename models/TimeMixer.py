@@ -101,7 +101,9 @@ class MultiScaleTrendMixing(nn.Module):
 
 
 class PastDecomposableMixing(nn.Module):
-    """One PDM block over the multiscale tokens (a list of `[B', L_m, D]`, finest first).
+    """One PDM block over the multiscale tokens (a list of `[B', L_m, D]`, finest first):
+    x_m + FFN(S_m + T_m) with channel independence, S_m + T_m without (as TSLib; the paper's Eq. 5
+    always adds the residual feed-forward).
 
     `layer_norm` and `dropout` are built but not applied, as in TSLib (the LayerNorm's 2·D parameters
     count towards TSLib's total but receive no gradient).
@@ -131,6 +133,10 @@ class PastDecomposableMixing(nn.Module):
             trend_list.append(trend)
         seasons = self.mixing_multi_scale_season(season_list)
         trends = self.mixing_multi_scale_trend(trend_list)
+        if not self.channel_independence:
+            # As TSLib: with mixed channels the block returns season + trend, without the residual
+            # feed-forward (out_cross_layer is built but unused, so the parameter count still matches).
+            return [s + t for s, t in zip(seasons, trends, strict=True)]
         return [x + self.out_cross_layer(s + t) for x, s, t in zip(x_list, seasons, trends, strict=True)]
 
 
