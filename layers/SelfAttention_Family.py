@@ -1,12 +1,18 @@
-"""Scaled dot-product attention (Vaswani et al., 2017) and the multi-head projection around it.
+"""Scaled dot-product attention (Vaswani et al., 2017), Informer's ProbSparse attention (Zhou et al.,
+AAAI 2021, https://arxiv.org/abs/2012.07436) and the multi-head projection around them.
 
 A = softmax(Q Kᵀ / √E + M) V, with M = −∞ above the diagonal when the attention is causal.
+ProbSparse (Informer eq. 3-4): rank each query by the sparsity measurement
+M̄(q, K) = max_j(q k_jᵀ) − (1/L_K) Σ_j q k_jᵀ over U = c·⌈ln L_K⌉ sampled keys, give the top
+u = c·⌈ln L_Q⌉ queries full softmax attention and every other ("lazy") query the mean of V (the
+cumulative sum of V when causal, as the authors' code and TSLib do).
 Heads are laid out as `[B, L, H, E]` (TSLib's convention) so that projections reshape for free.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -47,6 +53,171 @@ class FullAttention(nn.Module):
         weights = self.dropout(torch.softmax(scale * scores, dim=-1))
         out = torch.einsum("bhls,bshd->blhd", weights, values)  # [B, L, H, D]
         return out.contiguous(), (weights if self.output_attention else None)
+
+
+class ProbSparseResult(NamedTuple):
+    """What a ProbSparse kernel returns: the output `[B, L, H, D]`, the active queries `[B, H, u]`
+    and their attention weights `[B, H, u, S]`."""
+
+    out: torch.Tensor
+    top_index: torch.Tensor
+    top_weights: torch.Tensor
+
+
+def prob_sparse_sizes(q_len: int, k_len: int, factor: int) -> tuple[int, int]:
+    """(U sampled keys per query, u active queries) = (c·⌈ln S⌉, c·⌈ln L⌉), each clamped to [1, S] / [1, L].
+
+    The lower clamp only matters for length 1, where ⌈ln 1⌉ = 0 would leave nothing to rank.
+    """
+    n_sample = min(max(factor * math.ceil(math.log(k_len)), 1), k_len)
+    n_top = min(max(factor * math.ceil(math.log(q_len)), 1), q_len)
+    return n_sample, n_top
+
+
+def _check_prob_sparse_inputs(queries: torch.Tensor, keys: torch.Tensor, sample_index: torch.Tensor,
+                              n_top: int, causal: bool) -> None:
+    q_len, k_len = queries.shape[1], keys.shape[1]
+    if causal and q_len != k_len:
+        raise ValueError(f"causal ProbSparse attention needs as many queries as keys, got {q_len} and {k_len}")
+    if sample_index.shape[0] != q_len or sample_index.dim() != 2:
+        raise ValueError(f"sample_index must be [L={q_len}, U], got {tuple(sample_index.shape)}")
+    if not 1 <= n_top <= q_len:
+        raise ValueError(f"n_top {n_top} must lie in [1, {q_len}]")
+
+
+def prob_sparse_attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                          sample_index: torch.Tensor, n_top: int, scale: float, causal: bool) -> ProbSparseResult:
+    """Batched ProbSparse attention (three matmuls: sampled scores, active scores, active outputs).
+
+    Args:
+        queries `[B, L, H, E]`, keys `[B, S, H, E]`, values `[B, S, H, D]`.
+        sample_index: `[L, U]` key positions scored for each query (shared by batch and heads).
+        n_top: u, the number of active queries per (batch, head).
+        scale: score scale (1/√E in the model).
+        causal: mask keys after the query and start lazy queries from the cumulative sum of V.
+    """
+    _check_prob_sparse_inputs(queries, keys, sample_index, n_top, causal)
+    b, q_len, h, e = queries.shape
+    k_len, d = keys.shape[1], values.shape[-1]
+    q = queries.transpose(1, 2)  # [B, H, L, E]
+    k = keys.transpose(1, 2)  # [B, H, S, E]
+    v = values.transpose(1, 2)  # [B, H, S, D]
+
+    k_sample = k[:, :, sample_index, :]  # [B, H, L, U, E]
+    sampled = torch.matmul(q.unsqueeze(-2), k_sample.transpose(-2, -1)).squeeze(-2)  # [B, H, L, U]
+    # The paper's M̄ divides the sampled sum by L_K (not U); the unscaled scores rank the same.
+    sparsity = sampled.max(dim=-1).values - sampled.sum(dim=-1) / k_len  # [B, H, L]
+    top_index = sparsity.topk(n_top, dim=-1, sorted=False).indices  # [B, H, u]
+
+    q_top = torch.gather(q, 2, top_index.unsqueeze(-1).expand(-1, -1, -1, e))  # [B, H, u, E]
+    scores = torch.matmul(q_top, k.transpose(-2, -1)) * scale  # [B, H, u, S]
+    if causal:
+        future = torch.arange(k_len, device=q.device) > top_index.unsqueeze(-1)  # [B, H, u, S]
+        scores = scores.masked_fill(future, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    top_out = torch.matmul(weights, v)  # [B, H, u, D]
+
+    if causal:
+        lazy = v.cumsum(dim=2)  # [B, H, L, D]
+    else:
+        lazy = v.mean(dim=2, keepdim=True).expand(b, h, q_len, d)  # [B, H, L, D]
+    out = lazy.scatter(2, top_index.unsqueeze(-1).expand(-1, -1, -1, d), top_out)  # [B, H, L, D]
+    return ProbSparseResult(out.transpose(1, 2).contiguous(), top_index, weights)
+
+
+def prob_sparse_attention_reference(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                                    sample_index: torch.Tensor, n_top: int, scale: float,
+                                    causal: bool) -> ProbSparseResult:
+    """Slow reference of `prob_sparse_attention` (same signature): one (batch, head, query) at a time,
+    M̄ from an explicit loop over the sampled keys, the active set by a full sort (returned in
+    ascending position order; the fast kernel's order is unspecified)."""
+    _check_prob_sparse_inputs(queries, keys, sample_index, n_top, causal)
+    b, q_len, h, _ = queries.shape
+    k_len = keys.shape[1]
+    rows = []
+    tops = []
+    top_weights = []
+    for bi in range(b):
+        for hi in range(h):
+            q, k, v = queries[bi, :, hi], keys[bi, :, hi], values[bi, :, hi]  # [L, E], [S, E], [S, D]
+            measure = []
+            for i in range(q_len):
+                dots = torch.stack([q[i] @ k[j] for j in sample_index[i].tolist()])
+                measure.append(dots.max() - dots.sum() / k_len)
+            order = torch.argsort(torch.stack(measure), descending=True, stable=True)
+            top = order[:n_top].sort().values
+            out = []
+            weights = []
+            for i in range(q_len):
+                visible = i + 1 if causal else k_len
+                if i in top.tolist():
+                    w = torch.softmax(scale * (k[:visible] @ q[i]), dim=0)
+                    out.append(w @ v[:visible])
+                    weights.append(torch.cat([w, w.new_zeros(k_len - visible)]))
+                elif causal:
+                    out.append(v[:visible].sum(dim=0))
+                else:
+                    out.append(v.mean(dim=0))
+            rows.append(torch.stack(out))  # [L, D]
+            tops.append(top)
+            top_weights.append(torch.stack(weights))  # rows in ascending query order, as `top`
+    out = torch.stack(rows).view(b, h, q_len, -1).transpose(1, 2)  # [B, L, H, D]
+    top_index = torch.stack(tops).view(b, h, n_top)
+    return ProbSparseResult(out, top_index, torch.stack(top_weights).view(b, h, n_top, k_len))
+
+
+class ProbAttention(nn.Module):
+    """Informer's ProbSparse self-attention, a drop-in for FullAttention (same call).
+
+    Args:
+        mask_flag: causal (decoder self-attention); then queries and keys must have the same length.
+        factor: c in U = c·⌈ln L_K⌉ sampled keys and u = c·⌈ln L_Q⌉ active queries.
+        scale: score scale; default 1/√E.
+        attention_dropout: kept for TSLib's signature and module tree; like the authors' code and
+            TSLib, the sparse weights are not dropped out, so it has no effect.
+        output_attention: also return weights `[B, H, L, S]` (lazy rows uniform 1/S, as in TSLib).
+        eval_sample_seed: in eval mode the keys are sampled from a generator seeded with this, so
+            evaluation is reproducible; None samples from the global stream as in training (TSLib).
+
+    In training the sampled keys are drawn on the CPU from the global stream, as TSLib draws them.
+    """
+
+    def __init__(self, mask_flag: bool = True, factor: int = 5, scale: float | None = None,
+                 attention_dropout: float = 0.1, output_attention: bool = False,
+                 eval_sample_seed: int | None = 0) -> None:
+        super().__init__()
+        if factor < 1:
+            raise ValueError(f"factor {factor} must be a positive integer (--factor)")
+        self.mask_flag = mask_flag
+        self.factor = factor
+        self.scale = scale
+        self.output_attention = output_attention
+        self.eval_sample_seed = eval_sample_seed
+        self.dropout = nn.Dropout(attention_dropout)
+
+    def sample_keys(self, q_len: int, k_len: int, n_sample: int, device: torch.device) -> torch.Tensor:
+        """`[q_len, n_sample]` key positions, drawn uniformly with replacement."""
+        generator = None
+        if not self.training and self.eval_sample_seed is not None:
+            generator = torch.Generator().manual_seed(self.eval_sample_seed)
+        return torch.randint(k_len, (q_len, n_sample), generator=generator).to(device)
+
+    def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                attn_mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """queries `[B, L, H, E]`, keys `[B, S, H, E]`, values `[B, S, H, D]` → `[B, L, H, D]`."""
+        if attn_mask is not None:
+            raise ValueError("ProbAttention builds its own causal mask (mask_flag); pass attn_mask=None")
+        q_len, k_len = queries.shape[1], keys.shape[1]
+        n_sample, n_top = prob_sparse_sizes(q_len, k_len, self.factor)
+        sample_index = self.sample_keys(q_len, k_len, n_sample, queries.device)
+        scale = self.scale or 1.0 / math.sqrt(queries.shape[-1])
+        result = prob_sparse_attention(queries, keys, values, sample_index, n_top, scale, self.mask_flag)
+        if not self.output_attention:
+            return result.out, None
+        b, h = result.top_index.shape[:2]
+        attn = result.top_weights.new_full((b, h, q_len, k_len), 1.0 / k_len)  # [B, H, L, S]
+        attn = attn.scatter(2, result.top_index.unsqueeze(-1).expand(-1, -1, -1, k_len), result.top_weights)
+        return result.out, attn
 
 
 class AttentionLayer(nn.Module):

@@ -3,6 +3,8 @@
 EncoderLayer: x = LN(x + Drop(Attn(x))); out = LN(x + Drop(W₂ Drop(act(W₁ x))))
 DecoderLayer: x = LN(x + Drop(SelfAttn(x))); x = LN(x + Drop(CrossAttn(x, enc))); then the FFN as above.
 The FFN's W₁ (D → d_ff) and W₂ (d_ff → D) are 1×1 Conv1d layers, TSLib's parameterisation.
+ConvLayer is Informer's self-attention distilling (Zhou et al., AAAI 2021, eq. 5): between encoder
+layers, MaxPool(ELU(BatchNorm(Conv1d(x)))) halves the sequence length.
 """
 
 from __future__ import annotations
@@ -50,20 +52,52 @@ class EncoderLayer(nn.Module):
         return self.norm2(x + self.ffn(x)), attn
 
 
-class Encoder(nn.Module):
-    """A stack of encoder layers and an optional final norm: `[B, L, D]` → (`[B, L, D]`, weights)."""
+class ConvLayer(nn.Module):
+    """Informer's distilling step: circular Conv1d(k=3) → BatchNorm1d → ELU → MaxPool1d(3, stride 2).
 
-    def __init__(self, attn_layers: list[nn.Module], norm_layer: nn.Module | None = None) -> None:
+    `[B, L, D]` → `[B, ⌊(L + 1) / 2⌋ + 1, D]`: the convolution pads 2 on each side (TSLib's choice), so
+    it lengthens the sequence by 2 before the pooling halves it (96 → 98 → 49).
+    """
+
+    def __init__(self, c_in: int) -> None:
         super().__init__()
+        # TSLib's attribute names, so its checkpoints load.
+        self.downConv = nn.Conv1d(c_in, c_in, kernel_size=3, padding=2, padding_mode="circular")
+        self.norm = nn.BatchNorm1d(c_in)
+        self.activation = nn.ELU()
+        self.maxPool = nn.MaxPool1d(kernel_size=3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.activation(self.norm(self.downConv(x.transpose(1, 2))))  # [B, D, L + 2]
+        return self.maxPool(y).transpose(1, 2)  # [B, ⌊(L + 1) / 2⌋ + 1, D]
+
+
+class Encoder(nn.Module):
+    """A stack of encoder layers, optional distilling layers between them and an optional final norm:
+    `[B, L, D]` → (`[B, L', D]`, weights).
+
+    With `conv_layers` (Informer) there must be one fewer than attention layers: attention, conv,
+    attention, ..., conv, attention.
+    """
+
+    def __init__(self, attn_layers: list[nn.Module], conv_layers: list[nn.Module] | None = None,
+                 norm_layer: nn.Module | None = None) -> None:
+        super().__init__()
+        if conv_layers is not None and len(conv_layers) != len(attn_layers) - 1:
+            raise ValueError(f"Encoder needs one fewer conv layer than attention layers, got {len(conv_layers)} "
+                             f"conv and {len(attn_layers)} attention layers")
         self.attn_layers = nn.ModuleList(attn_layers)
+        self.conv_layers = nn.ModuleList(conv_layers) if conv_layers is not None else None
         self.norm = norm_layer
 
     def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         attns = []
-        for layer in self.attn_layers:
+        for i, layer in enumerate(self.attn_layers):
             x, attn = layer(x, attn_mask=attn_mask)
             attns.append(attn)
+            if self.conv_layers is not None and i < len(self.conv_layers):
+                x = self.conv_layers[i](x)  # [B, ⌊(L + 1) / 2⌋ + 1, D]
         if self.norm is not None:
             x = self.norm(x)
         return x, attns

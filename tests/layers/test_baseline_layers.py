@@ -281,3 +281,38 @@ def test_dft_decomposition_short_series_keeps_every_non_zero_frequency() -> None
     seasonal, trend = DFT_series_decomp(top_k=5)(x)
     assert_close(trend, x.mean(dim=1, keepdim=True).expand_as(x))
     assert_close(seasonal + trend, x)
+
+
+def test_conv_layer_distils_to_half_length() -> None:
+    from layers.Transformer_EncDec import ConvLayer
+
+    layer = ConvLayer(6).double()
+    with torch.no_grad():
+        layer.norm.running_mean.uniform_(-1, 1)
+        layer.norm.running_var.uniform_(0.5, 2)
+    layer.eval()
+    for length, expected_len in ((96, 49), (97, 50), (5, 4)):
+        x = torch.randn(2, length, 6, dtype=torch.float64)
+        padded = torch.cat([x[:, -2:], x, x[:, :2]], dim=1)  # circular padding 2
+        y = F.conv1d(padded.transpose(1, 2), layer.downConv.weight, layer.downConv.bias)  # [B, D, L + 2]
+        y = F.batch_norm(y, layer.norm.running_mean, layer.norm.running_var, layer.norm.weight, layer.norm.bias)
+        y = F.max_pool1d(F.elu(y), 3, stride=2, padding=1).transpose(1, 2)
+        out = layer(x)
+        assert out.shape == (2, expected_len, 6)
+        assert_close(out, y)
+
+
+def test_encoder_distils_between_attention_layers() -> None:
+    from layers.Transformer_EncDec import ConvLayer, Encoder
+
+    def layer() -> EncoderLayer:
+        return EncoderLayer(AttentionLayer(FullAttention(False, attention_dropout=0.0), 8, 2), 8, 16, dropout=0.0)
+
+    seen = []
+    encoder = Encoder([layer() for _ in range(3)], [ConvLayer(8) for _ in range(2)]).eval()
+    for attn_layer in encoder.attn_layers:
+        attn_layer.register_forward_hook(lambda _m, args, _out: seen.append(args[0].shape[1]))
+    out, attns = encoder(torch.randn(2, 96, 8))
+    assert seen == [96, 49, 26] and out.shape == (2, 26, 8) and len(attns) == 3
+    with pytest.raises(ValueError, match="one fewer conv layer"):
+        Encoder([layer() for _ in range(2)], [ConvLayer(8) for _ in range(2)])

@@ -1,0 +1,109 @@
+"""Informer draws its initial weights in TSLib's constructor order, distils (or not) as `--distil` says,
+and rejects bad flags naming them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from models.Informer import Model
+
+
+def small_configs(make_configs, **overrides):
+    flags = dict(model="Informer", seq_len=24, label_len=12, pred_len=12, d_model=8, d_ff=16, n_heads=2,
+                 e_layers=3, d_layers=2, factor=3, enc_in=3, dec_in=3, c_out=3, freq="h", embed="timeF")
+    return make_configs(**{**flags, **overrides})
+
+
+def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
+    """TSLib's Informer initialisation, module by module: two DataEmbeddings (circular token Conv1d
+    re-drawn Kaiming-normal fan_in leaky_relu, bias-free timeF Linear), e_layers × (q, k, v, out Linear;
+    FFN Conv1d d→d_ff, d_ff→d), (e_layers − 1) distilling Conv1d(k=3), d_layers × (8 Linear; 2 Conv1d),
+    the projection. Norm layers draw nothing."""
+    torch.manual_seed(seed)
+    d, d_ff = configs.d_model, configs.d_ff
+    weights = []
+
+    def add(module: nn.Module) -> None:
+        weights.extend(p for p in (module.weight, module.bias) if p is not None)
+
+    for c_in in (configs.enc_in, configs.dec_in):
+        token = nn.Conv1d(c_in, d, 3, padding=1, padding_mode="circular", bias=False)
+        nn.init.kaiming_normal_(token.weight, mode="fan_in", nonlinearity="leaky_relu")
+        add(token)
+        add(nn.Linear(4, d, bias=False))  # freq h: 4 timeF features
+    for _ in range(configs.e_layers):
+        for _ in range(4):
+            add(nn.Linear(d, d))
+        add(nn.Conv1d(d, d_ff, 1))
+        add(nn.Conv1d(d_ff, d, 1))
+    if configs.distil:
+        for _ in range(configs.e_layers - 1):
+            add(nn.Conv1d(d, d, 3, padding=2, padding_mode="circular"))
+    for _ in range(configs.d_layers):
+        for _ in range(8):
+            add(nn.Linear(d, d))
+        add(nn.Conv1d(d, d_ff, 1))
+        add(nn.Conv1d(d_ff, d, 1))
+    add(nn.Linear(d, configs.c_out))
+    return weights
+
+
+@pytest.mark.parametrize("distil", [True, False], ids=["distil", "no-distil"])
+def test_initial_weights_follow_tslib_construction_order(make_configs, distil: bool) -> None:
+    configs = small_configs(make_configs, distil=distil)
+    expected = tslib_initial_weights(configs, seed=2021)
+    after_tslib = torch.rand(4)
+    torch.manual_seed(2021)
+    model = Model(configs)
+    # Parameters are listed in construction order; LayerNorm/BatchNorm ones are constants (ones, zeros).
+    norms = {name for name, m in model.named_modules() if isinstance(m, (nn.LayerNorm, nn.BatchNorm1d))}
+    ours = [p for name, p in model.named_parameters() if name.rsplit(".", 1)[0] not in norms]
+    assert len(ours) == len(expected)
+    for mine, theirs in zip(ours, expected, strict=True):
+        assert torch.equal(mine, theirs)
+    # The stream is left where TSLib leaves it.
+    assert torch.equal(torch.rand(4), after_tslib)
+
+
+def test_distil_halves_the_encoder_length_and_the_flag_turns_it_off(make_configs) -> None:
+    lengths = {}
+    for distil in (True, False):
+        model = Model(small_configs(make_configs, distil=distil, seq_len=96, label_len=48, pred_len=24)).eval()
+        seen = []
+        for layer in model.encoder.attn_layers:
+            layer.register_forward_hook(lambda _m, args, _out, seen=seen: seen.append(args[0].shape[1]))
+        x_enc = torch.randn(2, 96, 3)
+        x_dec = torch.cat([x_enc[:, -48:], torch.zeros(2, 24, 3)], dim=1)
+        out = model(x_enc, torch.rand(2, 96, 4) - 0.5, x_dec, torch.rand(2, 72, 4) - 0.5)
+        assert out.shape == (2, 24, 3)
+        lengths[distil] = seen
+        n_conv = 0 if model.encoder.conv_layers is None else len(model.encoder.conv_layers)
+        assert n_conv == (2 if distil else 0)
+    assert lengths == {True: [96, 49, 26], False: [96, 96, 96]}
+
+
+def test_tslib_parameter_names_where_our_layers_keep_them(make_configs) -> None:
+    names = {name for name, _ in Model(small_configs(make_configs)).named_parameters()}
+    assert {"encoder.conv_layers.0.downConv.weight", "encoder.conv_layers.1.norm.bias", "encoder.norm.weight",
+            "decoder.layers.1.cross_attention.out_projection.bias", "decoder.projection.weight"} <= names
+
+
+@pytest.mark.parametrize(
+    ("overrides", "flag"),
+    [
+        (dict(task_name="short_term_forecast"), "--task_name"),
+        (dict(task_name="imputation"), "--task_name"),
+        (dict(factor=0), "--factor"),
+        (dict(d_model=10, n_heads=4), "--d_model"),
+        (dict(activation="swish"), "--activation"),
+        (dict(embed="onehot"), "--embed"),
+        (dict(e_layers=0), "--e_layers"),
+        (dict(d_layers=0), "--d_layers"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "-".join(f"{k}={x}" for k, x in v.items()),
+)
+def test_bad_config_names_the_flag(make_configs, overrides: dict, flag: str) -> None:
+    with pytest.raises(ValueError, match=flag):
+        Model(small_configs(make_configs, **overrides))
