@@ -1,7 +1,15 @@
-"""Moving-average series decomposition (Autoformer, Wu et al., 2021; used by DLinear, Zeng et al., 2023).
+"""Autoformer's blocks (Wu et al., NeurIPS 2021, https://arxiv.org/abs/2106.13008, §3.1) and the
+moving-average series decomposition it introduced (also used by DLinear, Zeng et al., 2023).
 
-trend_t = (1/k) Σ_{j=−⌊(k−1)/2⌋}^{k−1−⌊(k−1)/2⌋} x_{t+j}, with x replicated beyond both edges;
-seasonal = x − trend.
+Series decomposition (eq. 1): trend_t = (1/k) Σ_{j=−⌊(k−1)/2⌋}^{k−1−⌊(k−1)/2⌋} x_{t+j}, with x
+replicated beyond both edges; seasonal = x − trend.
+
+Encoder layer (eq. 3), progressive decomposition keeping only the seasonal part:
+    s = SeriesDecomp(x + AutoCorrelation(x))₀;  out = SeriesDecomp(s + FeedForward(s))₀
+Decoder layer (eq. 4): three decompositions after self-correlation, cross-correlation with the
+encoder output, and the feed-forward; their trends T₁ + T₂ + T₃ are projected D → c_out by a
+circular Conv1d (kernel 3) and accumulated onto the trend input of the decoder.
+The feed-forward is two bias-free 1×1 Conv1d layers (D → d_ff → D), TSLib's parameterisation.
 
 DFT decomposition (TimeMixer's `--decomp_method dft_decomp`, Wang et al., ICLR 2024): per series,
 seasonal = irfft of the k largest-amplitude non-zero frequencies of rfft(x) along time; trend = x − seasonal.
@@ -11,6 +19,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn as nn
+
+from layers.Transformer_EncDec import ACTIVATIONS
 
 
 class moving_avg(nn.Module):
@@ -77,3 +87,128 @@ class DFT_series_decomp(nn.Module):
             keep.scatter_(1, torch.topk(amplitude, k, dim=1).indices, True)  # [B, F, N]
         seasonal = torch.fft.irfft(spectrum * keep, n=length, dim=1).to(x.dtype)  # [B, L, N]
         return seasonal, x - seasonal
+
+
+class my_Layernorm(nn.Module):
+    """LayerNorm over features minus its mean over time (the seasonal part has zero time mean):
+    `[B, L, D]` → `[B, L, D]`. TSLib's name, kept so model files drop in."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.layernorm = nn.LayerNorm(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x_hat = self.layernorm(x)  # [B, L, D]
+        return x_hat - x_hat.mean(dim=1, keepdim=True)
+
+
+class EncoderLayer(nn.Module):
+    """Auto-Correlation and feed-forward, each followed by a decomposition that keeps the seasonal part:
+    `[B, L, D]` → (`[B, L, D]`, correlation or None). d_ff defaults to 4·D."""
+
+    def __init__(self, attention: nn.Module, d_model: int, d_ff: int | None = None, moving_avg: int = 25,
+                 dropout: float = 0.1, activation: str = "relu") -> None:
+        super().__init__()
+        d_ff = d_ff or 4 * d_model
+        self.attention = attention
+        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1, bias=False)
+        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1, bias=False)
+        self.decomp1 = series_decomp(moving_avg)
+        self.decomp2 = series_decomp(moving_avg)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = ACTIVATIONS[activation]
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        new_x, attn = self.attention(x, x, x, attn_mask)
+        x, _ = self.decomp1(x + self.dropout(new_x))
+        y = self.dropout(self.activation(self.conv1(x.transpose(1, 2))))  # [B, d_ff, L]
+        y = self.dropout(self.conv2(y).transpose(1, 2))  # [B, L, D]
+        seasonal, _ = self.decomp2(x + y)
+        return seasonal, attn
+
+
+class Encoder(nn.Module):
+    """Encoder layers, optional distilling conv layers between them (TSLib's signature; Autoformer
+    uses none) and an optional final norm: `[B, L, D]` → (`[B, L', D]`, list of correlations)."""
+
+    def __init__(self, attn_layers: list[nn.Module], conv_layers: list[nn.Module] | None = None,
+                 norm_layer: nn.Module | None = None) -> None:
+        super().__init__()
+        self.attn_layers = nn.ModuleList(attn_layers)
+        self.conv_layers = nn.ModuleList(conv_layers) if conv_layers is not None else None
+        self.norm = norm_layer
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        attns = []
+        convs = list(self.conv_layers) if self.conv_layers is not None else []
+        for i, attn_layer in enumerate(self.attn_layers):
+            x, attn = attn_layer(x, attn_mask=attn_mask)
+            attns.append(attn)
+            if i < len(convs):
+                x = convs[i](x)
+        if self.norm is not None:
+            x = self.norm(x)
+        return x, attns
+
+
+class DecoderLayer(nn.Module):
+    """Self-correlation, cross-correlation with the encoder output and feed-forward, each followed by a
+    decomposition; the three trends are summed and projected to c_out channels.
+
+    x `[B, L, D]`, cross `[B, S, D]` → (seasonal `[B, L, D]`, residual trend `[B, L, c_out]`).
+    """
+
+    def __init__(self, self_attention: nn.Module, cross_attention: nn.Module, d_model: int, c_out: int,
+                 d_ff: int | None = None, moving_avg: int = 25, dropout: float = 0.1,
+                 activation: str = "relu") -> None:
+        super().__init__()
+        d_ff = d_ff or 4 * d_model
+        self.self_attention = self_attention
+        self.cross_attention = cross_attention
+        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1, bias=False)
+        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1, bias=False)
+        self.decomp1 = series_decomp(moving_avg)
+        self.decomp2 = series_decomp(moving_avg)
+        self.decomp3 = series_decomp(moving_avg)
+        self.dropout = nn.Dropout(dropout)
+        self.projection = nn.Conv1d(d_model, c_out, kernel_size=3, stride=1, padding=1,
+                                    padding_mode="circular", bias=False)
+        self.activation = ACTIVATIONS[activation]
+
+    def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
+                cross_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        x, trend1 = self.decomp1(x + self.dropout(self.self_attention(x, x, x, x_mask)[0]))
+        x, trend2 = self.decomp2(x + self.dropout(self.cross_attention(x, cross, cross, cross_mask)[0]))
+        y = self.dropout(self.activation(self.conv1(x.transpose(1, 2))))  # [B, d_ff, L]
+        y = self.dropout(self.conv2(y).transpose(1, 2))  # [B, L, D]
+        x, trend3 = self.decomp3(x + y)
+        residual_trend = trend1 + trend2 + trend3  # [B, L, D]
+        residual_trend = self.projection(residual_trend.transpose(1, 2)).transpose(1, 2)  # [B, L, c_out]
+        return x, residual_trend
+
+
+class Decoder(nn.Module):
+    """Decoder layers accumulating their projected trends onto `trend`, then an optional norm and
+    projection of the seasonal part: x `[B, L, D]`, cross `[B, S, D]`, trend `[B, L, c_out]` →
+    (seasonal `[B, L, c_out]` with a projection, else `[B, L, D]`; trend `[B, L, c_out]`)."""
+
+    def __init__(self, layers: list[nn.Module], norm_layer: nn.Module | None = None,
+                 projection: nn.Module | None = None) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.norm = norm_layer
+        self.projection = projection
+
+    def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
+                cross_mask: torch.Tensor | None = None, trend: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        for layer in self.layers:
+            x, residual_trend = layer(x, cross, x_mask=x_mask, cross_mask=cross_mask)
+            trend = residual_trend if trend is None else trend + residual_trend
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.projection is not None:
+            x = self.projection(x)  # [B, L, c_out]
+        return x, trend

@@ -1,0 +1,114 @@
+"""Autoformer (Wu et al., "Autoformer: Decomposition Transformers with Auto-Correlation for Long-Term
+Series Forecasting", NeurIPS 2021, https://arxiv.org/abs/2106.13008), TSLib's configuration, long-term
+forecasting only.
+
+The input window x `[B, L, N]` is split by a moving average into seasonal + trend (eq. 1). The decoder
+starts from the last `label_len` steps of each part followed by H placeholders: zeros for the seasonal
+part, the window mean for the trend (§3.1). Encoder: DataEmbedding_wo_pos of x and its marks,
+`e_layers` Auto-Correlation layers with progressive decomposition (eq. 3) and my_Layernorm. Decoder:
+DataEmbedding_wo_pos of the seasonal start, `d_layers` layers of self- and cross-correlation with
+progressive decomposition whose trends accumulate onto the trend start (eq. 4), then my_Layernorm and
+Linear(D → c_out) on the seasonal part. Forecast = seasonal + trend over the last H steps.
+Auto-Correlation (eq. 5–8) lives in `layers/AutoCorrelation.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+
+from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
+from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
+from layers.config_checks import (
+    ACTIVATIONS,
+    EMBED_TYPES,
+    check_choice,
+    check_forecast_config,
+    check_heads,
+    check_output_channels,
+    check_positive,
+    check_task,
+)
+from layers.Embed import DataEmbedding_wo_pos
+from utils.errors import UserInputError
+
+
+class Model(nn.Module):
+    """Autoformer for long-term forecasting.
+
+    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]`
+    (or None) → `[B, H, c_out]`. x_dec is not read: the decoder input is built from x_enc's
+    decomposition, as in TSLib. Reads seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model,
+    n_heads, e_layers, d_layers, d_ff, factor, moving_avg, dropout, activation, embed, freq.
+
+    With c_out < enc_in (features MS) the trend start uses the last c_out variates (the target), so
+    the output equals the last c_out channels of TSLib's (which keeps all enc_in channels there).
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_task(configs, "Autoformer", ("long_term_forecast",))
+        check_forecast_config(configs, "Autoformer")
+        check_heads(configs)
+        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "factor", "moving_avg")
+        check_choice(configs, "activation", ACTIVATIONS)
+        check_choice(configs, "embed", EMBED_TYPES)
+        check_output_channels(configs, "Autoformer")
+        if configs.dec_in != configs.enc_in:
+            raise UserInputError(
+                f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: Autoformer's decoder "
+                "embeds the seasonal part of the encoder input, so use --dec_in equal to --enc_in")
+        if configs.label_len > configs.seq_len:
+            raise UserInputError(
+                f"--label_len {configs.label_len} exceeds --seq_len {configs.seq_len}: the decoder starts "
+                "from the last label_len input steps, so use --label_len <= --seq_len")
+        self.seq_len = configs.seq_len
+        self.label_len = configs.label_len
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
+
+        def correlation() -> AutoCorrelationLayer:
+            return AutoCorrelationLayer(AutoCorrelation(False, configs.factor, attention_dropout=dropout),
+                                        d_model, n_heads)
+
+        # Built in TSLib's order (decomp, enc_embedding, encoder, dec_embedding, decoder), so a given
+        # seed draws the same initial weights as TSLib's Autoformer.
+        self.decomp = series_decomp(configs.moving_avg)
+        self.enc_embedding = DataEmbedding_wo_pos(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
+        self.encoder = Encoder(
+            [
+                EncoderLayer(correlation(), d_model, configs.d_ff, moving_avg=configs.moving_avg,
+                             dropout=dropout, activation=configs.activation)
+                for _ in range(configs.e_layers)
+            ],
+            norm_layer=my_Layernorm(d_model),
+        )
+        self.dec_embedding = DataEmbedding_wo_pos(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
+        self.decoder = Decoder(
+            [
+                DecoderLayer(correlation(), correlation(), d_model, configs.c_out, configs.d_ff,
+                             moving_avg=configs.moving_avg, dropout=dropout, activation=configs.activation)
+                for _ in range(configs.d_layers)
+            ],
+            norm_layer=my_Layernorm(d_model),
+            projection=nn.Linear(d_model, configs.c_out, bias=True),
+        )
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        b, _, n = x_enc.shape
+        start = self.seq_len - self.label_len
+        seasonal, trend = self.decomp(x_enc)  # [B, L, N] each
+        # Placeholders over the horizon: the window mean for the trend, zeros for the seasonal part.
+        mean = x_enc.mean(dim=1, keepdim=True).expand(-1, self.pred_len, -1)  # [B, H, N]
+        trend_init = torch.cat([trend[:, start:], mean], dim=1)[..., -self.c_out:]  # [B, Ll + H, c_out]
+        seasonal_init = torch.cat([seasonal[:, start:], x_enc.new_zeros(b, self.pred_len, n)], dim=1)  # [B, Ll + H, N]
+
+        enc_out, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
+        seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
+        return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]
