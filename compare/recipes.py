@@ -321,6 +321,15 @@ BASELINES = (
         "ETTh1": "TSLib's TimesNet_ETTh1.sh"}),
     _tslib("Transformer", {}, {d: {} for d in ETT_AND_WEATHER},
            _every(ETT_AND_WEATHER, "TSLib's Transformer script pattern (widths at run.py's defaults)")),
+    _tslib("Informer", {}, {"ETTh1": {}}, {"ETTh1": "TSLib's Informer_ETTh1.sh"}),
+    _tslib("Autoformer", {}, {"ETTh1": {}}, {"ETTh1": "TSLib's Autoformer_ETTh1.sh"}),
+    # TSLib's TimeMixer_ETTh1.sh passes no d_layers or factor, label_len 0, and its training flags after the
+    # common tail; its batch_size variable says 16 but the block passes 128.
+    ModelRecipe("TimeMixer", {
+        **_TSLIB_HEAD, "label_len": 0, "e_layers": 2, **_TSLIB_TAIL, "d_model": 16, "d_ff": 32,
+        "learning_rate": 0.01, "train_epochs": 10, "patience": 10, "batch_size": 128, "down_sampling_layers": 3,
+        "down_sampling_method": "avg", "down_sampling_window": 2,
+    }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's TimeMixer_ETTh1.sh"}),
 )
 
 # CAPS per dataset, as the official caps.sh:
