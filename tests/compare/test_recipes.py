@@ -39,7 +39,8 @@ def every_block():
 
 
 def test_rows_are_the_models_then_the_named_variants():
-    assert RECIPES.rows == ["DLinear", "PatchTST", "iTransformer", "TimesNet", "Transformer", "CAPS",
+    assert RECIPES.rows == ["DLinear", "PatchTST", "iTransformer", "TimesNet", "Transformer", "Informer",
+                            "Autoformer", "TimeMixer", "CAPS",
                             "LinAttn+RoPE", "Attn+RoPE", "Pure Softmax", "CAPS (Softmax)", "CAPS w/o Path1",
                             "CAPS w/o Path2", "CAPS w/o Path3"]
 
@@ -54,7 +55,9 @@ def test_every_block_parses_with_run_py_and_never_shares_a_setting():
         # Two blocks with one setting would overwrite each other's checkpoints and results.
         assert setting not in owner, f"{block} and {owner.get(setting)} share {setting}"
         owner[setting] = block
-    assert len(owner) == 324
+    # 5 baselines x 5 datasets, 3 on ETTh1 only, CAPS on 10, the 7 variants on 10/7/7/7/5/5/5 datasets,
+    # each at 4 horizons.
+    assert len(owner) == 4 * (5 * 5 + 3 + 10 + 10 + 3 * 7 + 3 * 5)
 
 
 @pytest.mark.parametrize(
@@ -106,9 +109,9 @@ def test_caps_settings_table_covers_every_dataset_and_sets_the_caps_flags():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: RECIPES.recipe("Informer", "ETTh1", 96),
-         "unknown model row 'Informer'; choose from DLinear, PatchTST, iTransformer, TimesNet, Transformer, CAPS, "
-         "LinAttn+RoPE"),
+        (lambda: RECIPES.recipe("NoSuchModel", "ETTh1", 96),
+         "unknown model row 'NoSuchModel'; choose from DLinear, PatchTST, iTransformer, TimesNet, Transformer, "
+         "Informer, Autoformer, TimeMixer, CAPS, LinAttn+RoPE"),
         (lambda: RECIPES.recipe("CAPS", "Traffic", 96), "unknown dataset 'Traffic'; choose from ETTh1, ETTh2"),
         (lambda: RECIPES.recipe("CAPS", "PEMS04", 192), "PEMS04 has no horizon 192; choose from 96 48 24 12"),
         (lambda: RECIPES.recipe("DLinear", "ECL", 96), "DLinear has no recipe for ECL; it has ETTh1, ETTh2"),
