@@ -23,6 +23,8 @@ MODEL_OVERRIDES: dict[str, dict] = {
     # run.py's defaults give TimeMixer one scale; two avg-pooled scales (32, 16, 8 steps) exercise the
     # multiscale mixing (TSLib's script uses 3 layers of window 2 at seq_len 96).
     "TimeMixer": dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method="avg"),
+    # SegRNN needs --seg_len dividing --seq_len 32 and --pred_len 24 (run.py's default is 96).
+    "SegRNN": dict(seg_len=8),
 }
 # Per-(model, features) overrides (none: every model takes TSLib's MS flags, CAPS decoding the last
 # --c_out channels, i.e. the target).

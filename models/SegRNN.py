@@ -1,0 +1,88 @@
+"""SegRNN (Lin et al., "SegRNN: Segment Recurrent Neural Network for Long-Term Time Series
+Forecasting", 2023, https://arxiv.org/abs/2308.11200), long-term forecasting with parallel multi-step
+forecasting (PMF), the variant TSLib ships.
+
+Channel independent: each variate's window x `[L]` is one series.
+    centre:     x ← x − x_L                                  (the last value; added back at the end)
+    segment:    X = reshape(x) `[n, w]`, n = L / w segments of `--seg_len` w
+    embed:      E = ReLU(X W_e + b_e) `[n, d]`
+    encode:     h_n = GRU(E) (zero initial state), the last hidden state `[d]`
+    PMF decode: for every output segment j = 1..m (m = H / w), one GRU step from h_n on the input
+                e_j = [pos_j ‖ chan_c] `[d]` (learned segment-position and variate embeddings, d/2 each)
+                gives h_j; ŷ_j = Dropout(h_j) W_p + b_p `[w]`; ŷ = concat_j ŷ_j + x_L `[H]`.
+The m decoding steps are independent, so they run as one GRU call on a batch of B·N·m one-step sequences.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+
+from layers.config_checks import check_forecast_config, check_output_channels, check_positive
+from utils.errors import UserInputError
+
+
+def check_segments(seq_len: int, pred_len: int, seg_len: int, d_model: int) -> None:
+    """`--seg_len` must divide `--seq_len` and `--pred_len`; `--d_model` must be even (two halves)."""
+    for flag, length in (("seq_len", seq_len), ("pred_len", pred_len)):
+        if length % seg_len != 0:
+            raise UserInputError(
+                f"--seg_len {seg_len} does not divide --{flag} {length}; choose --seg_len as a divisor of "
+                "both --seq_len and --pred_len")
+    if d_model % 2 != 0:
+        raise UserInputError(
+            f"--d_model {d_model} must be even: SegRNN splits it into position and channel embeddings")
+
+
+class Model(nn.Module):
+    """SegRNN for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+
+    Reads seq_len, pred_len, seg_len, enc_in, c_out, d_model, dropout. The marks and the decoder input
+    are not used. With c_out < enc_in (features MS) the last c_out variates are returned.
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_forecast_config(configs, "SegRNN")
+        check_positive(configs, "seg_len", "d_model")
+        check_output_channels(configs, "SegRNN")
+        check_segments(configs.seq_len, configs.pred_len, configs.seg_len, configs.d_model)
+        self.enc_in = configs.enc_in
+        self.c_out = configs.c_out
+        self.d_model = configs.d_model
+        self.seg_len = configs.seg_len
+        self.pred_len = configs.pred_len
+        self.seg_num_x = configs.seq_len // configs.seg_len
+        self.seg_num_y = configs.pred_len // configs.seg_len
+        # Constructor order is TSLib's (embedding, GRU, position, channel, head): a seed gives its weights.
+        self.valueEmbedding = nn.Sequential(nn.Linear(self.seg_len, self.d_model), nn.ReLU())
+        self.rnn = nn.GRU(input_size=self.d_model, hidden_size=self.d_model, num_layers=1, bias=True,
+                          batch_first=True)
+        self.pos_emb = nn.Parameter(torch.randn(self.seg_num_y, self.d_model // 2))
+        self.channel_emb = nn.Parameter(torch.randn(self.enc_in, self.d_model // 2))
+        self.predict = nn.Sequential(nn.Dropout(configs.dropout), nn.Linear(self.d_model, self.seg_len))
+
+    def decoder_inputs(self, batch: int) -> torch.Tensor:
+        """e_j = [pos_j ‖ chan_c] for every (sample, variate, segment): `[B·N·m, 1, d]`."""
+        n, m, half = self.enc_in, self.seg_num_y, self.d_model // 2
+        pos = self.pos_emb.unsqueeze(0).expand(n, m, half)  # [N, m, d/2]
+        chan = self.channel_emb.unsqueeze(1).expand(n, m, half)  # [N, m, d/2]
+        emb = torch.cat([pos, chan], dim=-1)  # [N, m, d]
+        return emb.unsqueeze(0).expand(batch, n, m, self.d_model).reshape(-1, 1, self.d_model)  # [B·N·m, 1, d]
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        batch = x_enc.shape[0]
+        last = x_enc[:, -1:, :].detach()  # [B, 1, N]
+        x = (x_enc - last).transpose(1, 2)  # [B, N, L]
+        segments = x.reshape(-1, self.seg_num_x, self.seg_len)  # [B·N, n, w]
+        _, h_n = self.rnn(self.valueEmbedding(segments))  # [1, B·N, d]
+        # Every output segment starts from its series' h_n: repeat it m times, series-major like the inputs.
+        h_0 = h_n.repeat_interleave(self.seg_num_y, dim=1)  # [1, B·N·m, d]
+        _, h_y = self.rnn(self.decoder_inputs(batch), h_0)  # [1, B·N·m, d]
+        y = self.predict(h_y).reshape(batch, self.enc_in, self.pred_len)  # [B, N, H]
+        y = y.transpose(1, 2) + last  # [B, H, N]
+        return y[:, :, -self.c_out:]  # [B, H, c_out]
