@@ -33,6 +33,9 @@ FEATURE_OVERRIDES: dict[tuple[str, str], dict] = {}
 UNREACHED_PARAMETERS: dict[str, set[str]] = {
     # TSLib's PastDecomposableMixing builds a LayerNorm it never applies (kept for TSLib's parameter count).
     "TimeMixer": {"pdm_blocks.0.layer_norm.weight", "pdm_blocks.0.layer_norm.bias"},
+    # TiDE's temporal decoder keeps TSLib's LayerNorm but does not apply it (over width 1 it would
+    # output its bias whatever the input; see models/TiDE.py).
+    "TiDE": {"temporalDecoder.ln.weight", "temporalDecoder.ln.bias"},
 }
 
 

@@ -1,0 +1,150 @@
+"""TiDE: TSLib's initial weights for a seed, the dense encoder/decoder against a per-series loop, the
+covariates it reads, the temporal-decoder LayerNorm fix, and one-line errors naming the flag."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from models.TiDE import Model
+
+B, L, H, N, F = 2, 16, 8, 3, 4
+
+
+def configs_for(make_configs, **overrides):
+    flags = dict(model="TiDE", seq_len=L, label_len=4, pred_len=H, enc_in=N, dec_in=N, c_out=5,
+                 d_model=8, d_ff=6, e_layers=2, d_layers=2, dropout=0.3, embed="timeF", freq="h")
+    return make_configs(**{**flags, **overrides})
+
+
+def batch(seed: int = 0, label_len: int = 4) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(B, L, N, generator=gen, dtype=torch.float64)
+    x_mark = torch.rand(B, L, F, generator=gen, dtype=torch.float64) - 0.5
+    y_mark = torch.rand(B, label_len + H, F, generator=gen, dtype=torch.float64) - 0.5
+    return x, x_mark, y_mark
+
+
+def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
+    """TSLib's TiDE initialisation at 2 encoder and 2 decoder layers: ResBlocks (fc1, fc2, fc3; the
+    LayerNorm draws nothing) feature F→d→2, encoder L+2(L+H)→d→d, d→d→d, decoder d→d→d, d→d→p·H,
+    temporal p+2→d_ff→1, then the residual Linear L→H."""
+    torch.manual_seed(seed)
+    d, p = configs.d_model, configs.c_out
+    blocks = [(F, d, 2), (L + 2 * (L + H), d, d), (d, d, d), (d, d, d), (d, d, p * H), (p + 2, configs.d_ff, 1)]
+    weights = []
+    for i, h, o in blocks:
+        for layer in (nn.Linear(i, h), nn.Linear(h, o), nn.Linear(i, o)):
+            weights += [layer.weight, layer.bias]
+        weights += [torch.ones(o), torch.zeros(o)]
+    residual = nn.Linear(L, H)
+    return weights + [residual.weight, residual.bias]
+
+
+def test_initial_weights_follow_tslib_construction_order(make_configs):
+    configs = configs_for(make_configs)
+    expected = tslib_initial_weights(configs, seed=2021)
+    torch.manual_seed(2021)
+    ours = list(Model(configs).parameters())
+    assert len(ours) == len(expected)
+    for mine, theirs in zip(ours, expected, strict=True):
+        assert torch.equal(mine, theirs)
+    after_ours = torch.rand(4)
+    tslib_initial_weights(configs, seed=2021)
+    assert torch.equal(after_ours, torch.rand(4))
+
+
+def reference_forecast(model: Model, x, x_mark, y_mark) -> torch.Tensor:
+    """The module docstring's equations one series at a time (eval mode): `[B, H, N]`."""
+    marks = torch.cat([x_mark, y_mark[:, -H:]], dim=1)  # [B, L+H, F]
+    out = torch.empty(B, H, N, dtype=x.dtype)
+    for b in range(B):
+        for c in range(N):
+            series = x[b, :, c]
+            mean, std = series.mean(), torch.sqrt(series.var(unbiased=False) + 1e-5)
+            y = (series - mean) / std
+            feature = model.feature_encoder(marks[b])  # [L+H, 2]
+            hidden = model.encoders(torch.cat([y, feature.flatten()]))
+            g = model.decoders(hidden).reshape(H, model.decode_dim)
+            block = model.temporalDecoder
+            t_in = torch.cat([feature[L:], g], dim=-1)
+            temporal = block.fc2(torch.relu(block.fc1(t_in))) + block.fc3(t_in)  # no LayerNorm
+            out[b, :, c] = (temporal.squeeze(-1) + model.residual_proj(y)) * std + mean
+    return out
+
+
+def test_forward_matches_the_per_series_loop(make_configs):
+    model = Model(configs_for(make_configs)).double().eval()
+    x, x_mark, y_mark = batch()
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, x_mark, None, y_mark), reference_forecast(model, x, x_mark, y_mark))
+
+
+def test_output_keeps_the_input_variates(make_configs):
+    """--c_out is the decoder width p: p ≥ N returns all N variates, p < N the last p (features MS)."""
+    x, x_mark, y_mark = batch()
+    for c_out, width in ((5, N), (N, N), (1, 1)):
+        model = Model(configs_for(make_configs, c_out=c_out)).double().eval()
+        assert model(x, x_mark, None, y_mark).shape == (B, H, width)
+        assert model.decoders[-1].fc2.out_features == c_out * H
+
+
+def test_reads_past_and_future_marks_not_the_label_marks(make_configs):
+    """Covariates are x_mark_enc and the last H steps of x_mark_dec; its label_len steps are ignored."""
+    model = Model(configs_for(make_configs)).double().eval()
+    x, x_mark, y_mark = batch()
+    with torch.no_grad():
+        base = model(x, x_mark, None, y_mark)
+        label_changed = y_mark.clone()
+        label_changed[:, :-H] += 1.0
+        torch.testing.assert_close(model(x, x_mark, None, label_changed), base)
+        future_changed = y_mark.clone()
+        future_changed[:, -1] += 1.0
+        assert not torch.allclose(model(x, x_mark, None, future_changed), base)
+        past_changed = x_mark.clone()
+        past_changed[:, 0] += 1.0
+        assert not torch.allclose(model(x, past_changed, None, y_mark), base)
+        zeros = model(x, torch.zeros_like(x_mark), None, torch.zeros_like(y_mark))
+        torch.testing.assert_close(model(x, None, None, None), zeros)
+
+
+def test_encoder_reaches_the_forecast(make_configs):
+    """TSLib's LayerNorm over the width-1 temporal output would make it the constant ln.bias, cutting the
+    encoder off; here the encoder and decoder receive gradients."""
+    model = Model(configs_for(make_configs)).double().eval()
+    x, x_mark, y_mark = batch()
+    model(x, x_mark, None, y_mark).sum().backward()
+    assert model.encoders[0].fc1.weight.grad.abs().sum() > 0
+    assert model.feature_encoder.fc1.weight.grad.abs().sum() > 0
+    assert model.temporalDecoder.ln.weight.grad is None
+    ln_width_one = nn.LayerNorm(1).double()
+    torch.testing.assert_close(ln_width_one(torch.randn(5, 1, dtype=torch.float64)), torch.zeros(5, 1, dtype=torch.float64))
+
+
+def test_instance_normalised_forecast_is_shift_and_scale_equivariant(make_configs):
+    model = Model(configs_for(make_configs)).double().eval()
+    x, x_mark, y_mark = batch()
+    with torch.no_grad():
+        torch.testing.assert_close(model(3.0 * x + 5.0, x_mark, None, y_mark),
+                                   3.0 * model(x, x_mark, None, y_mark) + 5.0, rtol=1e-4, atol=1e-4)
+
+
+def test_middle_layers_are_independent(make_configs):
+    """TSLib repeats one block object for the middle layers; here each layer has its own weights."""
+    model = Model(configs_for(make_configs, e_layers=3, d_layers=3))
+    assert model.encoders[1] is not model.encoders[2]
+    assert model.decoders[0] is not model.decoders[1]
+    assert not torch.equal(model.encoders[1].fc1.weight, model.encoders[2].fc1.weight)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "flag"),
+    [(dict(task_name="imputation"), "--task_name"), (dict(e_layers=0), "--e_layers"),
+     (dict(d_layers=0), "--d_layers"), (dict(d_ff=0), "--d_ff"), (dict(c_out=0), "--c_out"),
+     (dict(embed="onehot"), "--embed"), (dict(dropout=1.0), "--dropout")],
+    ids=["task", "e_layers", "d_layers", "d_ff", "c_out", "embed", "dropout"],
+)
+def test_bad_config_names_the_flag(make_configs, overrides, flag):
+    with pytest.raises(ValueError, match=flag):
+        Model(configs_for(make_configs, **overrides))
