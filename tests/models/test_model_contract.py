@@ -31,6 +31,8 @@ FEATURE_OVERRIDES: dict[tuple[str, str], dict] = {}
 UNREACHED_PARAMETERS: dict[str, set[str]] = {
     # TSLib's PastDecomposableMixing builds a LayerNorm it never applies (kept for TSLib's parameter count).
     "TimeMixer": {"pdm_blocks.0.layer_norm.weight", "pdm_blocks.0.layer_norm.bias"},
+    # FreTS's channel learner (W_1, B_1) runs only with --channel_independence 0 (TSLib never runs it).
+    "FreTS": {"r1", "i1", "rb1", "ib1"},
 }
 
 
