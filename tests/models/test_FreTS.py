@@ -158,3 +158,14 @@ def test_channel_independence_switches_the_channel_learner(make_configs):
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(small_configs(make_configs, **overrides))
+
+
+def test_channel_dependence_reaches_every_parameter(make_configs):
+    """With --channel_independence 0 the channel learner's W_1, B_1 get gradients too (the contract test
+    lists them as unreached at the default 1)."""
+    model = Model(small_configs(make_configs, channel_independence=0))
+    with torch.no_grad():
+        model.rb1.fill_(0.5)  # lift some pre-activations above the shrink threshold
+    model(torch.randn(2, 20, 5)).square().mean().backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
