@@ -36,6 +36,8 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     # TiDE's temporal decoder keeps TSLib's LayerNorm but does not apply it (over width 1 it would
     # output its bias whatever the input; see models/TiDE.py).
     "TiDE": {"temporalDecoder.ln.weight", "temporalDecoder.ln.bias"},
+    # FreTS's channel learner (W_1, B_1) runs only with --channel_independence 0 (TSLib never runs it).
+    "FreTS": {"r1", "i1", "rb1", "ib1"},
 }
 
 

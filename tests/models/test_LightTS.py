@@ -1,0 +1,123 @@
+"""LightTS: TSLib's construction order, the two sampling views, the IEBlock, padding and clear errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from models.LightTS import IEBlock, Model
+
+
+def small_configs(make_configs, **overrides):
+    flags = dict(model="LightTS", seq_len=48, label_len=24, pred_len=24, d_model=32, enc_in=3, dec_in=3, c_out=3)
+    return make_configs(**{**flags, **overrides})
+
+
+def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
+    """TSLib's LightTS initialisation: layer_1, chunk_proj_1, layer_2, chunk_proj_2, layer_3, ar; each
+    IEBlock builds its two temporal Linears, the node Linear (weight then set to the identity, which
+    draws nothing) and the output Linear."""
+    torch.manual_seed(seed)
+    chunk = min(configs.pred_len, configs.seq_len, 24)
+    chunks = configs.seq_len // chunk
+    d = configs.d_model
+
+    def ie_block(input_dim, hid_dim, output_dim, num_node):
+        layers = [nn.Linear(input_dim, hid_dim), nn.Linear(hid_dim, hid_dim // 4), nn.Linear(num_node, num_node),
+                  nn.Linear(hid_dim // 4, output_dim)]
+        nn.init.eye_(layers[2].weight)
+        return [t for layer in layers for t in (layer.weight, layer.bias)]
+
+    weights = []
+    for _ in range(2):
+        weights += ie_block(chunk, d // 4, d // 4, chunks)
+        proj = nn.Linear(chunks, 1)
+        weights += [proj.weight, proj.bias]
+    weights += ie_block(d // 2, d // 2, configs.pred_len, configs.enc_in)
+    ar = nn.Linear(configs.seq_len, configs.pred_len)
+    return weights + [ar.weight, ar.bias]
+
+
+def test_initial_weights_follow_tslib_construction_order(make_configs):
+    configs = small_configs(make_configs)
+    expected = tslib_initial_weights(configs, seed=2021)
+    torch.manual_seed(2021)
+    model = Model(configs)
+    ours = list(model.parameters())
+    assert len(ours) == len(expected)
+    for mine, theirs in zip(ours, expected, strict=True):
+        assert torch.equal(mine, theirs)
+    after_ours = torch.rand(4)
+    tslib_initial_weights(configs, seed=2021)
+    assert torch.equal(after_ours, torch.rand(4))
+
+
+def test_sampling_views_follow_the_paper(make_configs):
+    """Continuous view column j = steps jC..jC+C−1; interval view column j = steps j, j+L/C, ..."""
+    configs = small_configs(make_configs, seq_len=48, pred_len=12)  # C = 12, L/C = 4
+    model = Model(configs).eval()
+    seen = {}
+    model.layer_1.register_forward_hook(lambda m, args, out: seen.__setitem__("con", args[0]))
+    model.layer_2.register_forward_hook(lambda m, args, out: seen.__setitem__("itv", args[0]))
+    b, n, c, k = 2, configs.enc_in, 12, 4
+    x = torch.randn(b, configs.seq_len, n)
+    with torch.no_grad():
+        model(x)
+    con = torch.empty(b * n, c, k)
+    itv = torch.empty(b * n, c, k)
+    for bi in range(b):
+        for v in range(n):
+            for i in range(c):
+                for j in range(k):
+                    con[bi * n + v, i, j] = x[bi, j * c + i, v]
+                    itv[bi * n + v, i, j] = x[bi, j + i * k, v]
+    assert torch.equal(seen["con"], con)
+    assert torch.equal(seen["itv"], itv)
+
+
+def test_ie_block_equals_its_definition():
+    torch.manual_seed(3)
+    block = IEBlock(input_dim=5, hid_dim=8, output_dim=6, num_node=3).double()
+    with torch.no_grad():
+        block.channel_proj.weight.normal_()  # leave the identity start to test the general case
+    x = torch.randn(2, 5, 3, dtype=torch.float64)  # [B', input_dim, num_node]
+    expected = torch.empty(2, 6, 3, dtype=torch.float64)
+    for bi in range(2):
+        z = torch.stack([block.spatial_proj(x[bi, :, j]) for j in range(3)], dim=1)  # [2, 3]
+        z = z + (z @ block.channel_proj.weight.T + block.channel_proj.bias)
+        expected[bi] = torch.stack([block.output_proj(z[:, j]) for j in range(3)], dim=1)
+    torch.testing.assert_close(block(x), expected)
+
+
+def test_channel_projection_starts_as_identity(make_configs):
+    model = Model(small_configs(make_configs))
+    for block in (model.layer_1, model.layer_2, model.layer_3):
+        n = block.channel_proj.in_features
+        assert torch.equal(block.channel_proj.weight, torch.eye(n))
+
+
+def test_window_not_divisible_by_the_chunk_is_front_padded_with_its_first_value(make_configs):
+    configs = small_configs(make_configs, seq_len=40, pred_len=24)  # C = 24 → padded to 48
+    model = Model(configs).eval()
+    assert (model.chunk_size, model.num_chunks, model.ar.in_features) == (24, 2, 48)
+    x = torch.randn(2, 40, configs.enc_in)
+    padded = torch.cat([x[:, :1].expand(2, 8, -1), x], dim=1)
+    with torch.no_grad():
+        out = model(x)
+        # The padded window of a model built for 48 steps gives the same forecast.
+        twin = Model(small_configs(make_configs, seq_len=48, pred_len=24)).eval()
+        twin.load_state_dict(model.state_dict())
+        torch.testing.assert_close(out, twin(padded), rtol=0, atol=0)
+    assert out.shape == (2, 24, configs.enc_in)
+
+
+@pytest.mark.parametrize(("overrides", "flag"), [
+    (dict(task_name="imputation"), "--task_name"),
+    (dict(task_name="short_term_forecast"), "--task_name"),
+    (dict(d_model=8), "--d_model"),
+    (dict(c_out=4), "--c_out"),
+], ids=["imputation", "short_term", "d_model", "c_out"])
+def test_bad_config_names_the_flag(make_configs, overrides, flag):
+    with pytest.raises(ValueError, match=flag):
+        Model(small_configs(make_configs, **overrides))
