@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from layers.Transformer_EncDec import ACTIVATIONS
+from layers.Transformer_EncDec import activation_fn
 
 
 class moving_avg(nn.Module):
@@ -34,6 +34,8 @@ class moving_avg(nn.Module):
 
     def __init__(self, kernel_size: int, stride: int = 1) -> None:
         super().__init__()
+        if kernel_size < 1 or stride < 1:
+            raise ValueError(f"moving_avg kernel_size {kernel_size} and stride {stride} must be positive (--moving_avg)")
         self.kernel_size = kernel_size
         self.front = (kernel_size - 1) // 2
         self.end = kernel_size - 1 - self.front
@@ -116,7 +118,7 @@ class EncoderLayer(nn.Module):
         self.decomp1 = series_decomp(moving_avg)
         self.decomp2 = series_decomp(moving_avg)
         self.dropout = nn.Dropout(dropout)
-        self.activation = ACTIVATIONS[activation]
+        self.activation = activation_fn(activation)
 
     def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -175,7 +177,7 @@ class DecoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.projection = nn.Conv1d(d_model, c_out, kernel_size=3, stride=1, padding=1,
                                     padding_mode="circular", bias=False)
-        self.activation = ACTIVATIONS[activation]
+        self.activation = activation_fn(activation)
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
                 cross_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -7,6 +7,10 @@
   (PatchTST).
 - Time marks: a Linear without bias over timeF features, or summed per-field tables over integer
   calendar marks (fixed sinusoid tables or learned ones).
+
+Constructors, calls and parameter names are TSLib's (`TokenEmbedding.tokenConv`, `DataEmbedding(c_in,
+d_model, embed_type, freq, dropout)`, `DataEmbedding_inverted(c_in=seq_len, ...)`, ...), so TSLib model
+files build them unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import math
 import torch
 import torch.nn as nn
 
+from layers.config_checks import EMBED_TYPES
 from utils.timefeatures import base_unit, num_time_features
 
 
@@ -41,6 +46,15 @@ class PositionalEmbedding(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.pe[:, : x.size(1)]  # [1, L, D]
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        # TSLib saves the table (a persistent buffer): accept it from a TSLib checkpoint if it is ours.
+        saved = state_dict.pop(prefix + "pe", None)
+        if saved is not None and not (saved.shape == self.pe.shape and torch.allclose(saved, self.pe.to(saved))):
+            error_msgs.append(f"{prefix}pe: the checkpoint's positional table is not the sinusoid of this layer")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
 
 class TokenEmbedding(nn.Module):
     """Value embedding by a circular Conv1d over time (kernel 3, no bias, Kaiming-normal init):
@@ -48,20 +62,21 @@ class TokenEmbedding(nn.Module):
 
     def __init__(self, c_in: int, d_model: int) -> None:
         super().__init__()
-        self.token_conv = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular", bias=False)
-        nn.init.kaiming_normal_(self.token_conv.weight, mode="fan_in", nonlinearity="leaky_relu")
+        # TSLib's attribute name, so its checkpoints load.
+        self.tokenConv = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular", bias=False)
+        nn.init.kaiming_normal_(self.tokenConv.weight, mode="fan_in", nonlinearity="leaky_relu")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.token_conv(x.transpose(1, 2)).transpose(1, 2)  # [B, L, D]
+        return self.tokenConv(x.transpose(1, 2)).transpose(1, 2)  # [B, L, D]
 
 
 class FixedEmbedding(nn.Module):
     """A frozen sinusoid lookup table for an integer calendar field: `[B, L]` → `[B, L, D]`."""
 
-    def __init__(self, num_embeddings: int, d_model: int) -> None:
+    def __init__(self, c_in: int, d_model: int) -> None:
         super().__init__()
-        self.emb = nn.Embedding(num_embeddings, d_model)
-        self.emb.weight = nn.Parameter(sinusoid_table(num_embeddings, d_model), requires_grad=False)
+        self.emb = nn.Embedding(c_in, d_model)
+        self.emb.weight = nn.Parameter(sinusoid_table(c_in, d_model), requires_grad=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.emb(x).detach()
@@ -77,6 +92,7 @@ class TemporalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, embed_type: str = "fixed", freq: str = "h") -> None:
         super().__init__()
+        check_embed_type(embed_type)
         table = FixedEmbedding if embed_type == "fixed" else nn.Embedding
         self.use_minute = base_unit(freq) in ("t", "s")
         if self.use_minute:
@@ -97,9 +113,12 @@ class TemporalEmbedding(nn.Module):
 
 
 class TimeFeatureEmbedding(nn.Module):
-    """Linear map (no bias) of the timeF marks: `[B, L, F]` → `[B, L, D]`, F = num_time_features(freq)."""
+    """Linear map (no bias) of the timeF marks: `[B, L, F]` → `[B, L, D]`, F = num_time_features(freq).
 
-    def __init__(self, d_model: int, freq: str = "h") -> None:
+    `embed_type` is accepted for TSLib's signature; this embedding is the 'timeF' one.
+    """
+
+    def __init__(self, d_model: int, embed_type: str = "timeF", freq: str = "h") -> None:
         super().__init__()
         self.embed = nn.Linear(num_time_features(freq), d_model, bias=False)
 
@@ -107,10 +126,16 @@ class TimeFeatureEmbedding(nn.Module):
         return self.embed(x)
 
 
+def check_embed_type(embed_type: str) -> None:
+    """Reject an `--embed` value other than timeF, fixed or learned."""
+    if embed_type not in EMBED_TYPES:
+        raise ValueError(f"embed_type {embed_type!r} is not one of {', '.join(EMBED_TYPES)} (--embed)")
+
+
 def temporal_embedding(d_model: int, embed_type: str, freq: str) -> nn.Module:
     """The mark embedding for `--embed`: 'timeF' → TimeFeatureEmbedding, 'fixed'/'learned' → TemporalEmbedding."""
     if embed_type == "timeF":
-        return TimeFeatureEmbedding(d_model, freq)
+        return TimeFeatureEmbedding(d_model, embed_type, freq)
     return TemporalEmbedding(d_model, embed_type, freq)
 
 
@@ -137,12 +162,17 @@ class DataEmbedding(nn.Module):
 
 class DataEmbedding_wo_pos(nn.Module):
     """value + temporal, then dropout, without the position term (Autoformer's and TimeMixer's embedding):
-    `[B, L, C]`, marks `[B, L, F]` or None → `[B, L, D]`."""
+    `[B, L, C]`, marks `[B, L, F]` or None → `[B, L, D]`.
+
+    Like TSLib it holds a `position_embedding` that the forward does not add, so the module tree and
+    TSLib checkpoints match.
+    """
 
     def __init__(self, c_in: int, d_model: int, embed_type: str = "fixed", freq: str = "h",
                  dropout: float = 0.1) -> None:
         super().__init__()
         self.value_embedding = TokenEmbedding(c_in, d_model)
+        self.position_embedding = PositionalEmbedding(d_model)
         self.temporal_embedding = temporal_embedding(d_model, embed_type, freq)
         self.dropout = nn.Dropout(dropout)
 
@@ -155,11 +185,16 @@ class DataEmbedding_wo_pos(nn.Module):
 
 class DataEmbedding_inverted(nn.Module):
     """iTransformer's variate tokens: each variate's whole window (and each mark column, as an extra
-    variate) is one token, Linear(L → D): `[B, L, N]`, marks `[B, L, F]` → `[B, N + F, D]`."""
+    variate) is one token, Linear(L → D): `[B, L, N]`, marks `[B, L, F]` → `[B, N + F, D]`.
 
-    def __init__(self, seq_len: int, d_model: int, dropout: float = 0.1) -> None:
+    TSLib's signature: `c_in` is the window length L (iTransformer passes `configs.seq_len`);
+    `embed_type` and `freq` are accepted and unused (marks are tokens, not embedded by type).
+    """
+
+    def __init__(self, c_in: int, d_model: int, embed_type: str = "fixed", freq: str = "h",
+                 dropout: float = 0.1) -> None:
         super().__init__()
-        self.value_embedding = nn.Linear(seq_len, d_model)
+        self.value_embedding = nn.Linear(c_in, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, x_mark: torch.Tensor | None) -> torch.Tensor:

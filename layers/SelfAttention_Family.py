@@ -6,7 +6,14 @@ ProbSparse (Informer eq. 3-4): rank each query by the sparsity measurement
 M̄(q, K) = max_j(q k_jᵀ) − (1/L_K) Σ_j q k_jᵀ over U = c·⌈ln L_K⌉ sampled keys, give the top
 u = c·⌈ln L_Q⌉ queries full softmax attention and every other ("lazy") query the mean of V (the
 cumulative sum of V when causal, as the authors' code and TSLib do).
+De-stationary attention (Liu et al., "Non-stationary Transformers", NeurIPS 2022, eq. 6):
+A = softmax((τ · Q Kᵀ + 1 Δᵀ) / √E) V with the learned de-stationary factors τ `[B, 1]` and Δ `[B, S]`.
 Heads are laid out as `[B, L, H, E]` (TSLib's convention) so that projections reshape for free.
+
+Every attention class takes TSLib's constructor `(mask_flag, factor, scale, attention_dropout,
+output_attention)` and call `(queries, keys, values, attn_mask, tau=None, delta=None)`, so a TSLib
+model file builds and calls them unchanged (`FullAttention(False, configs.factor, ...)` passes the
+factor, which full attention does not use, never a scale).
 """
 
 from __future__ import annotations
@@ -23,36 +30,112 @@ def triangular_causal_mask(q_len: int, k_len: int, device: torch.device | None =
     return torch.ones(q_len, k_len, dtype=torch.bool, device=device).triu(diagonal=1)[None, None]
 
 
+def _check_attention_args(factor: int | None, attention_dropout: float, scale: float | None) -> None:
+    """One-line ValueErrors for bad constructor arguments (factor None: not used, not checked)."""
+    if factor is not None and factor < 1:
+        raise ValueError(f"factor {factor} must be a positive integer (--factor)")
+    if not 0.0 <= attention_dropout < 1.0:
+        raise ValueError(f"attention_dropout {attention_dropout} must lie in [0, 1) (--dropout)")
+    if scale is not None and scale <= 0:
+        raise ValueError(f"scale {scale} must be positive, or None for 1/sqrt(E)")
+
+
+def _no_destationary(name: str, tau: torch.Tensor | None, delta: torch.Tensor | None) -> None:
+    """Attention without de-stationary factors accepts TSLib's `tau`/`delta` only as None."""
+    if tau is not None or delta is not None:
+        raise ValueError(f"{name} does not use the de-stationary factors tau/delta; use DSAttention")
+
+
+def _scaled_dot_product(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                        attn_mask: torch.Tensor | None, mask_flag: bool, scale: float | None,
+                        dropout: nn.Module, tau: torch.Tensor | None = None, delta: torch.Tensor | None = None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(scale · (tau · Q Kᵀ + delta) masked) V → (`[B, L, H, D]`, weights `[B, H, L, S]`).
+
+    `attn_mask` is a boolean tensor (True = hidden) or an object holding one as `.mask`, as TSLib's
+    `TriangularCausalMask` does; tau `[B, 1, 1, 1]` and delta `[B, 1, 1, S]` are skipped when None.
+    """
+    scale = scale or 1.0 / math.sqrt(queries.shape[-1])
+    scores = torch.einsum("blhe,bshe->bhls", queries, keys)  # [B, H, L, S]
+    if tau is not None:
+        scores = scores * tau
+    if delta is not None:
+        scores = scores + delta
+    if mask_flag:
+        if attn_mask is None:
+            attn_mask = triangular_causal_mask(queries.shape[1], keys.shape[1], queries.device)
+        scores = scores.masked_fill(getattr(attn_mask, "mask", attn_mask), float("-inf"))
+    weights = dropout(torch.softmax(scale * scores, dim=-1))
+    out = torch.einsum("bhls,bshd->blhd", weights, values)  # [B, L, H, D]
+    return out.contiguous(), weights
+
+
 class FullAttention(nn.Module):
-    """Softmax attention over all keys, optionally causal.
+    """Softmax attention over all keys, optionally causal. TSLib's signature.
 
     Args:
         mask_flag: apply a causal mask (the given `attn_mask`, or a triangular one when None).
-        scale: score scale; default 1/√E.
+        factor: accepted for TSLib's signature (the sparse attentions' c); full attention ignores it.
+        scale: score scale; default (None) 1/√E.
         attention_dropout: dropout on the attention weights.
         output_attention: also return the weights `[B, H, L, S]`.
     """
 
-    def __init__(self, mask_flag: bool = True, scale: float | None = None,
+    def __init__(self, mask_flag: bool = True, factor: int = 5, scale: float | None = None,
                  attention_dropout: float = 0.1, output_attention: bool = False) -> None:
         super().__init__()
+        _check_attention_args(None, attention_dropout, scale)
         self.mask_flag = mask_flag
+        self.factor = factor
         self.scale = scale
         self.output_attention = output_attention
         self.dropout = nn.Dropout(attention_dropout)
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                attn_mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """queries `[B, L, H, E]`, keys `[B, S, H, E]`, values `[B, S, H, D]` → `[B, L, H, D]`."""
-        scale = self.scale or 1.0 / math.sqrt(queries.shape[-1])
-        scores = torch.einsum("blhe,bshe->bhls", queries, keys)  # [B, H, L, S]
-        if self.mask_flag:
-            if attn_mask is None:
-                attn_mask = triangular_causal_mask(queries.shape[1], keys.shape[1], queries.device)
-            scores = scores.masked_fill(attn_mask, float("-inf"))
-        weights = self.dropout(torch.softmax(scale * scores, dim=-1))
-        out = torch.einsum("bhls,bshd->blhd", weights, values)  # [B, L, H, D]
-        return out.contiguous(), (weights if self.output_attention else None)
+                attn_mask: torch.Tensor | None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """queries `[B, L, H, E]`, keys `[B, S, H, E]`, values `[B, S, H, D]` → `[B, L, H, D]`.
+
+        `tau` and `delta` are TSLib's de-stationary factors; full attention accepts them only as None.
+        """
+        _no_destationary("FullAttention", tau, delta)
+        out, weights = _scaled_dot_product(queries, keys, values, attn_mask, self.mask_flag, self.scale,
+                                           self.dropout)
+        return out, (weights if self.output_attention else None)
+
+
+class DSAttention(nn.Module):
+    """De-stationary attention (Non-stationary Transformers, eq. 6), TSLib's signature.
+
+    Same as FullAttention with the scores rescaled by tau `[B, 1]` and shifted by delta `[B, S]`
+    before the softmax; tau None means 1 and delta None means 0, where it equals FullAttention.
+    `factor` is accepted for TSLib's signature and unused.
+    """
+
+    def __init__(self, mask_flag: bool = True, factor: int = 5, scale: float | None = None,
+                 attention_dropout: float = 0.1, output_attention: bool = False) -> None:
+        super().__init__()
+        _check_attention_args(None, attention_dropout, scale)
+        self.mask_flag = mask_flag
+        self.factor = factor
+        self.scale = scale
+        self.output_attention = output_attention
+        self.dropout = nn.Dropout(attention_dropout)
+
+    def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                attn_mask: torch.Tensor | None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """queries `[B, L, H, E]`, keys `[B, S, H, E]`, values `[B, S, H, D]`, tau `[B, 1]`, delta `[B, S]`."""
+        b, k_len = keys.shape[0], keys.shape[1]
+        if tau is not None and tau.numel() != b:
+            raise ValueError(f"tau must hold one factor per sample, [B={b}, 1], got {tuple(tau.shape)}")
+        if delta is not None and delta.numel() != b * k_len:
+            raise ValueError(f"delta must hold one shift per key, [B={b}, S={k_len}], got {tuple(delta.shape)}")
+        scale_by = None if tau is None else tau.reshape(b, 1, 1, 1)  # [B, 1, 1, 1]
+        shift_by = None if delta is None else delta.reshape(b, 1, 1, k_len)  # [B, 1, 1, S]
+        out, weights = _scaled_dot_product(queries, keys, values, attn_mask, self.mask_flag, self.scale,
+                                           self.dropout, scale_by, shift_by)
+        return out, (weights if self.output_attention else None)
 
 
 class ProbSparseResult(NamedTuple):
@@ -186,8 +269,7 @@ class ProbAttention(nn.Module):
                  attention_dropout: float = 0.1, output_attention: bool = False,
                  eval_sample_seed: int | None = 0) -> None:
         super().__init__()
-        if factor < 1:
-            raise ValueError(f"factor {factor} must be a positive integer (--factor)")
+        _check_attention_args(factor, attention_dropout, scale)
         self.mask_flag = mask_flag
         self.factor = factor
         self.scale = scale
@@ -203,8 +285,10 @@ class ProbAttention(nn.Module):
         return torch.randint(k_len, (q_len, n_sample), generator=generator).to(device)
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                attn_mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                attn_mask: torch.Tensor | None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """queries `[B, L, H, E]`, keys `[B, S, H, E]`, values `[B, S, H, D]` → `[B, L, H, D]`."""
+        _no_destationary("ProbAttention", tau, delta)
         if attn_mask is not None:
             raise ValueError("ProbAttention builds its own causal mask (mask_flag); pass attn_mask=None")
         q_len, k_len = queries.shape[1], keys.shape[1]
@@ -222,11 +306,14 @@ class ProbAttention(nn.Module):
 
 class AttentionLayer(nn.Module):
     """Multi-head wrapper: Linear q/k/v projections (with bias) into `n_heads` heads of width
-    d_keys = d_model / n_heads (by default), the inner attention, and an output Linear."""
+    d_keys = d_model / n_heads (by default), the inner attention, and an output Linear.
+    TSLib's signature and attribute names (inner_attention, query/key/value/out_projection)."""
 
     def __init__(self, attention: nn.Module, d_model: int, n_heads: int,
                  d_keys: int | None = None, d_values: int | None = None) -> None:
         super().__init__()
+        if n_heads < 1:
+            raise ValueError(f"n_heads {n_heads} must be a positive integer (--n_heads)")
         d_keys = d_keys or d_model // n_heads
         d_values = d_values or d_model // n_heads
         self.inner_attention = attention
@@ -237,14 +324,17 @@ class AttentionLayer(nn.Module):
         self.n_heads = n_heads
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                attn_mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """queries `[B, L, D]`, keys and values `[B, S, D]` → (`[B, L, D]`, weights or None)."""
+                attn_mask: torch.Tensor | None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """queries `[B, L, D]`, keys and values `[B, S, D]` → (`[B, L, D]`, weights or None).
+
+        `tau`/`delta` are passed on to the inner attention (DSAttention's de-stationary factors)."""
         b, q_len, _ = queries.shape
         k_len = keys.shape[1]
         h = self.n_heads
         q = self.query_projection(queries).view(b, q_len, h, -1)  # [B, L, H, E]
         k = self.key_projection(keys).view(b, k_len, h, -1)  # [B, S, H, E]
         v = self.value_projection(values).view(b, k_len, h, -1)  # [B, S, H, Dv]
-        out, attn = self.inner_attention(q, k, v, attn_mask)
+        out, attn = self.inner_attention(q, k, v, attn_mask, tau=tau, delta=delta)
         out = out.view(b, q_len, -1)  # [B, L, H·Dv]
         return self.out_projection(out), attn

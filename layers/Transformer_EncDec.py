@@ -1,5 +1,8 @@
 """Post-norm Transformer encoder and decoder blocks (Vaswani et al., 2017, as laid out in TSLib).
 
+Constructors, call signatures (`tau`/`delta` pass through to the attention) and attribute names are
+TSLib's, so a model file written against TSLib's layers runs here unchanged and its checkpoints load.
+
 EncoderLayer: x = LN(x + Drop(Attn(x))); out = LN(x + Drop(W₂ Drop(act(W₁ x))))
 DecoderLayer: x = LN(x + Drop(SelfAttn(x))); x = LN(x + Drop(CrossAttn(x, enc))); then the FFN as above.
 The FFN's W₁ (D → d_ff) and W₂ (d_ff → D) are 1×1 Conv1d layers, TSLib's parameterisation.
@@ -18,38 +21,45 @@ from layers.SelfAttention_Family import AttentionLayer, FullAttention
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
-class PositionwiseFeedForward(nn.Module):
-    """Drop(W₂ Drop(act(W₁ x))) with 1×1 convolutions: `[B, L, D]` → `[B, L, D]`."""
+def activation_fn(activation: str):
+    """The FFN activation for `--activation` ('relu' or 'gelu')."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation {activation!r} is not one of {', '.join(ACTIVATIONS)} (--activation)")
+    return ACTIVATIONS[activation]
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
-        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
-        self.dropout = nn.Dropout(dropout)
-        self.activation = ACTIVATIONS[activation]
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.dropout(self.activation(self.conv1(x.transpose(1, 2))))  # [B, d_ff, L]
-        return self.dropout(self.conv2(y).transpose(1, 2))  # [B, L, D]
+def _feed_forward(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Drop(W₂ Drop(act(W₁ x))) through `layer`'s conv1, conv2, dropout and activation: `[B, L, D]` → `[B, L, D]`."""
+    y = layer.dropout(layer.activation(layer.conv1(x.transpose(1, 2))))  # [B, d_ff, L]
+    return layer.dropout(layer.conv2(y).transpose(1, 2))  # [B, L, D]
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention then FFN, each with a residual and a post-LayerNorm. d_ff defaults to 4·D."""
+    """Self-attention then FFN, each with a residual and a post-LayerNorm. d_ff defaults to 4·D.
+
+    TSLib's signature and attribute names (attention, conv1, conv2, norm1, norm2, dropout), so a TSLib
+    model file builds it unchanged and TSLib checkpoints load.
+    """
 
     def __init__(self, attention: nn.Module, d_model: int, d_ff: int | None = None,
                  dropout: float = 0.1, activation: str = "relu") -> None:
         super().__init__()
+        d_ff = d_ff or 4 * d_model
         self.attention = attention
-        self.ffn = PositionwiseFeedForward(d_model, d_ff or 4 * d_model, dropout, activation)
+        # Created in TSLib's order (conv1, conv2, norm1, norm2), so a seed gives TSLib's initial weights.
+        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
+        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
+        self.activation = activation_fn(activation)
 
-    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        new_x, attn = self.attention(x, x, x, attn_mask)
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """x `[B, L, D]` → (`[B, L, D]`, attention weights or None); tau/delta go to the attention."""
+        new_x, attn = self.attention(x, x, x, attn_mask=attn_mask, tau=tau, delta=delta)
         x = self.norm1(x + self.dropout(new_x))
-        return self.norm2(x + self.ffn(x)), attn
+        return self.norm2(x + _feed_forward(self, x)), attn
 
 
 class ConvLayer(nn.Module):
@@ -90,13 +100,22 @@ class Encoder(nn.Module):
         self.conv_layers = nn.ModuleList(conv_layers) if conv_layers is not None else None
         self.norm = norm_layer
 
-    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        """x `[B, L, D]` → (`[B, L', D]`, one weights entry per attention layer).
+
+        `tau` goes to every layer. `delta` (one shift per key) goes to every layer, or with distilling
+        only to the first, since the later ones see a shorter sequence (TSLib's rule); `attn_mask`
+        likewise stops at the first distilling step.
+        """
         attns = []
+        distil = self.conv_layers is not None
         for i, layer in enumerate(self.attn_layers):
-            x, attn = layer(x, attn_mask=attn_mask)
+            first = i == 0
+            x, attn = layer(x, attn_mask=attn_mask if first or not distil else None, tau=tau,
+                            delta=delta if first or not distil else None)
             attns.append(attn)
-            if self.conv_layers is not None and i < len(self.conv_layers):
+            if distil and i < len(self.conv_layers):
                 x = self.conv_layers[i](x)  # [B, ⌊(L + 1) / 2⌋ + 1, D]
         if self.norm is not None:
             x = self.norm(x)
@@ -104,11 +123,12 @@ class Encoder(nn.Module):
 
 
 def full_attention_encoder(d_model: int, n_heads: int, d_ff: int, e_layers: int, dropout: float,
-                           activation: str, norm_layer: nn.Module | None) -> Encoder:
-    """`e_layers` post-norm encoder layers over non-causal full attention, then `norm_layer`."""
+                           activation: str, norm_layer: nn.Module | None, factor: int = 5) -> Encoder:
+    """`e_layers` post-norm encoder layers over non-causal full attention, then `norm_layer`
+    (the encoder TSLib's Transformer, iTransformer and PatchTST build inline)."""
     return Encoder(
         [
-            EncoderLayer(AttentionLayer(FullAttention(False, attention_dropout=dropout), d_model, n_heads),
+            EncoderLayer(AttentionLayer(FullAttention(False, factor, attention_dropout=dropout), d_model, n_heads),
                          d_model, d_ff, dropout=dropout, activation=activation)
             for _ in range(e_layers)
         ],
@@ -117,25 +137,36 @@ def full_attention_encoder(d_model: int, n_heads: int, d_ff: int, e_layers: int,
 
 
 class DecoderLayer(nn.Module):
-    """Self-attention, cross-attention to the encoder output, then FFN; three post-LayerNorms."""
+    """Self-attention, cross-attention to the encoder output, then FFN; three post-LayerNorms.
+
+    TSLib's signature and attribute names (self_attention, cross_attention, conv1, conv2, norm1-3, dropout).
+    """
 
     def __init__(self, self_attention: nn.Module, cross_attention: nn.Module, d_model: int,
                  d_ff: int | None = None, dropout: float = 0.1, activation: str = "relu") -> None:
         super().__init__()
+        d_ff = d_ff or 4 * d_model
         self.self_attention = self_attention
         self.cross_attention = cross_attention
-        self.ffn = PositionwiseFeedForward(d_model, d_ff or 4 * d_model, dropout, activation)
+        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
+        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
+        self.activation = activation_fn(activation)
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
-                cross_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x `[B, L, D]` (decoder tokens), cross `[B, S, D]` (encoder output) → `[B, L, D]`."""
-        x = self.norm1(x + self.dropout(self.self_attention(x, x, x, x_mask)[0]))
-        x = self.norm2(x + self.dropout(self.cross_attention(x, cross, cross, cross_mask)[0]))
-        return self.norm3(x + self.ffn(x))
+                cross_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> torch.Tensor:
+        """x `[B, L, D]` (decoder tokens), cross `[B, S, D]` (encoder output) → `[B, L, D]`.
+
+        tau goes to both attentions; delta (one shift per encoder position) only to the cross-attention.
+        """
+        x = self.norm1(x + self.dropout(self.self_attention(x, x, x, attn_mask=x_mask, tau=tau, delta=None)[0]))
+        cross_out = self.cross_attention(x, cross, cross, attn_mask=cross_mask, tau=tau, delta=delta)[0]
+        x = self.norm2(x + self.dropout(cross_out))
+        return self.norm3(x + _feed_forward(self, x))
 
 
 class Decoder(nn.Module):
@@ -149,9 +180,11 @@ class Decoder(nn.Module):
         self.projection = projection
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
-                cross_mask: torch.Tensor | None = None) -> torch.Tensor:
+                cross_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> torch.Tensor:
+        """x `[B, L, D]`, cross `[B, S, D]` → `[B, L, D]`, or `[B, L, c_out]` with a projection."""
         for layer in self.layers:
-            x = layer(x, cross, x_mask=x_mask, cross_mask=cross_mask)
+            x = layer(x, cross, x_mask=x_mask, cross_mask=cross_mask, tau=tau, delta=delta)
         if self.norm is not None:
             x = self.norm(x)
         if self.projection is not None:

@@ -57,13 +57,14 @@ class Model(nn.Module):
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
         individual = bool(configs.individual)
-        self.decomposition = series_decomp(configs.moving_avg)
-        self.linear_seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
-        self.linear_trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+        # TSLib's attribute names (its spelling of `decompsition` included), so its checkpoints load.
+        self.decompsition = series_decomp(configs.moving_avg)
+        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        seasonal, trend = self.decomposition(x_enc)  # [B, L, N] each
-        out = self.linear_seasonal(seasonal.transpose(1, 2)) + self.linear_trend(trend.transpose(1, 2))  # [B, N, H]
+        seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
+        out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
         return out.transpose(1, 2)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]

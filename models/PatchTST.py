@@ -29,15 +29,21 @@ from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
 
 
-class BatchNormTokens(nn.Module):
-    """BatchNorm1d over the feature axis of tokens `[B, P, D]` (PatchTST's choice over LayerNorm)."""
+class Transpose(nn.Module):
+    """Swap two axes (TSLib's PatchTST helper, so the encoder norm keeps its parameter names)."""
 
-    def __init__(self, d_model: int) -> None:
+    def __init__(self, dim0: int, dim1: int) -> None:
         super().__init__()
-        self.norm = nn.BatchNorm1d(d_model)
+        self.dim0, self.dim1 = dim0, dim1
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.norm(x.transpose(1, 2)).transpose(1, 2)  # [B, P, D]
+        return x.transpose(self.dim0, self.dim1)
+
+
+def batch_norm_tokens(d_model: int) -> nn.Sequential:
+    """BatchNorm1d over the feature axis of tokens `[B, P, D]` (PatchTST's choice over LayerNorm), laid
+    out as TSLib's Sequential(Transpose, BatchNorm1d, Transpose): parameters `norm.1.weight/bias`."""
+    return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
 
 
 class FlattenHead(nn.Module):
@@ -77,7 +83,8 @@ class Model(nn.Module):
         self.normalize = Normalize(configs.enc_in)
         self.patch_embedding = PatchEmbedding(configs.d_model, patch_len, stride, padding, configs.dropout)
         self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
-                                              configs.dropout, configs.activation, BatchNormTokens(configs.d_model))
+                                              configs.dropout, configs.activation, batch_norm_tokens(configs.d_model),
+                                              configs.factor)
         num_patches = (configs.seq_len + padding - patch_len) // stride + 1
         self.head = FlattenHead(configs.d_model * num_patches, configs.pred_len, head_dropout=configs.dropout)
 

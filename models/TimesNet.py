@@ -95,7 +95,8 @@ class Model(nn.Module):
         self.normalize = Normalize(configs.enc_in)
         # Built in TSLib's order (blocks, embedding, norm, predict_linear, projection), so a given seed
         # draws the same initial weights as TSLib's TimesNet.
-        self.blocks = nn.ModuleList(
+        # `model` is TSLib's name for the block list, kept so its checkpoints load.
+        self.model = nn.ModuleList(
             TimesBlock(total_len, configs.d_model, configs.d_ff, configs.top_k, configs.num_kernels)
             for _ in range(configs.e_layers)
         )
@@ -112,7 +113,7 @@ class Model(nn.Module):
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens = self.enc_embedding(x, x_mark_enc)  # [B, L, D]
         tokens = self.predict_linear(tokens.transpose(1, 2)).transpose(1, 2)  # [B, T, D]
-        for block in self.blocks:
+        for block in self.model:
             tokens = self.layer_norm(block(tokens))
         out = self.projection(tokens)  # [B, T, c_out]
         return self.normalize(out[:, -self.pred_len:, :], "denorm")  # [B, H, c_out]

@@ -47,11 +47,11 @@ class Model(nn.Module):
         d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
 
         def attention(causal: bool) -> AttentionLayer:
-            return AttentionLayer(FullAttention(causal, attention_dropout=dropout), d_model, n_heads)
+            return AttentionLayer(FullAttention(causal, configs.factor, attention_dropout=dropout), d_model, n_heads)
 
         self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
         self.encoder = full_attention_encoder(d_model, n_heads, configs.d_ff, configs.e_layers, dropout,
-                                              configs.activation, nn.LayerNorm(d_model))
+                                              configs.activation, nn.LayerNorm(d_model), configs.factor)
         self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
         self.decoder = Decoder(
             [

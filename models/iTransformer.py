@@ -44,9 +44,11 @@ class Model(nn.Module):
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
         self.normalize = Normalize(configs.enc_in)
-        self.enc_embedding = DataEmbedding_inverted(configs.seq_len, configs.d_model, configs.dropout)
+        self.enc_embedding = DataEmbedding_inverted(configs.seq_len, configs.d_model, configs.embed, configs.freq,
+                                                    configs.dropout)
         self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
-                                              configs.dropout, configs.activation, nn.LayerNorm(configs.d_model))
+                                              configs.dropout, configs.activation, nn.LayerNorm(configs.d_model),
+                                              configs.factor)
         self.projection = nn.Linear(configs.d_model, configs.pred_len)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,

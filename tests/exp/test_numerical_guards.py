@@ -28,7 +28,7 @@ def inject(monkeypatch, fault: str, snapshot: dict, folder):
                 snapshot.update({p.name: p.read_bytes() for p in folder.glob("checkpoints/*/*.pth")})
                 if fault == "inf-parameter":
                     with torch.no_grad():
-                        self._bare_model().linear_trend.bias.fill_(float("inf"))
+                        self._bare_model().Linear_Trend.bias.fill_(float("inf"))
         out, y = original(self, batch, runner)
         if runner is None and calls["train"] == FAULT_CALL and fault == "nan-output":
             out = out * float("nan")
@@ -39,8 +39,8 @@ def inject(monkeypatch, fault: str, snapshot: dict, folder):
 
 @pytest.mark.filterwarnings("ignore:Error detected in MseLossBackward0")
 @pytest.mark.parametrize("fault, flags, loss, culprit", [
-    ("nan-output", (), "nan", "first non-finite gradient: linear_seasonal.weight"),
-    ("inf-parameter", (), "inf", "first non-finite parameter: linear_trend.bias"),
+    ("nan-output", (), "nan", "first non-finite gradient: Linear_Seasonal.weight"),
+    ("inf-parameter", (), "inf", "first non-finite parameter: Linear_Trend.bias"),
     ("nan-output", ("--detect_anomaly",), "nan",
      "autograd anomaly: Function 'MseLossBackward0' returned nan values in its 0th output."),
 ], ids=["nan-output", "inf-parameter", "nan-output-detect-anomaly"])

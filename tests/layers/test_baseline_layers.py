@@ -144,8 +144,8 @@ def test_encoder_layer_is_post_norm() -> None:
     layer = EncoderLayer(attention, 8, 16, dropout=0.0, activation="gelu").double().eval()
     x = torch.randn(2, 6, 8, dtype=torch.float64)
     h = layer.norm1(x + attention(x, x, x, None)[0])
-    ffn = F.linear(F.gelu(F.linear(h, layer.ffn.conv1.weight[..., 0], layer.ffn.conv1.bias)),
-                   layer.ffn.conv2.weight[..., 0], layer.ffn.conv2.bias)
+    ffn = F.linear(F.gelu(F.linear(h, layer.conv1.weight[..., 0], layer.conv1.bias)),
+                   layer.conv2.weight[..., 0], layer.conv2.bias)
     assert_close(layer(x)[0], layer.norm2(h + ffn))
 
 
@@ -162,16 +162,16 @@ def test_positional_embedding_values(d_model: int) -> None:
 
 def test_token_embedding_is_a_circular_bias_free_convolution() -> None:
     emb = TokenEmbedding(3, 8).double()
-    assert emb.token_conv.bias is None
+    assert emb.tokenConv.bias is None
     x = torch.randn(2, 10, 3, dtype=torch.float64)
     padded = torch.cat([x[:, -1:], x, x[:, :1]], dim=1).transpose(1, 2)  # wrap one step each side
-    expected = F.conv1d(padded, emb.token_conv.weight).transpose(1, 2)
+    expected = F.conv1d(padded, emb.tokenConv.weight).transpose(1, 2)
     assert_close(emb(x), expected)
 
 
 @pytest.mark.parametrize(("freq", "width"), [("h", 4), ("t", 5), ("15min", 5), ("s", 6), ("d", 3), ("w", 2), ("m", 1)])
 def test_time_feature_embedding_width(freq: str, width: int) -> None:
-    emb = TimeFeatureEmbedding(8, freq)
+    emb = TimeFeatureEmbedding(8, freq=freq)
     assert emb.embed.in_features == width and emb.embed.bias is None
 
 

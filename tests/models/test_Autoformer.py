@@ -67,7 +67,7 @@ def test_initial_weights_follow_tslib_construction_order(make_configs):
 
 def test_parameter_names_follow_tslib(make_configs):
     names = [name for name, _ in Model(make_configs(**SMALL)).named_parameters()]
-    assert names[:2] == ["enc_embedding.value_embedding.token_conv.weight",
+    assert names[:2] == ["enc_embedding.value_embedding.tokenConv.weight",
                          "enc_embedding.temporal_embedding.embed.weight"]
     assert "encoder.attn_layers.1.attention.out_projection.bias" in names
     assert "decoder.layers.1.cross_attention.query_projection.weight" in names

@@ -177,7 +177,7 @@ def test_channel_independence_keeps_variates_and_samples_separate(make_configs) 
 def test_channel_mixing_path_mixes_variates(make_configs) -> None:
     configs = configs_for(make_configs, channel_independence=0)
     model = Model(configs).eval()
-    assert model.enc_embedding.value_embedding.token_conv.in_channels == N
+    assert model.enc_embedding.value_embedding.tokenConv.in_channels == N
     assert model.projection_layer.out_features == N
     assert [layer.in_features for layer in model.regression_layers] == [32, 16, 8]
     assert all(hasattr(block, "cross_layer") for block in model.pdm_blocks)

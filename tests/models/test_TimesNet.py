@@ -38,12 +38,12 @@ def test_initial_weights_follow_tslib_construction_order(make_configs):
     torch.manual_seed(2021)
     model = Model(configs)
     ours = []
-    for block in model.blocks:
+    for block in model.model:
         for inception in (block.conv[0], block.conv[2]):
             for conv in inception.kernels:
                 ours += [conv.weight, conv.bias]
     embedding = model.enc_embedding
-    ours += [embedding.value_embedding.token_conv.weight, embedding.temporal_embedding.embed.weight,
+    ours += [embedding.value_embedding.tokenConv.weight, embedding.temporal_embedding.embed.weight,
              model.predict_linear.weight, model.predict_linear.bias, model.projection.weight, model.projection.bias]
     assert len(ours) == len(expected) == sum(1 for _ in model.parameters()) - 2  # + the LayerNorm's two
     for mine, theirs in zip(ours, expected, strict=True):

@@ -156,8 +156,8 @@ def test_dlinear_starts_as_the_window_mean(make_configs, individual: bool) -> No
     configs = tiny_configs(make_configs, "DLinear", "M", individual=individual)
     model = MODEL_REGISTRY["DLinear"](configs)
     with torch.no_grad():
-        model.linear_seasonal.bias.zero_()
-        model.linear_trend.bias.zero_()
+        model.Linear_Seasonal.bias.zero_()
+        model.Linear_Trend.bias.zero_()
     x = torch.randn(BATCH, configs.seq_len, configs.enc_in, dtype=torch.float64)
     out = model.double()(x)
     torch.testing.assert_close(out, x.mean(dim=1, keepdim=True).expand_as(out))
@@ -169,7 +169,7 @@ def test_dlinear_individual_keeps_variates_separate(make_configs) -> None:
     x = torch.randn(BATCH, configs.seq_len, configs.enc_in)
     before = model(x).detach()
     with torch.no_grad():
-        model.linear_trend.weight[2].mul_(2.0)
+        model.Linear_Trend.weight[2].mul_(2.0)
     changed = (model(x).detach() - before).abs().amax(dim=(0, 1)) > 0  # [N]
     assert changed.tolist() == [i == 2 for i in range(configs.enc_in)]
 
@@ -180,7 +180,7 @@ def test_patchtst_head_width(make_configs, seq_len: int, patches: int) -> None:
     configs = tiny_configs(make_configs, "PatchTST", "S", seq_len=seq_len)
     model = MODEL_REGISTRY["PatchTST"](configs)
     assert model.head.linear.in_features == configs.d_model * patches
-    assert isinstance(model.encoder.norm.norm, torch.nn.BatchNorm1d)
+    assert isinstance(model.encoder.norm[1], torch.nn.BatchNorm1d)
 
 
 def test_itransformer_marks_are_extra_tokens(make_configs) -> None:

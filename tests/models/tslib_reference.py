@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -18,9 +19,17 @@ from pathlib import Path
 import pytest
 
 TSLIB_MODELS_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "docs" / "tslib_models.csv"
+TSLIB_MODULE_TREES = TSLIB_MODELS_CSV.parent / "tslib_models" / "module_trees_ETTh1_96.md"
 # Columns of the CSV that are run.py flags of the block (besides `other_block_flags`).
 BLOCK_FLAGS = ("seq_len", "label_len", "pred_len", "e_layers", "d_layers", "d_model", "d_ff", "n_heads", "factor",
                "batch_size", "learning_rate", "train_epochs")
+
+
+def _missing(path: Path, what: str) -> None:
+    """Skip for a missing reference file; fail instead under CI=true."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {path} is missing; CI must run with ../shared beside the clone")
+    pytest.skip(f"{what} not found at {path}")
 
 
 @cache
@@ -35,9 +44,7 @@ def tslib_row(model: str) -> dict[str, str]:
     """The CSV row of `model`; skips (fails under CI=true) when the file is missing."""
     rows = _rows()
     if rows is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {TSLIB_MODELS_CSV} is missing; CI must run with ../shared beside the clone")
-        pytest.skip(f"TSLib's model measurements not found at {TSLIB_MODELS_CSV}")
+        _missing(TSLIB_MODELS_CSV, "TSLib's model measurements")
     return rows[model]
 
 
@@ -69,3 +76,22 @@ def tslib_params(model: str) -> int:
 def tslib_flops(model: str) -> int:
     """TSLib's forward FLOPs for one ETTh1 sample at the block (matmul/conv/attention, 2 per multiply-add)."""
     return int(tslib_row(model)["flops_ett"])
+
+
+def tslib_parameter_shapes(model: str) -> set[tuple[str, tuple[int, ...]]]:
+    """TSLib's trainable parameters of `model` at its ETTh1 block, as (name, shape) pairs, read from the
+    "Parameters (name: shape)" list of the model's section in `module_trees_ETTh1_96.md`."""
+    if not TSLIB_MODULE_TREES.is_file():
+        _missing(TSLIB_MODULE_TREES, "TSLib's module trees")
+    text = TSLIB_MODULE_TREES.read_text()
+    section = re.search(rf"^## {re.escape(model)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    if section is None:
+        raise KeyError(f"no section '## {model}' in {TSLIB_MODULE_TREES}")
+    listing = re.search(r"Parameters \(name: shape\):\n```\n(.*?)```", section.group(1), re.DOTALL)
+    if listing is None:
+        raise KeyError(f"section '## {model}' of {TSLIB_MODULE_TREES} has no parameter list")
+    shapes = set()
+    for line in listing.group(1).strip().splitlines():
+        name, shape = line.rsplit(": ", 1)
+        shapes.add((name, tuple(int(n) for n in re.findall(r"\d+", shape))))
+    return shapes
