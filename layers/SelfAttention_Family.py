@@ -104,23 +104,13 @@ class FullAttention(nn.Module):
         return out, (weights if self.output_attention else None)
 
 
-class DSAttention(nn.Module):
-    """De-stationary attention (Non-stationary Transformers, eq. 6), TSLib's signature.
+class DSAttention(FullAttention):
+    """De-stationary attention (Non-stationary Transformers, eq. 6), TSLib's signature (FullAttention's).
 
     Same as FullAttention with the scores rescaled by tau `[B, 1]` and shifted by delta `[B, S]`
     before the softmax; tau None means 1 and delta None means 0, where it equals FullAttention.
     `factor` is accepted for TSLib's signature and unused.
     """
-
-    def __init__(self, mask_flag: bool = True, factor: int = 5, scale: float | None = None,
-                 attention_dropout: float = 0.1, output_attention: bool = False) -> None:
-        super().__init__()
-        _check_attention_args(None, attention_dropout, scale)
-        self.mask_flag = mask_flag
-        self.factor = factor
-        self.scale = scale
-        self.output_attention = output_attention
-        self.dropout = nn.Dropout(attention_dropout)
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
                 attn_mask: torch.Tensor | None, tau: torch.Tensor | None = None,

@@ -7,6 +7,7 @@ import torch
 import torch.nn as nn
 
 from models.LightTS import IEBlock, Model
+from tests.models.tslib_reference import assert_tslib_initial_weights
 
 
 def small_configs(make_configs, **overrides):
@@ -41,16 +42,7 @@ def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
 
 def test_initial_weights_follow_tslib_construction_order(make_configs):
     configs = small_configs(make_configs)
-    expected = tslib_initial_weights(configs, seed=2021)
-    torch.manual_seed(2021)
-    model = Model(configs)
-    ours = list(model.parameters())
-    assert len(ours) == len(expected)
-    for mine, theirs in zip(ours, expected, strict=True):
-        assert torch.equal(mine, theirs)
-    after_ours = torch.rand(4)
-    tslib_initial_weights(configs, seed=2021)
-    assert torch.equal(after_ours, torch.rand(4))
+    assert_tslib_initial_weights(lambda: Model(configs), lambda: tslib_initial_weights(configs, seed=2021))
 
 
 def test_sampling_views_follow_the_paper(make_configs):

@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 
 from models.TiDE import Model
+from tests.models.tslib_reference import assert_tslib_initial_weights
 
 B, L, H, N, F = 2, 16, 8, 3, 4
 
@@ -44,15 +45,7 @@ def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
 
 def test_initial_weights_follow_tslib_construction_order(make_configs):
     configs = configs_for(make_configs)
-    expected = tslib_initial_weights(configs, seed=2021)
-    torch.manual_seed(2021)
-    ours = list(Model(configs).parameters())
-    assert len(ours) == len(expected)
-    for mine, theirs in zip(ours, expected, strict=True):
-        assert torch.equal(mine, theirs)
-    after_ours = torch.rand(4)
-    tslib_initial_weights(configs, seed=2021)
-    assert torch.equal(after_ours, torch.rand(4))
+    assert_tslib_initial_weights(lambda: Model(configs), lambda: tslib_initial_weights(configs, seed=2021))
 
 
 def reference_forecast(model: Model, x, x_mark, y_mark) -> torch.Tensor:

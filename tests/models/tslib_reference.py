@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import torch
+import torch.nn as nn
 
 TSLIB_MODELS_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "docs" / "tslib_models.csv"
 TSLIB_MODULE_TREES = TSLIB_MODELS_CSV.parent / "tslib_models" / "module_trees_ETTh1_96.md"
@@ -95,3 +97,19 @@ def tslib_parameter_shapes(model: str) -> set[tuple[str, tuple[int, ...]]]:
         name, shape = line.rsplit(": ", 1)
         shapes.add((name, tuple(int(n) for n in re.findall(r"\d+", shape))))
     return shapes
+
+
+def assert_tslib_initial_weights(build: Callable[[], nn.Module], tslib_weights: Callable[[], list[torch.Tensor]],
+                                 seed: int = 2021) -> None:
+    """Built after `torch.manual_seed(seed)`, the model's parameters (in registration order) equal
+    `tslib_weights()` (a construction in TSLib's order that seeds itself with `seed`), and both leave the
+    global RNG at the same place (the next draw agrees)."""
+    expected = tslib_weights()
+    torch.manual_seed(seed)
+    ours = list(build().parameters())
+    assert len(ours) == len(expected)
+    for mine, theirs in zip(ours, expected, strict=True):
+        assert torch.equal(mine, theirs)
+    after_ours = torch.rand(4)
+    tslib_weights()
+    assert torch.equal(after_ours, torch.rand(4))
