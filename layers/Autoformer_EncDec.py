@@ -11,6 +11,9 @@ encoder output, and the feed-forward; their trends T₁ + T₂ + T₃ are projec
 circular Conv1d (kernel 3) and accumulated onto the trend input of the decoder.
 The feed-forward is two bias-free 1×1 Conv1d layers (D → d_ff → D), TSLib's parameterisation.
 
+Multi-scale decomposition (MICN's MHDecomp, Wang et al., ICLR 2023): trend = mean over kernels k_i of
+the moving averages above; seasonal = x − trend.
+
 DFT decomposition (TimeMixer's `--decomp_method dft_decomp`, Wang et al., ICLR 2024): per series,
 seasonal = irfft of the k largest-amplitude non-zero frequencies of rfft(x) along time; trend = x − seasonal.
 """
@@ -57,6 +60,24 @@ class series_decomp(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         trend = self.moving_avg(x)
+        return x - trend, trend
+
+
+class series_decomp_multi(nn.Module):
+    """Multi-scale decomposition (MICN's MHDecomp): `[B, L, N]` → (seasonal, trend), both `[B, L, N]`.
+
+    trend = mean_i moving_avg_{k_i}(x) over the kernel sizes k_i; seasonal = x − trend, which is also
+    the mean of the single-kernel seasonal parts.
+    """
+
+    def __init__(self, kernel_size: list[int]) -> None:
+        super().__init__()
+        if not kernel_size:
+            raise ValueError("series_decomp_multi needs at least one kernel size")
+        self.moving_avg = nn.ModuleList(moving_avg(k, stride=1) for k in kernel_size)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        trend = torch.stack([avg(x) for avg in self.moving_avg], dim=0).mean(dim=0)  # [B, L, N]
         return x - trend, trend
 
 
