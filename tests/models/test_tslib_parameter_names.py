@@ -10,7 +10,8 @@ import pytest
 from compare.efficiency import build_model
 from tests.models.tslib_reference import tslib_configs, tslib_parameter_shapes
 
-MODELS = ["Transformer", "PatchTST", "iTransformer", "Informer", "Autoformer", "TimesNet", "DLinear", "TimeMixer"]
+MODELS = ["Transformer", "PatchTST", "iTransformer", "Informer", "Autoformer", "TimesNet", "DLinear", "TimeMixer",
+          "Nonstationary_Transformer"]
 
 
 @pytest.mark.parametrize("model_name", MODELS)
