@@ -11,7 +11,7 @@ from compare.efficiency import build_model
 from tests.models.tslib_reference import tslib_configs, tslib_parameter_shapes
 
 MODELS = ["Transformer", "PatchTST", "iTransformer", "Informer", "Autoformer", "TimesNet", "DLinear", "TimeMixer",
-          "Nonstationary_Transformer"]
+          "Nonstationary_Transformer", "PAttn"]
 
 
 @pytest.mark.parametrize("model_name", MODELS)
