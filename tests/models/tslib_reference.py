@@ -25,6 +25,10 @@ TSLIB_MODULE_TREES = TSLIB_MODELS_CSV.parent / "tslib_models" / "module_trees_ET
 # Columns of the CSV that are run.py flags of the block (besides `other_block_flags`).
 BLOCK_FLAGS = ("seq_len", "label_len", "pred_len", "e_layers", "d_layers", "d_model", "d_ff", "n_heads", "factor",
                "batch_size", "learning_rate", "train_epochs")
+# List-valued flags the CSV's `other_block_flags` cuts to their first value, with the flag giving the
+# list's length: TSLib's Non-stationary Transformer scripts pass `--p_hidden_dims 256 256` (one width
+# per projector layer, as the module trees show), recorded as `p_hidden_dims=256`.
+LIST_FLAGS = {"p_hidden_dims": "p_hidden_layers"}
 
 
 def _missing(path: Path, what: str) -> None:
@@ -66,6 +70,9 @@ def tslib_configs(make_configs: Callable[..., argparse.Namespace], model: str, *
     for item in filter(None, row["other_block_flags"].split(";")):
         name, value = item.split("=", 1)
         flags[name] = _number(value)
+    for name, length_flag in LIST_FLAGS.items():
+        if name in flags and not isinstance(flags[name], list):
+            flags[name] = [flags[name]] * flags[length_flag]
     channels = dict(enc_in=7, dec_in=7, c_out=7)
     return make_configs(model=model, data="ETTh1", features="M", **{**channels, **flags, **overrides})
 
