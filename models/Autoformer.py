@@ -25,6 +25,7 @@ from layers.config_checks import (
     ACTIVATIONS,
     EMBED_TYPES,
     check_choice,
+    check_decoder_from_encoder,
     check_forecast_config,
     check_heads,
     check_output_channels,
@@ -32,7 +33,6 @@ from layers.config_checks import (
     check_task,
 )
 from layers.Embed import DataEmbedding_wo_pos
-from utils.errors import UserInputError
 
 
 class Model(nn.Module):
@@ -56,14 +56,7 @@ class Model(nn.Module):
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
         check_output_channels(configs, "Autoformer")
-        if configs.dec_in != configs.enc_in:
-            raise UserInputError(
-                f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: Autoformer's decoder "
-                "embeds the seasonal part of the encoder input, so use --dec_in equal to --enc_in")
-        if configs.label_len > configs.seq_len:
-            raise UserInputError(
-                f"--label_len {configs.label_len} exceeds --seq_len {configs.seq_len}: the decoder starts "
-                "from the last label_len input steps, so use --label_len <= --seq_len")
+        check_decoder_from_encoder(configs, "Autoformer", "embeds the seasonal part of the encoder input")
         self.seq_len = configs.seq_len
         self.label_len = configs.label_len
         self.pred_len = configs.pred_len

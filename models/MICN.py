@@ -33,13 +33,13 @@ from layers.Autoformer_EncDec import series_decomp, series_decomp_multi
 from layers.config_checks import (
     EMBED_TYPES,
     check_choice,
+    check_decoder_from_encoder,
     check_forecast_config,
     check_output_channels,
     check_positive,
     check_task,
 )
 from layers.Embed import DataEmbedding
-from utils.errors import UserInputError
 
 # TSLib's MICN scales (a constructor default there, not a run.py flag).
 CONV_KERNELS = (12, 16)
@@ -158,10 +158,7 @@ class Model(nn.Module):
         check_positive(configs, "dec_in", "d_model", "d_ff", "d_layers")
         check_choice(configs, "embed", EMBED_TYPES)
         check_output_channels(configs, "MICN")
-        if configs.dec_in != configs.enc_in:
-            raise UserInputError(
-                f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: MICN embeds the seasonal "
-                "part of the encoder input, so use --dec_in equal to --enc_in")
+        check_decoder_from_encoder(configs, "MICN", "embeds the seasonal part of the encoder input", label_len=False)
         self.seq_len = configs.seq_len
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out

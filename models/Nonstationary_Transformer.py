@@ -30,6 +30,7 @@ from layers.config_checks import (
     ACTIVATIONS,
     EMBED_TYPES,
     check_choice,
+    check_decoder_from_encoder,
     check_forecast_config,
     check_heads,
     check_output_channels,
@@ -99,13 +100,7 @@ class Model(nn.Module):
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
         check_output_channels(configs, "Nonstationary_Transformer")
-        if configs.dec_in != configs.enc_in:
-            raise UserInputError(
-                f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: the Non-stationary "
-                "Transformer's decoder starts from the normalised encoder input, so use --dec_in equal to --enc_in")
-        if configs.label_len > configs.seq_len:
-            raise UserInputError(f"--label_len {configs.label_len} exceeds --seq_len {configs.seq_len}: the decoder's "
-                                 "start tokens are the last label_len inputs; use --label_len <= --seq_len")
+        check_decoder_from_encoder(configs, "Nonstationary_Transformer", "starts from the normalised encoder input")
         hidden_dims = list(configs.p_hidden_dims)
         if len(hidden_dims) != configs.p_hidden_layers or min(hidden_dims) <= 0:
             raise UserInputError(
