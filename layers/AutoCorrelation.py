@@ -23,6 +23,8 @@ import math
 import torch
 import torch.nn as nn
 
+from layers.SelfAttention_Family import AttentionLayer, _no_destationary
+
 
 def autocorrelation_fft(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
     """R(τ) of eq. 5 by FFT: queries, keys `[B, L, H, E]` → `[B, H, E, L]` (index τ last).
@@ -138,7 +140,10 @@ class AutoCorrelation(nn.Module):
         self.implementation = implementation
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                attn_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                attn_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """`tau`/`delta` (de-stationary factors) are accepted only as None, as by FullAttention."""
+        _no_destationary("AutoCorrelation", tau, delta)
         length = queries.shape[1]
         short = length - keys.shape[1]
         if short > 0:
@@ -154,31 +159,19 @@ class AutoCorrelation(nn.Module):
         return out, (corr.permute(0, 3, 1, 2) if self.output_attention else None)
 
 
-class AutoCorrelationLayer(nn.Module):
-    """Multi-head wrapper: Linear q/k/v projections (with bias) into `n_heads` heads of width
-    d_keys = d_model / n_heads (by default), the inner correlation, and an output Linear:
+class AutoCorrelationLayer(AttentionLayer):
+    """Multi-head wrapper of `AutoCorrelation`: `AttentionLayer` (q/k/v projections with bias into
+    `n_heads` heads, output Linear) with the inner module named `inner_correlation`, as TSLib names it:
     queries `[B, L, D]`, keys/values `[B, S, D]` → (`[B, L, D]`, R or None)."""
+
+    inner_name = "inner_correlation"
 
     def __init__(self, correlation: nn.Module, d_model: int, n_heads: int,
                  d_keys: int | None = None, d_values: int | None = None) -> None:
-        super().__init__()
-        d_keys = d_keys or d_model // n_heads
-        d_values = d_values or d_model // n_heads
-        self.inner_correlation = correlation
-        self.query_projection = nn.Linear(d_model, d_keys * n_heads)
-        self.key_projection = nn.Linear(d_model, d_keys * n_heads)
-        self.value_projection = nn.Linear(d_model, d_values * n_heads)
-        self.out_projection = nn.Linear(d_values * n_heads, d_model)
-        self.n_heads = n_heads
+        super().__init__(correlation, d_model, n_heads, d_keys, d_values)
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                attn_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        b, q_len, _ = queries.shape
-        k_len = keys.shape[1]
-        h = self.n_heads
-        q = self.query_projection(queries).view(b, q_len, h, -1)  # [B, L, H, E]
-        k = self.key_projection(keys).view(b, k_len, h, -1)  # [B, S, H, E]
-        v = self.value_projection(values).view(b, k_len, h, -1)  # [B, S, H, D]
-        out, corr = self.inner_correlation(q, k, v, attn_mask)
-        out = out.reshape(b, q_len, -1)  # [B, L, H·D]
-        return self.out_projection(out), corr
+                attn_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """As `AttentionLayer.forward`, with TSLib's optional `attn_mask`."""
+        return super().forward(queries, keys, values, attn_mask, tau, delta)

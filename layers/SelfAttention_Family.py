@@ -299,6 +299,8 @@ class AttentionLayer(nn.Module):
     d_keys = d_model / n_heads (by default), the inner attention, and an output Linear.
     TSLib's signature and attribute names (inner_attention, query/key/value/out_projection)."""
 
+    inner_name = "inner_attention"  # the inner module's attribute (AutoCorrelationLayer: inner_correlation)
+
     def __init__(self, attention: nn.Module, d_model: int, n_heads: int,
                  d_keys: int | None = None, d_values: int | None = None) -> None:
         super().__init__()
@@ -306,7 +308,8 @@ class AttentionLayer(nn.Module):
             raise ValueError(f"n_heads {n_heads} must be a positive integer (--n_heads)")
         d_keys = d_keys or d_model // n_heads
         d_values = d_values or d_model // n_heads
-        self.inner_attention = attention
+        # Registered first, under the subclass's name, as TSLib registers it (module tree and init order).
+        setattr(self, self.inner_name, attention)
         self.query_projection = nn.Linear(d_model, d_keys * n_heads)
         self.key_projection = nn.Linear(d_model, d_keys * n_heads)
         self.value_projection = nn.Linear(d_model, d_values * n_heads)
@@ -325,6 +328,6 @@ class AttentionLayer(nn.Module):
         q = self.query_projection(queries).view(b, q_len, h, -1)  # [B, L, H, E]
         k = self.key_projection(keys).view(b, k_len, h, -1)  # [B, S, H, E]
         v = self.value_projection(values).view(b, k_len, h, -1)  # [B, S, H, Dv]
-        out, attn = self.inner_attention(q, k, v, attn_mask, tau=tau, delta=delta)
-        out = out.view(b, q_len, -1)  # [B, L, H·Dv]
+        out, attn = getattr(self, self.inner_name)(q, k, v, attn_mask, tau=tau, delta=delta)
+        out = out.reshape(b, q_len, -1)  # [B, L, H·Dv]
         return self.out_projection(out), attn
