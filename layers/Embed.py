@@ -160,21 +160,13 @@ class DataEmbedding(nn.Module):
         return self.dropout(out)
 
 
-class DataEmbedding_wo_pos(nn.Module):
+class DataEmbedding_wo_pos(DataEmbedding):
     """value + temporal, then dropout, without the position term (Autoformer's and TimeMixer's embedding):
     `[B, L, C]`, marks `[B, L, F]` or None → `[B, L, D]`.
 
-    Like TSLib it holds a `position_embedding` that the forward does not add, so the module tree and
-    TSLib checkpoints match.
+    Built as `DataEmbedding` (so, like TSLib, it holds a `position_embedding` that the forward does not
+    add: the module tree and TSLib checkpoints match).
     """
-
-    def __init__(self, c_in: int, d_model: int, embed_type: str = "fixed", freq: str = "h",
-                 dropout: float = 0.1) -> None:
-        super().__init__()
-        self.value_embedding = TokenEmbedding(c_in, d_model)
-        self.position_embedding = PositionalEmbedding(d_model)
-        self.temporal_embedding = temporal_embedding(d_model, embed_type, freq)
-        self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, x_mark: torch.Tensor | None) -> torch.Tensor:
         out = self.value_embedding(x)  # [B, L, D]
