@@ -103,8 +103,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed."""
         self.run_seed = args.seed if run_seed is None else run_seed
         super().__init__(args)
-        self.amp_enabled, self.amp_dtype = amp_settings(args, self.device)
-        if args.use_amp and not self.amp_enabled:
+        if args.use_amp and not amp_settings(args, self.device)[0]:
             logger.info("--use_amp is ignored on %s: AMP runs only on CUDA", self.device.type)
         self.runner = torch.compile(self.model) if args.compile else self.model
         # Ranks evaluate shards of different sizes, so evaluation bypasses the DDP wrapper (whose
