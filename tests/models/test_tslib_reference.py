@@ -11,10 +11,8 @@ import pytest
 
 from compare.efficiency import build_model, count_parameters, example_inputs, forward_flops
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.tslib_reference import tslib_configs, tslib_flops, tslib_params, tslib_row
+from tests.models.tslib_reference import NOT_IN_TSLIB, tslib_configs, tslib_flops, tslib_params, tslib_row
 
-# Our models that are not TSLib's (no row to compare with).
-NOT_IN_TSLIB = {"CAPS"}
 MODELS = sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB)
 
 

@@ -29,6 +29,9 @@ BLOCK_FLAGS = ("seq_len", "label_len", "pred_len", "e_layers", "d_layers", "d_mo
 # list's length: TSLib's Non-stationary Transformer scripts pass `--p_hidden_dims 256 256` (one width
 # per projector layer, as the module trees show), recorded as `p_hidden_dims=256`.
 LIST_FLAGS = {"p_hidden_dims": "p_hidden_layers"}
+# Our models that TSLib does not ship (no row to compare with): CAPS, and the CAPS paper's two baselines
+# implemented from their own papers.
+NOT_IN_TSLIB = frozenset({"CAPS", "OLinear", "TimeMixerPP"})
 
 
 def _missing(path: Path, what: str) -> None:
