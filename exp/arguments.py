@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from exp.model_registry import MODEL_REGISTRY
 from layers.CAPS_Attention import CAPS_OPTIONS
 from models.CAPS import CAPS_MODEL_OPTIONS
 from utils.errors import UserInputError
@@ -38,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--task_name", type=str, required=True, help="task name; only long_term_forecast is implemented")
     g.add_argument("--is_training", type=int, required=True, help="1: train then test; 0: test a saved checkpoint")
     g.add_argument("--model_id", type=str, required=True, help="free-form run tag used in the setting string")
-    g.add_argument("--model", type=str, required=True, help="model name (a file in models/)")
+    g.add_argument("--model", type=str, required=True,
+                   help="model name (a file in models/): " + ", ".join(MODEL_REGISTRY))
 
     g = p.add_argument_group("data loader")
     g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS)")
@@ -187,11 +189,13 @@ def _choice_error(flag: str, value: object, choices) -> UserInputError:
 def validate_args(args: argparse.Namespace) -> None:
     """Reject unusable flag values up front (before any file is read or written)."""
     from data_provider.data_factory import DATA_DICT
-    from exp.model_registry import MODEL_REGISTRY
+    from exp.model_registry import FOUNDATION_MODELS, MODEL_REGISTRY, not_included_error
     from utils.timefeatures import num_time_features
 
     if args.task_name not in TASK_NAMES:
         raise _choice_error("task_name", args.task_name, TASK_NAMES)
+    if args.model in FOUNDATION_MODELS:
+        raise not_included_error(args.model)
     if args.model not in MODEL_REGISTRY:
         raise _choice_error("model", args.model, list(MODEL_REGISTRY))
     if args.data not in DATA_DICT:

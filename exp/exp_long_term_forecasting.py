@@ -50,6 +50,7 @@ from exp.checkpointing import (
 )
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
+from exp.model_flags import build_model_warning_ignored_flags
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
 from exp.train_step import ForecastStep, amp_settings, make_onecycle, make_optimizer
 from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
@@ -120,7 +121,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     def _build_model(self) -> nn.Module:
         try:
-            return self.model_dict[self.args.model](self.args).float()
+            return build_model_warning_ignored_flags(self.model_dict[self.args.model], self.args).float()
         except ValueError as err:
             raise UserInputError(f"--model {self.args.model}: {err}") from err
 

@@ -11,6 +11,16 @@ import torch.nn as nn
 from utils.errors import UserInputError
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+# TSLib's zero-shot foundation models: they run pretrained weights from the Hugging Face hub, which this
+# project does not download (and cannot fetch offline), so they are not included.
+FOUNDATION_MODELS = ("Chronos", "Moirai", "TimesFM", "TimeMoE", "Sundial", "TiRex")
+
+
+def not_included_error(name: str) -> UserInputError:
+    """The one-line error for a TSLib foundation model, which needs downloaded hub weights."""
+    return UserInputError(f"--model {name} is a zero-shot foundation model that runs pretrained weights from the "
+                          "Hugging Face hub; CAPS-TSLib does not download weights, so it is not included "
+                          "(README: Models); choose a model trained here")
 
 
 class ModelRegistry(Mapping):
@@ -22,6 +32,8 @@ class ModelRegistry(Mapping):
         self._loaded: dict[str, type[nn.Module]] = {}
 
     def __getitem__(self, name: str) -> type[nn.Module]:
+        if name in FOUNDATION_MODELS:
+            raise not_included_error(name)
         if name not in self._names:
             raise UserInputError(f"--model {name!r} is not a model in models/; valid choices: {', '.join(self._names)}")
         if name not in self._loaded:

@@ -88,3 +88,20 @@ def test_caps_flags_are_the_options_defined_beside_the_code():
         action = actions[name]
         assert (action.default, action.choices, action.help, action.type) == (
             option.default, option.choices, option.help, type(option.default)), name
+
+
+@pytest.mark.parametrize("name", ["Chronos", "Moirai", "TimesFM", "TimeMoE", "Sundial", "TiRex"])
+def test_foundation_models_are_a_one_line_not_included_error(make_configs, name):
+    from exp.model_registry import MODEL_REGISTRY
+
+    for check in (lambda: validate_args(make_configs(model=name)), lambda: MODEL_REGISTRY[name]):
+        with pytest.raises(UserInputError, match=f"--model {name} is a zero-shot foundation model") as err:
+            check()
+        assert "\n" not in str(err.value) and "not included" in str(err.value)
+
+
+def test_help_lists_every_model():
+    from exp.model_registry import MODEL_REGISTRY
+
+    text = " ".join(build_parser().format_help().split())
+    assert all(name in text for name in MODEL_REGISTRY)

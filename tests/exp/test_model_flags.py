@@ -1,0 +1,54 @@
+"""A model-specific flag the chosen model does not read is named in one warning line, not ignored silently."""
+
+from __future__ import annotations
+
+import logging
+
+import torch.nn as nn
+
+from exp.model_flags import ReadRecorder, build_model_warning_ignored_flags, model_flag_defaults
+from exp.model_registry import MODEL_REGISTRY
+
+
+def _warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_recorder_records_reads_and_keeps_values(make_configs):
+    recorder = ReadRecorder(make_configs(model="DLinear", moving_avg=13))
+    assert recorder.moving_avg == 13 and recorder.enc_in == 7
+    assert {"moving_avg", "enc_in"} <= recorder.names_read
+    assert "top_k" not in recorder.names_read
+
+
+def test_flag_of_another_model_is_one_warning_line(make_configs, caplog):
+    configs = make_configs(model="PatchTST", down_sampling_layers=3, seq_len=32, pred_len=8)
+    with caplog.at_level(logging.WARNING):
+        model = build_model_warning_ignored_flags(MODEL_REGISTRY["PatchTST"], configs)
+    assert isinstance(model, nn.Module)
+    (line,) = _warnings(caplog)
+    assert "PatchTST" in line and "--down_sampling_layers 3" in line and "\n" not in line
+
+
+def test_flags_the_model_reads_do_not_warn(make_configs, caplog):
+    configs = make_configs(model="TimeMixer", down_sampling_layers=2, down_sampling_window=2,
+                           down_sampling_method="avg", d_model=8, d_ff=8, seq_len=32, pred_len=8)
+    with caplog.at_level(logging.WARNING):
+        build_model_warning_ignored_flags(MODEL_REGISTRY["TimeMixer"], configs)
+    assert _warnings(caplog) == []
+
+
+def test_defaults_and_shared_flags_do_not_warn(make_configs, caplog):
+    # enc_in/dec_in/c_out/embed are read by the data pipeline whatever the model; defaults say nothing.
+    configs = make_configs(model="DLinear", enc_in=3, dec_in=3, c_out=3, embed="fixed", seq_len=16, pred_len=4)
+    with caplog.at_level(logging.WARNING):
+        build_model_warning_ignored_flags(MODEL_REGISTRY["DLinear"], configs)
+    assert _warnings(caplog) == []
+    assert "enc_in" not in model_flag_defaults() and "down_sampling_layers" in model_flag_defaults()
+
+
+def test_list_flag_is_shown_as_typed(make_configs, caplog):
+    configs = make_configs(model="DLinear", p_hidden_dims=[64, 64], seq_len=16, pred_len=4)
+    with caplog.at_level(logging.WARNING):
+        build_model_warning_ignored_flags(MODEL_REGISTRY["DLinear"], configs)
+    assert "--p_hidden_dims 64 64" in _warnings(caplog)[0]
