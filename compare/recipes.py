@@ -5,7 +5,8 @@ named flag set over the CAPS recipe. The one place a recipe fact is written.
 `compare.runner` and the benchmarks read it directly (`RECIPES.recipe(row, dataset, pred_len)`).
 
 A model's `flags` list every flag in script order; a value of `PER_DATASET` must be set by each
-dataset's entry, and `{placeholders}` are filled from the dataset and horizon (`{root_path}`,
+dataset's entry, a value of `DEFAULT` leaves the flag out of the block (run.py's default applies; a
+dataset or horizon entry may set it, e.g. one horizon's `--train_epochs`), and `{placeholders}` are filled from the dataset and horizon (`{root_path}`,
 `{data_path}`, `{data}`, `{channels}`, `{model}`, `{model_id}`, `{pred_len}`). Dataset and horizon
 entries replace a flag's value in place, so every block keeps the model's flag order. A variant's flags
 replace the base's value in place too; flags the base lacks go after the base's `variant_slot`.
@@ -24,6 +25,7 @@ from utils.errors import UserInputError
 __all__ = [
     "CAPS_SETTINGS",
     "DATASETS",
+    "DEFAULT",
     "MODELS",
     "PER_DATASET",
     "RECIPES",
@@ -37,10 +39,11 @@ __all__ = [
     "name_key",
 ]
 
-Value = str | int | float | None  # None: a switch (`--use_amp`)
+Value = str | int | float | tuple | None  # None: a switch (`--use_amp`); a tuple: several values (nargs="+")
 Flags = dict[str, Value]
 
 PER_DATASET = "<per dataset>"
+DEFAULT = "<run.py default>"
 SCRIPTS_DIR = "scripts/long_term_forecast"
 LONG_HORIZONS = (96, 192, 336, 720)
 # The official caps.sh loops PEMS horizons in this order; the paper reports 12-96.
@@ -89,6 +92,7 @@ class ModelRecipe:
     tslib_names: bool = True  # model_id prefix and script name as TSLib's (weather_96_96, Weather_script/DLinear.sh)
     fetch: bool = False  # scripts fetch their dataset first
     variant_slot: str = ""  # variant flags the recipe lacks are inserted after this flag
+    horizons: dict[str, tuple[int, ...]] = field(default_factory=dict)  # dataset -> its own horizons (Koopa)
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,12 @@ class RecipeBook:
             return list(self.variants[row].datasets)
         return list(self.models[row].per_dataset)
 
+    def horizons(self, row: str, dataset: str) -> tuple[int, ...]:
+        """The horizons row `row` runs on `dataset`: the recipe's own for it, else the dataset's."""
+        row, data = self.row_name(row), self.dataset(dataset)
+        model = self.variants[row].base if row in self.variants else row
+        return self.models[model].horizons.get(data.name, data.horizons)
+
     def script(self, row: str, dataset: str) -> str:
         """The generated script that holds `row` on `dataset`, relative to the repository root."""
         row, data = self.row_name(row), self.dataset(dataset)
@@ -178,9 +188,10 @@ class RecipeBook:
         if data.name not in self.row_datasets(row):
             raise UserInputError(f"{row} has no recipe for {data.name}; it has "
                                  f"{', '.join(self.row_datasets(row))}")
-        if pred_len not in data.horizons:
-            raise UserInputError(f"{data.name} has no horizon {pred_len}; choose from "
-                                 f"{' '.join(map(str, data.horizons))}")
+        horizons = self.horizons(row, data.name)
+        if pred_len not in horizons:
+            raise UserInputError(f"{row} on {data.name} has no horizon {pred_len}; choose from "
+                                 f"{' '.join(map(str, horizons))}")
         flags = dict(recipe.flags)
         overrides = [recipe.per_dataset[data.name], recipe.per_horizon.get(data.name, {}).get(pred_len, {})]
         for layer in overrides:
@@ -202,6 +213,8 @@ class RecipeBook:
             if value == PER_DATASET:
                 raise ValueError(f"{recipe.model} on {data.name} H={pred_len}: --{flag} has no value; "
                                  "set it in the dataset's (or horizon's) entry")
+            if value == DEFAULT:
+                continue
             if isinstance(value, str) and "{" in value:
                 value = value.format(**fields)
             filled[flag] = value
@@ -211,7 +224,8 @@ class RecipeBook:
         """The `run.py` arguments of row `row` on `dataset` at horizon `pred_len`, as its script runs them."""
         argv: list[str] = []
         for flag, value in self.flags(row, dataset, pred_len).items():
-            argv += [f"--{flag}"] if value is None else [f"--{flag}", str(value)]
+            values = value if isinstance(value, tuple) else () if value is None else (value,)
+            argv += [f"--{flag}", *map(str, values)]
         return argv
 
     def row_model(self, row: str) -> str:
@@ -285,24 +299,36 @@ def _tslib(model: str, middle: Flags, per_dataset: dict[str, Flags], sources: di
 
 
 def _every(datasets: tuple[str, ...], source: str) -> dict[str, str]:
-    return {d: source for d in datasets}
+    """The same source for each dataset; `{dataset}` in it reads the dataset's name."""
+    return {d: source.format(dataset=d) for d in datasets}
 
 
+def _per_horizon(**columns: tuple) -> dict[int, Flags]:
+    """{horizon: flags} from one tuple per flag, in LONG_HORIZONS order: `_per_horizon(e_layers=(1, 3, 1, 3))`."""
+    return {h: {flag: values[i] for flag, values in columns.items()} for i, h in enumerate(LONG_HORIZONS)}
+
+
+# The blocks of TSLib's scripts read as facts (thuml/Time-Series-Library, scripts/long_term_forecast/).
+# Flags a TSLib block does not pass are `DEFAULT` here, so each generated block passes what TSLib's does.
 BASELINES = (
     _tslib("DLinear", {}, {d: {} for d in ETT_AND_WEATHER}, {
         **_every(ETT_AND_WEATHER, "the DLinear_ETTh1.sh pattern (DLinear reads only moving_avg; e_layers, "
                                   "d_layers and factor are passed as TSLib does, unused)"),
         "ETTh1": "TSLib's DLinear_ETTh1.sh"}),
-    _tslib("PatchTST", {"n_heads": PER_DATASET}, {
+    _tslib("PatchTST", {"n_heads": PER_DATASET, "batch_size": DEFAULT, "train_epochs": DEFAULT}, {
         "ETTh1": {"e_layers": 1},
         "ETTh2": {"e_layers": 3, "n_heads": 4},
-        "ETTm1": {"e_layers": 1, "n_heads": 2},
-        "ETTm2": {"e_layers": 3, "n_heads": 16},
-        "Weather": {"e_layers": 2, "n_heads": 4},
-    }, {**_every(ETT_AND_WEATHER, "TSLib-style PatchTST settings (e_layers and n_heads per dataset); not in "
-                                  "our contract table"),
-        "ETTh1": "TSLib's PatchTST_ETTh1.sh"},
-        per_horizon={"ETTh1": {96: {"n_heads": 2}, 192: {"n_heads": 8}, 336: {"n_heads": 8}, 720: {"n_heads": 16}}}),
+        "ETTm1": {}, "ETTm2": {},
+        "Weather": {"e_layers": 2, "train_epochs": 3},
+    }, {**_every(ETT_AND_WEATHER, "TSLib's PatchTST_{dataset}.sh"),
+        "ETTh2": "TSLib-style PatchTST settings (e_layers and n_heads); not checked against TSLib's file",
+        "Weather": "TSLib's Weather_script/PatchTST.sh"},
+        per_horizon={
+            "ETTh1": _per_horizon(n_heads=(2, 8, 8, 16)),
+            "ETTm1": _per_horizon(e_layers=(1, 3, 1, 3), n_heads=(2, 2, 4, 4), batch_size=(32, 128, 128, 128)),
+            "ETTm2": _per_horizon(e_layers=(3, 3, 1, 3), n_heads=(16, 2, 4, 4), batch_size=(32, 128, 32, 128)),
+            "Weather": _per_horizon(n_heads=(4, 16, 4, 4), batch_size=(DEFAULT, DEFAULT, 128, 128)),
+        }),
     _tslib("iTransformer", {"d_model": 128, "d_ff": 128}, {
         "ETTh1": {}, "ETTh2": {}, "ETTm1": {}, "ETTm2": {},
         "Weather": {"e_layers": 3, "d_model": 512, "d_ff": 512},
@@ -310,17 +336,28 @@ BASELINES = (
                                   "contract table"),
         "ETTh1": "TSLib's iTransformer_ETTh2.sh (TSLib ships no iTransformer_ETTh1.sh)",
         "ETTh2": "TSLib's iTransformer_ETTh2.sh"}),
-    _tslib("TimesNet", {"d_model": PER_DATASET, "d_ff": PER_DATASET, "top_k": 5}, {
+    _tslib("TimesNet", {"d_model": PER_DATASET, "d_ff": PER_DATASET, "top_k": 5, "train_epochs": DEFAULT}, {
         "ETTh1": {"d_model": 16, "d_ff": 32},
         "ETTh2": {"d_model": 32, "d_ff": 32},
-        "ETTm1": {"d_model": 64, "d_ff": 64},
-        "ETTm2": {"d_model": 32, "d_ff": 32},
+        "ETTm1": {}, "ETTm2": {"d_ff": 32},
         "Weather": {"d_model": 32, "d_ff": 32},
-    }, {**_every(ETT_AND_WEATHER, "TSLib-style TimesNet widths (d_model, d_ff per dataset); not in our "
-                                  "contract table"),
-        "ETTh1": "TSLib's TimesNet_ETTh1.sh"}),
-    _tslib("Transformer", {}, {d: {} for d in ETT_AND_WEATHER},
-           _every(ETT_AND_WEATHER, "TSLib's Transformer script pattern (widths at run.py's defaults)")),
+    }, {**_every(ETT_AND_WEATHER, "TSLib's TimesNet_{dataset}.sh"),
+        "ETTh2": "TSLib-style TimesNet widths (d_model, d_ff); not checked against TSLib's file",
+        "Weather": "TSLib's Weather_script/TimesNet.sh"},
+        per_horizon={
+            "ETTm1": _per_horizon(d_model=(64, 64, 16, 16), d_ff=(64, 64, 32, 32), train_epochs=(DEFAULT, DEFAULT, 3, DEFAULT)),
+            "ETTm2": _per_horizon(d_model=(32, 32, 32, 16), train_epochs=(DEFAULT, 1, DEFAULT, 1)),
+            "Weather": _per_horizon(train_epochs=(DEFAULT, 1, DEFAULT, 1)),
+        }),
+    _tslib("Transformer", {"train_epochs": DEFAULT}, {
+        "ETTh1": {}, "ETTh2": {},
+        "ETTm1": {"factor": DEFAULT},
+        "ETTm2": {"factor": 1},
+        "Weather": {},
+    }, {**_every(ETT_AND_WEATHER, "TSLib's Transformer_{dataset}.sh (widths at run.py's defaults)"),
+        "ETTh2": "TSLib's Transformer script pattern (widths at run.py's defaults); not checked against TSLib's file",
+        "Weather": "TSLib's Weather_script/Transformer.sh"},
+        per_horizon={"Weather": _per_horizon(train_epochs=(3, DEFAULT, DEFAULT, DEFAULT))}),
     _tslib("Informer", {}, {"ETTh1": {}}, {"ETTh1": "TSLib's Informer_ETTh1.sh"}),
     _tslib("Autoformer", {}, {"ETTh1": {}}, {"ETTh1": "TSLib's Autoformer_ETTh1.sh"}),
     # TSLib's TimeMixer_ETTh1.sh passes no d_layers or factor, label_len 0, and its training flags after the
@@ -330,6 +367,63 @@ BASELINES = (
         "learning_rate": 0.01, "train_epochs": 10, "patience": 10, "batch_size": 128, "down_sampling_layers": 3,
         "down_sampling_method": "avg", "down_sampling_window": 2,
     }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's TimeMixer_ETTh1.sh"}),
+    # TSLib's ETTh1 scripts of the rest of its zoo.
+    *(_tslib(model, {}, {"ETTh1": {}}, {"ETTh1": f"TSLib's {model}_ETTh1.sh"})
+      for model in ("Crossformer", "FEDformer", "LightTS", "Pyraformer", "Reformer", "TSMixer")),
+    _tslib("ETSformer", {}, {"ETTh1": {"d_layers": 2}}, {"ETTh1": "TSLib's ETSformer_ETTh1.sh"}),
+    _tslib("MICN", {}, {"ETTh1": {"label_len": 96}}, {"ETTh1": "TSLib's MICN_ETTh1.sh"}),
+    # FiLM's script reads 336 steps but labels its runs ETTh1_96_<H>; ours say ETTh1_336_<H>.
+    _tslib("FiLM", {}, {"ETTh1": {"seq_len": 336}}, {"ETTh1": "TSLib's FiLM_ETTh1.sh (model_id relabelled)"}),
+    ModelRecipe("Nonstationary_Transformer", {
+        **_TSLIB_HEAD, **_ENCODER_DECODER, **_TSLIB_TAIL, "p_hidden_dims": (256, 256), "p_hidden_layers": 2,
+        "d_model": 128,
+    }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's Nonstationary_Transformer_ETTh1.sh"}),
+    ModelRecipe("PAttn", {**_TSLIB_HEAD, "factor": 3, **_TSLIB_TAIL, "n_heads": PER_DATASET}, {"ETTh1": {}},
+                per_horizon={"ETTh1": _per_horizon(n_heads=(2, 8, 8, 16))},
+                sources={"ETTh1": "TSLib's PAttn_ETTh1.sh"}),
+    ModelRecipe("MultiPatchFormer", {**_TSLIB_HEAD, "e_layers": 1, **_TSLIB_TAIL, "d_model": 256, "d_ff": 512},
+                {"ETTh1": {}}, sources={"ETTh1": "TSLib's MultiPatchFormer_ETTh1.sh"}),
+    ModelRecipe("TimeXer", {
+        **_TSLIB_HEAD, "e_layers": PER_DATASET, "factor": 3, **_TSLIB_TAIL, "d_model": PER_DATASET,
+        "d_ff": DEFAULT, "batch_size": PER_DATASET,
+    }, {"ETTh1": {}}, per_horizon={"ETTh1": _per_horizon(
+        e_layers=(1, 2, 1, 1), d_model=(256, 128, 512, 256), d_ff=(DEFAULT, DEFAULT, 1024, 1024),
+        batch_size=(4, 4, 16, 16))}, sources={"ETTh1": "TSLib's TimeXer_ETTh1.sh"}),
+    # TSLib's Koopa scripts forecast 48/96/144/192 steps from twice as many (its paper's setting).
+    ModelRecipe("Koopa", {
+        **{k: v for k, v in _TSLIB_HEAD.items() if k != "label_len"}, "seq_len": PER_DATASET, **_ENCODER_DECODER,
+        **_TSLIB_TAIL, "learning_rate": 0.001,
+    }, {"ETTh1": {}}, per_horizon={"ETTh1": {h: {"seq_len": 2 * h} for h in (48, 96, 144, 192)}},
+        horizons={"ETTh1": (48, 96, 144, 192)}, sources={"ETTh1": "TSLib's Koopa_ETTh1.sh"}),
+    # TSLib's Mamba scripts read as many steps as they forecast (seq_len = pred_len).
+    *(ModelRecipe(model, {
+        **_TSLIB_HEAD, "seq_len": PER_DATASET, "e_layers": 2, "d_layers": 1, "enc_in": "{channels}", "expand": 2,
+        "d_ff": 16, "d_conv": 4, "c_out": "{channels}", "d_model": 128, "des": "Exp", "itr": 1,
+    }, {"ETTh1": {}}, per_horizon={"ETTh1": {h: {"seq_len": h} for h in LONG_HORIZONS}},
+        sources={"ETTh1": f"TSLib's {model}_ETTh1.sh"}) for model in ("Mamba", "MambaSimple")),
+    ModelRecipe("SegRNN", {
+        **{k: v for k, v in _TSLIB_HEAD.items() if k != "label_len"}, "seg_len": 24, "enc_in": "{channels}",
+        "d_model": 512, "dropout": 0.5, "learning_rate": 0.0001, "des": "Exp", "itr": 1,
+    }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's SegRNN_ETTh1.sh"}),
+    ModelRecipe("TiDE", {
+        **_TSLIB_HEAD, "e_layers": 2, "d_layers": 2, "enc_in": "{channels}", "dec_in": "{channels}", "c_out": 8,
+        "d_model": 256, "d_ff": 256, "dropout": 0.3, "batch_size": 512, "learning_rate": 0.1, "patience": 5,
+        "train_epochs": 10,
+    }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's TiDE_ETTh1.sh (--c_out 8 as TSLib's)"}),
+    # WPMixer's script sets wavelet/level/tfactor/dfactor/stride inside TSLib's model file, so TSLib runs
+    # the file's defaults, as this block does (those are flags here). It reads ./data/ETT/ as model_id
+    # `wpmixer`; ours read the fetched file and say ETTh1_512_<H>.
+    ModelRecipe("WPMixer", {
+        **_TSLIB_HEAD, "seq_len": 512, "label_len": 0, "d_model": PER_DATASET, "patch_len": 16,
+        "batch_size": 256, "learning_rate": PER_DATASET, "lradj": "type3", "dropout": PER_DATASET, "patience": 12,
+        "train_epochs": 30, "use_amp": None,
+    }, {"ETTh1": {}}, per_horizon={"ETTh1": _per_horizon(
+        d_model=(256, 256, 256, 128), learning_rate=(0.000242438, 0.000201437, 0.000132929, 0.000239762),
+        dropout=(0.4, 0.05, 0.0, 0.2))}, sources={"ETTh1": "TSLib's WPMixer_ETTh1.sh"}),
+    # No ETTh1 script in TSLib: run.py's defaults, the setting tslib_models.csv measures them at.
+    *(ModelRecipe(model, {**_TSLIB_HEAD, **_TSLIB_TAIL}, {"ETTh1": {}},
+                  sources={"ETTh1": "run.py defaults (TSLib ships no ETTh1 script for it)"})
+      for model in ("FreTS", "MSGNet", "SCINet", "TemporalFusionTransformer", "TimeFilter")),
 )
 
 # CAPS per dataset, as the official caps.sh:

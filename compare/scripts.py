@@ -47,6 +47,8 @@ def _block(flags: dict, model: str) -> list[str]:
             lines.append(f"  --{flag} \\")
         elif flag == "model" and value == model:
             lines.append(f"  --{flag} $model_name \\")
+        elif isinstance(value, tuple):
+            lines.append(f"  --{flag} {' '.join(shlex.quote(str(v)) for v in value)} \\")
         else:
             lines.append(f"  --{flag} {shlex.quote(str(value))} \\")
     lines[-1] = lines[-1][: -len(" \\")]
@@ -57,7 +59,7 @@ def _render(book: RecipeBook, row: str, datasets: list[str]) -> str:
     model = book.row_model(row)
     recipe = book.models[model]
     variant = book.variants.get(row)
-    first = book.flags(row, datasets[0], book.datasets[datasets[0]].horizons[0])
+    first = book.flags(row, datasets[0], book.horizons(row, datasets[0])[0])
     lines = [*HEADER, "#"]
     if variant:
         lines += [line.format(**first) for line in variant.comments]
@@ -65,7 +67,7 @@ def _render(book: RecipeBook, row: str, datasets: list[str]) -> str:
         lines.append(f"model_id carries the suffix {variant.suffix} so results do not overwrite the {model} runs.")
     else:
         data = book.datasets[datasets[0]]
-        horizons = " ".join(map(str, data.horizons))
+        horizons = " ".join(map(str, book.horizons(row, data.name)))
         lines.append(f"{row} on {data.name} ({data.channels} variates), horizons {horizons} (L = {first['seq_len']}).")
     lines += [line.format(**first) for line in recipe.comments]
     lines = [line if line.startswith("#") else f"# {line}" for line in lines]
@@ -76,10 +78,11 @@ def _render(book: RecipeBook, row: str, datasets: list[str]) -> str:
                   for d in datasets]
     for dataset in datasets:
         data = book.datasets[dataset]
-        flags = book.flags(row, dataset, data.horizons[0])
+        horizons = book.horizons(row, dataset)
+        flags = book.flags(row, dataset, horizons[0])
         summary = recipe.summary.format(name=dataset, source=recipe.sources.get(dataset, ""), **flags)
         lines += ["", *[f"# {line}" for line in (summary, *data.notes)]]
-        for k, horizon in enumerate(data.horizons):
+        for k, horizon in enumerate(horizons):
             if k:
                 lines.append("")
             lines += _block(book.flags(row, dataset, horizon), model)

@@ -13,6 +13,7 @@ import pytest
 
 from compare.recipes import (
     CAPS_SETTINGS,
+    DEFAULT,
     MODELS,
     PER_DATASET,
     RECIPES,
@@ -34,13 +35,16 @@ RECIPES_FILE = Path(__file__).resolve().parents[2] / "compare" / "recipes.py"
 def every_block():
     for row in RECIPES.rows:
         for dataset in RECIPES.row_datasets(row):
-            for horizon in RECIPES.datasets[dataset].horizons:
+            for horizon in RECIPES.horizons(row, dataset):
                 yield row, dataset, horizon
 
 
 def test_rows_are_the_models_then_the_named_variants():
     assert RECIPES.rows == ["DLinear", "PatchTST", "iTransformer", "TimesNet", "Transformer", "Informer",
-                            "Autoformer", "TimeMixer", "CAPS",
+                            "Autoformer", "TimeMixer", "Crossformer", "FEDformer", "LightTS", "Pyraformer", "Reformer",
+                            "TSMixer", "ETSformer", "MICN", "FiLM", "Nonstationary_Transformer", "PAttn",
+                            "MultiPatchFormer", "TimeXer", "Koopa", "Mamba", "MambaSimple", "SegRNN", "TiDE", "WPMixer",
+                            "FreTS", "MSGNet", "SCINet", "TemporalFusionTransformer", "TimeFilter", "CAPS",
                             "LinAttn+RoPE", "Attn+RoPE", "Pure Softmax", "CAPS (Softmax)", "CAPS w/o Path1",
                             "CAPS w/o Path2", "CAPS w/o Path3"]
 
@@ -55,9 +59,9 @@ def test_every_block_parses_with_run_py_and_never_shares_a_setting():
         # Two blocks with one setting would overwrite each other's checkpoints and results.
         assert setting not in owner, f"{block} and {owner.get(setting)} share {setting}"
         owner[setting] = block
-    # 5 baselines x 5 datasets, 3 on ETTh1 only, CAPS on 10, the 7 variants on 10/7/7/7/5/5/5 datasets,
+    # 5 baselines x 5 datasets, 27 on ETTh1 only, CAPS on 10, the 7 variants on 10/7/7/7/5/5/5 datasets,
     # each at 4 horizons.
-    assert len(owner) == 4 * (5 * 5 + 3 + 10 + 10 + 3 * 7 + 3 * 5)
+    assert len(owner) == 4 * (5 * 5 + 27 + 10 + 10 + 3 * 7 + 3 * 5)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +94,7 @@ def test_recipe_lookup(row, dataset, pred_len, script, model_id):
 def test_a_variant_is_its_base_recipe_plus_its_flags(name):
     variant = VARIANTS[name]
     for dataset in variant.datasets:
-        for horizon in RECIPES.datasets[dataset].horizons:
+        for horizon in RECIPES.horizons(name, dataset):
             ours = vars(parse_run_args(RECIPES.argv(name, dataset, horizon)))
             base = vars(parse_run_args(RECIPES.argv(variant.base, dataset, horizon)))
             changed = {key for key in ours if ours[key] != base[key]}
@@ -111,7 +115,7 @@ def test_caps_settings_table_covers_every_dataset_and_sets_the_caps_flags():
     [
         (lambda: RECIPES.recipe("NoSuchModel", "ETTh1", 96),
          "unknown model row 'NoSuchModel'; choose from DLinear, PatchTST, iTransformer, TimesNet, Transformer, "
-         "Informer, Autoformer, TimeMixer, CAPS, LinAttn+RoPE"),
+         "Informer, Autoformer, TimeMixer, Crossformer"),
         (lambda: RECIPES.recipe("CAPS", "Traffic", 96), "unknown dataset 'Traffic'; choose from ETTh1, ETTh2"),
         (lambda: RECIPES.recipe("CAPS", "PEMS04", 192), "PEMS04 has no horizon 192; choose from 96 48 24 12"),
         (lambda: RECIPES.recipe("DLinear", "ECL", 96), "DLinear has no recipe for ECL; it has ETTh1, ETTh2"),
@@ -146,6 +150,23 @@ def test_dataset_values_replace_in_place_and_variant_flags_go_to_the_slot():
     assert book.argv("V", "toy", 12) == ["--model_id", "toy_24_12_V", "--model", "DLinear", "--seq_len", "24",
                                          "--moving_avg", "5", "--use_amp", "--pred_len", "12", "--e_layers", "3",
                                          "--des", "V"]
+
+
+def test_default_flags_are_left_out_unless_an_entry_sets_them_and_tuples_are_several_values():
+    book = toy_book({"train_epochs": DEFAULT, "p_hidden_dims": (64, 32), "use_amp": None}, {})
+    assert book.argv("DLinear", "toy", 12)[-5:] == ["12", "--p_hidden_dims", "64", "32", "--use_amp"]
+    book = toy_book({"train_epochs": DEFAULT}, {"train_epochs": 3})
+    assert book.argv("DLinear", "toy", 12)[-2:] == ["--train_epochs", "3"]
+
+
+def test_a_recipe_may_have_its_own_horizons_on_a_dataset():
+    book = toy_book({}, {})
+    model = book.models["DLinear"]
+    book.models["DLinear"] = ModelRecipe(model.model, model.flags, model.per_dataset, horizons={"toy": (6, 9)})
+    assert book.horizons("DLinear", "toy") == (6, 9) and book.horizons("V", "toy") == (6, 9)
+    assert book.argv("DLinear", "toy", 9)[:2] == ["--model_id", "toy_24_9"]
+    with pytest.raises(UserInputError, match="DLinear on toy has no horizon 12; choose from 6 9"):
+        book.argv("DLinear", "toy", 12)
 
 
 @pytest.mark.parametrize(

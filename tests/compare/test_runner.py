@@ -270,7 +270,7 @@ def test_unknown_horizon_is_reported_with_the_valid_ones(workspace):
     code, log = invoke([*base_argv(workspace, workspace / "horizon", "DLinear"), "--pred_lens", "12", "96",
                         "--dry-run"])
     assert code == 1
-    assert "cannot run DLinear | toy | H=96: toy has no horizon 96; choose from 12" in log
+    assert "cannot run DLinear | toy | H=96: DLinear on toy has no horizon 96; choose from 12" in log
 
 
 def test_rows_are_found_by_name_in_the_recipe_table(tmp_path):

@@ -48,7 +48,7 @@ def test_bash_runs_the_table_argv_in_order(path):
     runs = [c for c in calls if c[1:3] == ["-u", "run.py"]]
     assert len(fetched) + len(runs) == len(calls)
     expected = [(row, d, h) for row in RECIPES.rows for d in RECIPES.row_datasets(row)
-                for h in RECIPES.datasets[d].horizons if RECIPES.script(row, d) == path]
+                for h in RECIPES.horizons(row, d) if RECIPES.script(row, d) == path]
     assert [c[3:] for c in runs] == [RECIPES.argv(*block) for block in expected]
     assert {c[0] for c in runs} == {RECIPES.env["CUDA_VISIBLE_DEVICES"]}
     row = expected[0][0]

@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=Transformer
 
-# ETTm2: hyper-parameters from TSLib's Transformer script pattern (widths at run.py's defaults); unlisted flags keep run.py defaults.
+# ETTm2: hyper-parameters from TSLib's Transformer_ETTm2.sh (widths at run.py's defaults); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -22,7 +22,7 @@ python -u run.py \
   --pred_len 96 \
   --e_layers 2 \
   --d_layers 1 \
-  --factor 3 \
+  --factor 1 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
@@ -43,7 +43,7 @@ python -u run.py \
   --pred_len 192 \
   --e_layers 2 \
   --d_layers 1 \
-  --factor 3 \
+  --factor 1 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
@@ -64,7 +64,7 @@ python -u run.py \
   --pred_len 336 \
   --e_layers 2 \
   --d_layers 1 \
-  --factor 3 \
+  --factor 1 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
@@ -85,7 +85,7 @@ python -u run.py \
   --pred_len 720 \
   --e_layers 2 \
   --d_layers 1 \
-  --factor 3 \
+  --factor 1 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \

@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=Transformer
 
-# Weather: hyper-parameters from TSLib's Transformer script pattern (widths at run.py's defaults); unlisted flags keep run.py defaults.
+# Weather: hyper-parameters from TSLib's Weather_script/Transformer.sh; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -23,6 +23,7 @@ python -u run.py \
   --e_layers 2 \
   --d_layers 1 \
   --factor 3 \
+  --train_epochs 3 \
   --enc_in 21 \
   --dec_in 21 \
   --c_out 21 \
