@@ -144,6 +144,27 @@ def test_segment_merging_matches_the_loop(s):
         torch.testing.assert_close(out[:, :, i], merge.linear_trans(merge.norm(pair)))
 
 
+def test_decoder_sums_the_layer_forecasts_step_by_step(make_configs):
+    """Forecast step s·seg_len + t of variate n = Σ_l linear_pred_l(decoder state l)[n, s, t], layer l
+    cross-attending to encoder output l (the embedding for l = 0)."""
+    model = Model(configs_for(make_configs)).double().eval()
+    d = model.pre_norm.normalized_shape[0]
+    x = torch.randn(B, N, model.in_seg_num, d, dtype=torch.float64)
+    enc_outputs, _ = model.encoder(x)
+    assert [e.shape[2] for e in enc_outputs] == [3, 3, 2]
+    state = model.dec_pos_embedding.repeat(B, 1, 1, 1)
+    with torch.no_grad():
+        out = model.decoder(state, enc_outputs)
+        expected = torch.zeros(B, 2 * SEG_LEN, N, dtype=torch.float64)
+        for layer, enc in zip(model.decoder.decode_layers, enc_outputs, strict=True):
+            state, _ = layer(state, enc)
+            step = layer.linear_pred(state)  # [B, N, S_out, seg_len]
+            for n in range(N):
+                for seg in range(2):
+                    expected[:, seg * SEG_LEN:(seg + 1) * SEG_LEN, n] += step[:, n, seg]
+    torch.testing.assert_close(out, expected)
+
+
 def test_window_is_replicate_padded_to_whole_segments(make_configs):
     """--seq_len 30 pads to 36 by repeating the last step: the same weights on a 36-step window that
     ends in 6 copies of the last value give the same forecast."""
