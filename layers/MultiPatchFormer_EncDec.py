@@ -1,5 +1,5 @@
 """MultiPatchFormer's encoder block (Naghashi et al., "A multiscale model for multivariate time series
-forecasting", Scientific Reports 2025, https://doi.org/10.1038/s41598-025-82417-4), with TSLib's class
+forecasting", Scientific Reports 2025, https://doi.org/10.1038/s41598-024-82417-4), with TSLib's class
 names, signatures and attribute names (`FeedForward`, `Encoder`).
 
 Post-norm block over tokens `[B, T, D]`:

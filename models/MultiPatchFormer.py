@@ -1,5 +1,5 @@
 """MultiPatchFormer (Naghashi et al., "A multiscale model for multivariate time series forecasting",
-Scientific Reports 2025, https://doi.org/10.1038/s41598-025-82417-4), long- and short-term forecasting,
+Scientific Reports 2025, https://doi.org/10.1038/s41598-024-82417-4), long- and short-term forecasting,
 with TSLib's architecture, parameter names and construction order.
 
 Per window x `[L, N]`, instance-normalised (mean, biased std + 1e-5; RevIN without affine):
