@@ -331,3 +331,66 @@ class AttentionLayer(nn.Module):
         out, attn = getattr(self, self.inner_name)(q, k, v, attn_mask, tau=tau, delta=delta)
         out = out.reshape(b, q_len, -1)  # [B, L, H·Dv]
         return self.out_projection(out), attn
+
+
+class TwoStageAttentionLayer(nn.Module):
+    """Crossformer's Two-Stage Attention (TSA) layer (Zhang & Yan, ICLR 2023, Sec. 3.2, eq. 3-4) over
+    `[B, N, S, D]`: N variates ("dimensions"), S segments, D model width. TSLib's signature and names.
+
+    Cross-Time stage, per variate d (all segments of one series attend to each other):
+        Ŷ = LayerNorm(Z + MSA_time(Z, Z, Z));  Y = LayerNorm(Ŷ + MLP(Ŷ))   (norm1, MLP1, norm2)
+    Cross-Dimension stage, per segment i, through c = `factor` learnable routers R_i `[c, D]`:
+        B_i = MSA_send(R_i, Y_i, Y_i);  Ȳ_i = MSA_receive(Y_i, B_i, B_i)
+        Z̄ = LayerNorm(Y + Ȳ);  out = LayerNorm(Z̄ + MLP(Z̄))                 (norm3, MLP2, norm4)
+    so the N variates exchange information in O(N·c) instead of O(N²).
+
+    Args:
+        configs: accepted for TSLib's signature and not read (the attention dropout is `dropout`, which
+            TSLib also takes from --dropout; full attention has no use for --factor).
+        seg_num: S, the number of segments (one router set per segment).
+        factor: c, routers per segment.
+        d_model, n_heads: width and heads of the three attentions.
+        d_ff: hidden width of the two MLPs (default 4·d_model).
+        dropout: dropout on attention weights and on the residual branches.
+    """
+
+    def __init__(self, configs: object, seg_num: int, factor: int, d_model: int, n_heads: int,
+                 d_ff: int | None = None, dropout: float = 0.1) -> None:
+        super().__init__()
+        if seg_num < 1 or factor < 1:
+            raise ValueError(f"seg_num {seg_num} and factor {factor} (--factor) must be positive integers")
+        d_ff = d_ff or 4 * d_model
+        # Construction order is TSLib's (three attentions, then the routers, then the MLPs): the same
+        # seed draws the same initial weights.
+        self.time_attention = AttentionLayer(FullAttention(False, factor, attention_dropout=dropout), d_model, n_heads)
+        self.dim_sender = AttentionLayer(FullAttention(False, factor, attention_dropout=dropout), d_model, n_heads)
+        self.dim_receiver = AttentionLayer(FullAttention(False, factor, attention_dropout=dropout), d_model, n_heads)
+        self.router = nn.Parameter(torch.randn(seg_num, factor, d_model))
+        self.dropout = nn.Dropout(dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.norm4 = nn.LayerNorm(d_model)
+        self.MLP1 = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+        self.MLP2 = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x: torch.Tensor, attn_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> torch.Tensor:
+        """x `[B, N, S, D]` → `[B, N, S, D]` (S must equal the layer's seg_num). Masks are not used."""
+        b, n, s, d = x.shape
+        if s != self.router.shape[0]:
+            raise ValueError(f"TwoStageAttentionLayer built for {self.router.shape[0]} segments got {s}")
+        _no_destationary("TwoStageAttentionLayer", tau, delta)
+        # Cross-Time stage: every variate's S segments form one sequence.
+        time_in = x.reshape(b * n, s, d)  # [B·N, S, D]
+        time_enc, _ = self.time_attention(time_in, time_in, time_in, None)
+        y = self.norm1(time_in + self.dropout(time_enc))
+        y = self.norm2(y + self.dropout(self.MLP1(y)))  # [B·N, S, D]
+        # Cross-Dimension stage: every segment's N variates, routed through `factor` router tokens.
+        dim_send = y.reshape(b, n, s, d).transpose(1, 2).reshape(b * s, n, d)  # [B·S, N, D]
+        routers = self.router.repeat(b, 1, 1)  # [B·S, c, D], segment-major within each sample
+        buffer, _ = self.dim_sender(routers, dim_send, dim_send, None)  # [B·S, c, D]
+        received, _ = self.dim_receiver(dim_send, buffer, buffer, None)  # [B·S, N, D]
+        z = self.norm3(dim_send + self.dropout(received))
+        z = self.norm4(z + self.dropout(self.MLP2(z)))  # [B·S, N, D]
+        return z.reshape(b, s, n, d).transpose(1, 2)  # [B, N, S, D]

@@ -25,6 +25,8 @@ MODEL_OVERRIDES: dict[str, dict] = {
     "TimeMixer": dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method="avg"),
     # SegRNN needs --seg_len dividing --seq_len 32 and --pred_len 24 (run.py's default is 96).
     "SegRNN": dict(seg_len=8),
+    # MultiPatchFormer's four patch scales agree on the patch count only for a few --seq_len (62 … 97).
+    "MultiPatchFormer": dict(seq_len=62),
 }
 # Per-(model, features) overrides (none: every model takes TSLib's MS flags, CAPS decoding the last
 # --c_out channels, i.e. the target).
@@ -38,6 +40,8 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     "TiDE": {"temporalDecoder.ln.weight", "temporalDecoder.ln.bias"},
     # FreTS's channel learner (W_1, B_1) runs only with --channel_independence 0 (TSLib never runs it).
     "FreTS": {"r1", "i1", "rb1", "ib1"},
+    # TSLib's MultiPatchFormer builds `remap` (D → seq_len) but forecasting never uses it.
+    "MultiPatchFormer": {"remap.weight", "remap.bias"},
 }
 
 

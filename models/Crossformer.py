@@ -1,0 +1,94 @@
+"""Crossformer (Zhang & Yan, "Crossformer: Transformer Utilizing Cross-Dimension Dependency for
+Multivariate Time Series Forecasting", ICLR 2023, https://openreview.net/forum?id=vSVLM2j9eie), long- and
+short-term forecasting, with TSLib's architecture, parameter names and construction order.
+
+- Dimension-Segment-Wise embedding (eq. 2): each variate's window is replicate-padded at the end to
+  L' = ⌈L / seg_len⌉·seg_len and cut into S = L' / seg_len segments x_{i,d} `[seg_len]`;
+  h_{i,d} = E x_{i,d} + E^{pos}_{i,d} (a learnable `[N, S, D]` table; TSLib's PatchEmbedding also adds
+  the fixed sinusoid), then LayerNorm (`pre_norm`).
+- Hierarchical encoder (Sec. 3.3): e_layers scales; scale 0 is one Two-Stage Attention (TSA) layer over
+  S segments, scale l > 0 merges every 2 segments (S_l = ⌈S / 2^l⌉) before its TSA layer.
+- Decoder (eq. 6-7): e_layers + 1 layers over learnable decoder tokens `[N, S_out, D]`,
+  S_out = ⌈H / seg_len⌉; layer l cross-attends to encoder scale l (scale 0 is the embedding) and
+  predicts S_out·seg_len steps with a Linear; the forecast is the sum over layers, of which the last H
+  steps are returned (TSLib's choice when seg_len does not divide H).
+
+As in TSLib, seg_len is 12 and the merge window 2 (TSLib hard-codes both; run.py's --seg_len is
+SegRNN's), any --seq_len/--pred_len is padded up to a multiple of 12, and the model reads no marks and
+no decoder input. With --c_out < --enc_in (features MS) the last c_out variates are returned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import torch
+import torch.nn as nn
+
+from layers.config_checks import check_forecast_config, check_heads, check_output_channels, check_positive
+from layers.Crossformer_EncDec import Decoder, DecoderLayer, Encoder, scale_block
+from layers.Embed import PatchEmbedding
+from layers.SelfAttention_Family import AttentionLayer, FullAttention, TwoStageAttentionLayer
+
+# TSLib's fixed segment length and merge window.
+SEG_LEN = 12
+WIN_SIZE = 2
+
+
+class Model(nn.Module):
+    """Crossformer for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+
+    Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, d_ff, e_layers, dropout, factor (routers
+    per segment in the cross-dimension stage).
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_forecast_config(configs, "Crossformer")
+        check_heads(configs)
+        check_positive(configs, "e_layers", "d_ff", "factor")
+        check_output_channels(configs, "Crossformer")
+        self.seq_len = configs.seq_len
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        self.seg_len = SEG_LEN
+        self.win_size = WIN_SIZE
+        self.pad_in_len = math.ceil(configs.seq_len / SEG_LEN) * SEG_LEN
+        self.pad_out_len = math.ceil(configs.pred_len / SEG_LEN) * SEG_LEN
+        self.in_seg_num = self.pad_in_len // SEG_LEN
+        out_seg_num = self.pad_out_len // SEG_LEN
+        d_model, n_heads, d_ff, dropout, factor = (configs.d_model, configs.n_heads, configs.d_ff, configs.dropout,
+                                                   configs.factor)
+
+        # Built in TSLib's order (embedding, encoder position table, encoder, decoder table, decoder).
+        self.enc_value_embedding = PatchEmbedding(d_model, SEG_LEN, SEG_LEN, self.pad_in_len - configs.seq_len, 0)
+        self.enc_pos_embedding = nn.Parameter(torch.randn(1, configs.enc_in, self.in_seg_num, d_model))
+        self.pre_norm = nn.LayerNorm(d_model)
+        self.encoder = Encoder([
+            scale_block(configs, 1 if level == 0 else WIN_SIZE, d_model, n_heads, d_ff, 1, dropout,
+                        math.ceil(self.in_seg_num / WIN_SIZE**level), factor)
+            for level in range(configs.e_layers)
+        ])
+        self.dec_pos_embedding = nn.Parameter(torch.randn(1, configs.enc_in, out_seg_num, d_model))
+        self.decoder = Decoder([
+            DecoderLayer(
+                TwoStageAttentionLayer(configs, out_seg_num, factor, d_model, n_heads, d_ff, dropout),
+                AttentionLayer(FullAttention(False, factor, attention_dropout=dropout), d_model, n_heads),
+                SEG_LEN, d_model, d_ff, dropout=dropout)
+            for _ in range(configs.e_layers + 1)
+        ])
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x_enc `[B, L, N]` → `[B, H, c_out]`; the marks and x_dec are not used."""
+        b = x_enc.shape[0]
+        tokens, n_vars = self.enc_value_embedding(x_enc.transpose(1, 2))  # [B·N, S, D]
+        tokens = tokens.reshape(b, n_vars, self.in_seg_num, -1) + self.enc_pos_embedding  # [B, N, S, D]
+        enc_outputs, _ = self.encoder(self.pre_norm(tokens))
+        # A copy, not an expanded view: a view of a parameter made under no_grad trips torch's module
+        # tracker (FLOP counting), as TSLib's einops repeat does at batch 1.
+        dec_in = self.dec_pos_embedding.repeat(b, 1, 1, 1)  # [B, N, S_out, D]
+        out = self.decoder(dec_in, enc_outputs)  # [B, S_out·seg_len, N]
+        return out[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
