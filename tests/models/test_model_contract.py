@@ -38,6 +38,10 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     "TiDE": {"temporalDecoder.ln.weight", "temporalDecoder.ln.bias"},
     # FreTS's channel learner (W_1, B_1) runs only with --channel_independence 0 (TSLib never runs it).
     "FreTS": {"r1", "i1", "rb1", "ib1"},
+    # TimeFilter's router (gate, noise) chooses a hard 0/1 top-p set of neighbour regions: the forecast has
+    # no gradient to it; only the auxiliary routing loss (Model.moe_loss, unused by TSLib's training) has.
+    "TimeFilter": {"backbone.blocks.0.gnn.graph_learner.mask_moe.gate.weight",
+                   "backbone.blocks.0.gnn.graph_learner.mask_moe.noise.weight"},
 }
 
 
