@@ -65,6 +65,11 @@ def _check_timefilter_config(configs: argparse.Namespace) -> None:
                              "of the neighbour regions TimeFilter keeps)")
     if configs.pos not in (0, 1):
         raise UserInputError(f"--pos {configs.pos!r} must be 0 or 1 (positional embedding off/on)")
+    nodes = configs.enc_in * (configs.seq_len // configs.patch_len)
+    if configs.pos and nodes > MAX_NODES:
+        raise UserInputError(
+            f"--enc_in {configs.enc_in} x (--seq_len {configs.seq_len} / --patch_len {configs.patch_len}) = {nodes} "
+            f"patch nodes exceed TimeFilter's {MAX_NODES} positions; use a larger --patch_len or --pos 0")
 
 
 class Model(nn.Module):

@@ -173,9 +173,10 @@ def test_router_learns_only_from_the_auxiliary_loss(make_configs):
     [(dict(task_name="imputation"), "--task_name"), (dict(patch_len=5), "--patch_len"),
      (dict(patch_len=0), "--patch_len"), (dict(alpha=1.5), "--alpha"), (dict(top_p=-0.1), "--top_p"),
      (dict(pos=2), "--pos"), (dict(n_heads=3), "--n_heads"), (dict(c_out=N + 1), "--c_out"),
-     (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout")],
+     (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout"),
+     (dict(enc_in=3400, dec_in=3400, c_out=3400), "--pos 0")],
     ids=["task", "patch_len-divides", "patch_len-zero", "alpha", "top_p", "pos", "heads", "c_out", "e_layers",
-         "dropout"],
+         "dropout", "too-many-nodes"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
