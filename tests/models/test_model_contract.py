@@ -42,6 +42,10 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     "FreTS": {"r1", "i1", "rb1", "ib1"},
     # TSLib's MultiPatchFormer builds `remap` (D → seq_len) but forecasting never uses it.
     "MultiPatchFormer": {"remap.weight", "remap.bias"},
+    # TimeFilter's router (gate, noise) chooses a hard 0/1 top-p set of neighbour regions: the forecast has
+    # no gradient to it; only the auxiliary routing loss (Model.moe_loss, unused by TSLib's training) has.
+    "TimeFilter": {"backbone.blocks.0.gnn.graph_learner.mask_moe.gate.weight",
+                   "backbone.blocks.0.gnn.graph_learner.mask_moe.noise.weight"},
 }
 
 
