@@ -1,0 +1,92 @@
+"""A seeded random sweep over valid-looking flag combinations for every registered model.
+
+Each draw builds the model and runs one forward and backward pass. A combination the model cannot
+serve must be refused at construction with a one-line `ValueError` naming a flag (`--...`), which the
+experiment prints as `error: ...`; any other exception, a wrong output shape or a non-finite value
+fails the test. The draws include odd and tiny lengths, one to 21 variates, features M/S/MS and, for
+CAPS, every kernel and head widths beyond the native kernel's limit.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from exp.model_registry import MODEL_REGISTRY
+from layers.CAPS_Attention import CAPS_OPTIONS
+from tests.models.test_model_contract import MODEL_OVERRIDES, make_batch
+
+DRAWS_PER_MODEL = 6
+MODELS = sorted(MODEL_REGISTRY)
+
+
+def draw_flags(rng: random.Random, model: str) -> dict:
+    """One random combination of the flags every model shares (plus CAPS's own)."""
+    seq_len = rng.choice([1, 2, 5, 8, 13, 24, 33, 48])
+    enc_in = rng.choice([1, 2, 3, 7, 21])
+    features = rng.choice(["M", "S", "MS"])
+    if features == "S":
+        enc_in = 1
+    n_heads = rng.choice([1, 2, 4])
+    flags = dict(
+        features=features, seq_len=seq_len, label_len=rng.randint(0, seq_len), pred_len=rng.choice([1, 2, 7, 24]),
+        enc_in=enc_in, dec_in=enc_in, c_out=1 if features in ("S", "MS") else enc_in,
+        n_heads=n_heads, d_model=n_heads * rng.choice([2, 4, 8, 16]), d_ff=rng.choice([4, 16]),
+        e_layers=rng.choice([1, 2, 3]), d_layers=rng.choice([1, 2]), dropout=rng.choice([0.0, 0.1]),
+    )
+    if model == "CAPS":
+        flags.update(caps_impl=rng.choice(CAPS_OPTIONS["caps_impl"].choices),
+                     d_model=rng.choice([0, n_heads * 4, n_heads * 264]))
+    if model in MODEL_DRAWS and rng.random() < 0.75:
+        flags.update(MODEL_DRAWS[model](rng, flags))
+    return flags
+
+
+def _common_divisor(rng: random.Random, flags: dict) -> dict:
+    gcd = math.gcd(flags["seq_len"], flags["pred_len"])
+    return dict(seg_len=rng.choice([d for d in range(1, gcd + 1) if gcd % d == 0]))
+
+
+# Flags a model constrains beyond the shared ones, drawn inside its valid set most of the time (the rest
+# of the draws check its one-line errors).
+MODEL_DRAWS: dict[str, Callable[[random.Random, dict], dict]] = {
+    "SegRNN": _common_divisor,
+    # The four patch scales agree on the patch count only for some lengths (models/MultiPatchFormer.py).
+    "MultiPatchFormer": lambda rng, flags: dict(seq_len=rng.choice([62, 70, 83, 96]),
+                                                d_model=4 * rng.choice([2, 4, 8])),
+}
+
+
+def _one_line_flag_error(err: Exception) -> bool:
+    text = str(err)
+    return isinstance(err, ValueError) and "\n" not in text and "--" in text
+
+
+@pytest.mark.parametrize("model_name", MODELS)
+def test_random_valid_looking_configs_run_or_fail_in_one_line(make_configs, model_name: str) -> None:
+    rng = random.Random(zlib.crc32(model_name.encode()))
+    built = 0
+    for draw in range(DRAWS_PER_MODEL):
+        flags = {**MODEL_OVERRIDES.get(model_name, {}), **draw_flags(rng, model_name)}
+        configs = make_configs(model=model_name, **flags)
+        try:
+            model = MODEL_REGISTRY[model_name](configs).float()
+        except Exception as err:  # noqa: BLE001 - the point is to classify whatever it raises
+            assert _one_line_flag_error(err), f"draw {draw} {flags}: {type(err).__name__}: {err}"
+            continue
+        built += 1
+        batch = make_batch(configs, torch.Generator().manual_seed(draw))
+        try:
+            out = model(*batch)
+            out.square().mean().backward()
+        except Exception as err:  # noqa: BLE001
+            raise AssertionError(f"draw {draw} {flags}: built, then {type(err).__name__} in forward/backward: "
+                                 f"{err}") from err
+        assert out.shape == (batch[0].shape[0], configs.pred_len, configs.c_out), f"draw {draw} {flags}"
+        assert torch.isfinite(out).all(), f"draw {draw} {flags}"
+    assert built > 0, f"none of {DRAWS_PER_MODEL} draws built {model_name}: the sweep's ranges miss it"
