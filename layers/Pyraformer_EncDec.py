@@ -130,6 +130,10 @@ class EncoderLayer(nn.Module):
         self.pos_ffn = PositionwiseFeedForward(d_model, d_inner, dropout=dropout, normalize_before=normalize_before)
 
     def forward(self, enc_input: torch.Tensor, slf_attn_mask: torch.Tensor | None = None) -> torch.Tensor:
+        if slf_attn_mask is None:
+            # No mask: every node attends to every node (the inner attention would otherwise apply a causal one).
+            n = enc_input.shape[1]
+            slf_attn_mask = torch.zeros(enc_input.shape[0], n, n, dtype=torch.bool, device=enc_input.device)
         out, _ = self.slf_attn(enc_input, enc_input, enc_input, attn_mask=RegularMask(slf_attn_mask))
         return self.pos_ffn(out)
 

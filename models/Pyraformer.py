@@ -34,18 +34,21 @@ from layers.config_checks import check_forecast_config, check_heads, check_outpu
 from layers.Pyraformer_EncDec import Encoder, pyramid_sizes
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
+from utils.timefeatures import num_time_features
 
 # TSLib's pyramid: strides of the coarser scales (short-term forecasting halves them) and A.
 WINDOW_SIZE = [4, 4]
 SHORT_TERM_WINDOW_SIZE = [2, 2]
 INNER_SIZE = 5
+# The mark columns TSLib's hourly calendar tables index.
+CALENDAR_FIELDS = ("month", "day", "weekday", "hour")
 
 
 class Model(nn.Module):
     """Pyraformer for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]` (see the module doc).
 
-    Reads task_name, seq_len, pred_len, enc_in, c_out, d_model, d_ff, n_heads, e_layers, dropout;
-    uses x_enc and x_mark_enc only.
+    Reads task_name, seq_len, pred_len, enc_in, c_out, d_model, d_ff, n_heads, e_layers, dropout (and
+    embed/freq only to check the marks are wide enough); uses x_enc and x_mark_enc only.
     """
 
     def __init__(self, configs: argparse.Namespace, window_size: list[int] | None = None,
@@ -58,6 +61,11 @@ class Model(nn.Module):
         if configs.d_model < 4:
             raise UserInputError(f"--d_model {configs.d_model} must be at least 4: Pyraformer's coarser scales "
                                  "are built at width d_model / 4")
+        if configs.embed == "timeF" and num_time_features(configs.freq) < len(CALENDAR_FIELDS):
+            raise UserInputError(
+                f"--freq {configs.freq} with --embed timeF gives {num_time_features(configs.freq)} mark columns, but "
+                f"Pyraformer's calendar tables read {len(CALENDAR_FIELDS)} ({', '.join(CALENDAR_FIELDS)}); "
+                "use --embed fixed (or learned), or --freq h, t or s")
         self.task_name = configs.task_name
         if window_size is None:
             window_size = SHORT_TERM_WINDOW_SIZE if self.task_name == "short_term_forecast" else WINDOW_SIZE

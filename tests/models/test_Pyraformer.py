@@ -178,6 +178,17 @@ def test_attention_respects_the_pyramid(make_configs):
             assert torch.equal(changed, ~enc.mask[:, node])
 
 
+def test_layer_without_mask_attends_everywhere(make_configs):
+    """An EncoderLayer called without a mask is full (not causal) attention: the first node sees the last."""
+    layer = Model(configs_for(make_configs, e_layers=1)).double().eval().encoder.layers[0]
+    seq = torch.randn(1, 5, 8, dtype=torch.float64)
+    moved = seq.clone()
+    moved[0, -1] += 1.0
+    with torch.no_grad():
+        assert not torch.allclose(layer(moved)[0, 0], layer(seq)[0, 0])
+        torch.testing.assert_close(layer(seq), layer(seq, torch.zeros(1, 5, 5, dtype=torch.bool)))
+
+
 def test_c_out_keeps_the_last_variates(make_configs):
     x, x_mark = batch()
     full = Model(configs_for(make_configs)).double().eval()
@@ -201,8 +212,8 @@ def test_short_term_uses_window_two_and_normalises(make_configs):
     ("overrides", "flag"),
     [(dict(task_name="imputation"), "--task_name"), (dict(seq_len=15), "--seq_len"),
      (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(d_model=2, n_heads=1), "--d_model"),
-     (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout")],
-    ids=["task", "seq_len", "n_heads", "c_out", "d_model", "e_layers", "dropout"],
+     (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout"), (dict(freq="d"), "--freq")],
+    ids=["task", "seq_len", "n_heads", "c_out", "d_model", "e_layers", "dropout", "timeF-daily-marks"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
