@@ -17,7 +17,8 @@ Deliberate differences from TSLib (parameter names, shapes, counts and initial w
 - The embedding's dropout follows `--dropout`; TSLib passes `configs.dropout` into the embed-type slot of
   `DataEmbedding`, which fixes the dropout at 0.1 and builds learned calendar tables (kept: they are
   in TSLib's parameter list).
-- `--seq_len` too short for the pyramid is a one-line error (TSLib fails inside a convolution).
+- `--seq_len` too short for the pyramid is a one-line error (TSLib fails inside a convolution), and so
+  is `--embed timeF` with a `--freq` whose marks have fewer than the tables' 4 columns (TSLib: IndexError).
 Kept from TSLib: the calendar tables are learned hourly ones whatever `--embed`/`--freq` say; with
 timeF marks (floats in [-0.5, 0.5]) they read row 0, so they add a learned constant.
 """
