@@ -46,6 +46,16 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     # no gradient to it; only the auxiliary routing loss (Model.moe_loss, unused by TSLib's training) has.
     "TimeFilter": {"backbone.blocks.0.gnn.graph_learner.mask_moe.gate.weight",
                    "backbone.blocks.0.gnn.graph_learner.mask_moe.noise.weight"},
+    # TSLib's TFT builds the four static-context GRNs and the context inputs (lin_c) of the selection and
+    # enrichment GRNs for every dataset; they run only when a dataset declares static variables (none does).
+    "TemporalFusionTransformer": {
+        f"static_encoder.grns.{i}.{part}" for i in range(4)
+        for part in ("lin_a.weight", "lin_a.bias", "lin_i.weight", "lin_i.bias", "gate.glu.fc1.weight",
+                     "gate.glu.fc1.bias", "gate.glu.fc2.weight", "gate.glu.fc2.bias", "gate.layer_norm.weight",
+                     "gate.layer_norm.bias")
+    } | {f"{block}.lin_c.{kind}" for block in ("history_vsn.joint_grn", "future_vsn.joint_grn",
+                                                "temporal_fusion_decoder.enrichment_grn")
+         for kind in ("weight", "bias")},
 }
 
 
