@@ -51,6 +51,10 @@ class Model(nn.Module):
         check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "factor")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
+        if configs.distil and configs.e_layers > 1 and configs.seq_len < 2:
+            # The distilling ConvLayer pads circularly by 2 steps, which needs at least 2 steps to wrap.
+            raise ValueError(f"--seq_len {configs.seq_len} is too short for Informer's distilling layers; use "
+                             "--seq_len >= 2, --e_layers 1, or pass --distil to turn distilling off")
         self.pred_len = configs.pred_len
         d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
 
