@@ -59,8 +59,8 @@ def mean_amplitude_spectrum(split: TrainSplit, seq_len: int, pred_len: int) -> t
     total = torch.zeros(seq_len // 2 + 1, dtype=torch.float64)
     count = split.n_windows(seq_len, pred_len)
     for start in range(0, count, SPECTRUM_CHUNK):
-        windows = torch.from_numpy(np.asarray(split.lookback_windows(seq_len, pred_len, start, start + SPECTRUM_CHUNK),
-                                              dtype=np.float64))  # [n, L, N]
+        windows = split.lookback_windows(seq_len, pred_len, start, start + SPECTRUM_CHUNK)
+        windows = torch.from_numpy(np.array(windows, dtype=np.float64))  # [n, L, N]
         total += torch.fft.rfft(windows, dim=1).abs().sum(dim=(0, 2))
     return total / (count * split.data.shape[1])
 

@@ -12,6 +12,7 @@ import torch
 
 from exp.model_registry import MODEL_REGISTRY
 from utils.timefeatures import num_time_features
+from utils.train_split import synthetic_train_split
 
 BATCH = 3
 TINY = dict(d_model=16, n_heads=2, d_ff=32, e_layers=1, d_layers=1, seq_len=32, label_len=16, pred_len=24)
@@ -25,6 +26,9 @@ MODEL_OVERRIDES: dict[str, dict] = {
     "TimeMixer": dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method="avg"),
     # SegRNN needs --seg_len dividing --seq_len 32 and --pred_len 24 (run.py's default is 96).
     "SegRNN": dict(seg_len=8),
+    # Koopa and OLinear read training statistics when built (utils/train_split.py): a synthetic split.
+    "Koopa": dict(train_split=synthetic_train_split(rows=256)),
+    "OLinear": dict(train_split=synthetic_train_split(rows=256), embed_size=4),
 }
 # Per-(model, features) overrides (none: every model takes TSLib's MS flags, CAPS decoding the last
 # --c_out channels, i.e. the target).
