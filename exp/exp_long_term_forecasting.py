@@ -57,7 +57,6 @@ from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterru
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
 from utils.metrics import metric
-from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
 from utils.tools import (
     EarlyStopping,
     adjust_learning_rate,
@@ -67,6 +66,7 @@ from utils.tools import (
     atomic_torch_save,
     visual,
 )
+from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,13 @@ import argparse
 import torch
 import torch.nn as nn
 
-from layers.config_checks import ACTIVATIONS, check_choice, check_forecast_config, check_output_channels, check_positive
+from layers.config_checks import (
+    ACTIVATIONS,
+    check_choice,
+    check_forecast_config,
+    check_output_channels,
+    check_positive,
+)
 from layers.NormLin import NormLinEncoder, NormLinLayer
 from layers.OrthoTrans import cached_orthotrans_basis
 from layers.StandardNorm import Normalize
