@@ -19,11 +19,13 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import os
 import statistics
 import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -31,9 +33,18 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
+from data_provider.data_factory import build_dataset
 from exp.model_registry import MODEL_REGISTRY
 from exp.train_step import ForecastStep, make_optimizer, model_inputs
 from utils.timefeatures import num_calendar_features, num_time_features
+from utils.train_split import (
+    TRAIN_SPLIT_ATTR,
+    TrainSplit,
+    default_cache_dir,
+    needs_train_split,
+    synthetic_train_split,
+    with_train_split,
+)
 
 __all__ = [
     "Efficiency",
@@ -68,8 +79,33 @@ def count_parameters(model: nn.Module) -> int:
 
 
 def build_model(configs: argparse.Namespace, device: str | torch.device = "cpu") -> nn.Module:
-    """`models/<configs.model>.py`'s Model built from a copy of `configs`, in float32 on `device`."""
-    return MODEL_REGISTRY[configs.model](copy.deepcopy(configs)).float().to(device)
+    """`models/<configs.model>.py`'s Model built from a copy of `configs`, in float32 on `device`.
+
+    A model that reads training statistics when built (`utils.train_split`: Koopa, OLinear) receives
+    `configs.train_split` when the configs carry none: the real training split of --data when its file
+    is found (at --root_path/--data_path, else for ETTh1 in the dataset mirror $TSLIB_DATA_MIRROR),
+    otherwise a deterministic synthetic series (`synthetic_train_split`, enc_in channels). The choice
+    changes which frequencies/bases are used, not the parameter count or the FLOPs.
+    """
+    model_class = MODEL_REGISTRY[configs.model]
+    configs = copy.deepcopy(configs)
+    if needs_train_split(model_class) and getattr(configs, TRAIN_SPLIT_ATTR, None) is None:
+        configs = with_train_split(configs, _train_split_for(configs))
+    return model_class(configs).float().to(device)
+
+
+def _train_split_for(configs: argparse.Namespace) -> TrainSplit:
+    """The training split of --data when its file is at hand (see `build_model`), else a synthetic one."""
+    candidates = [configs]
+    mirror = os.environ.get("TSLIB_DATA_MIRROR")
+    if mirror and configs.data == "ETTh1":
+        candidates.append(argparse.Namespace(**{**vars(configs), "root_path": str(Path(mirror) / "ETT-small"),
+                                                "data_path": "ETTh1.csv"}))
+    for candidate in candidates:
+        if Path(candidate.root_path, candidate.data_path).is_file():
+            return TrainSplit(build_dataset(candidate, "train").data_x, cache_dir=default_cache_dir())
+    rows = max(2048, 4 * (configs.seq_len + configs.pred_len))
+    return synthetic_train_split(rows=rows, channels=configs.enc_in)
 
 
 def _mark_width(configs: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ import argparse
 from exp.model_registry import MODEL_REGISTRY
 from layers.CAPS_Attention import CAPS_OPTIONS
 from models.CAPS import CAPS_MODEL_OPTIONS
+from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
 from utils.errors import UserInputError
 from utils.host_memory import HOST_MALLOC_CHOICES
 
@@ -115,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument(f"--{name}", type=type(option.default), default=option.default, choices=option.choices,
                        help=option.help)
 
+    g = p.add_argument_group("OLinear")
+    g.add_argument("--embed_size", type=int, default=OLINEAR_EMBED_SIZE,
+                   help="OLinear: width of the dimension extension (the paper's ETTh1 setting)")
+
     g = p.add_argument_group("optimization")
     g.add_argument("--num_workers", type=int, default=10, help="data loader workers")
     g.add_argument("--itr", type=int, default=1, help="number of repeated runs")
@@ -169,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in AUGMENTATIONS:
         g.add_argument(f"--{name}", action="store_true", default=False, help=f"{name} augmentation preset (not implemented)")
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")
+    # Not a command-line flag: the training split that Koopa/OLinear read when built
+    # (utils/train_split.py); the experiment attaches it to a copy of the args.
+    p.set_defaults(train_split=None)
     return p
 
 

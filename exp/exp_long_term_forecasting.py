@@ -16,6 +16,7 @@ so the metrics equal those of one process.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import math
@@ -66,6 +67,7 @@ from utils.tools import (
     atomic_torch_save,
     visual,
 )
+from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
 
 logger = logging.getLogger(__name__)
 
@@ -121,9 +123,18 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     def _build_model(self) -> nn.Module:
         try:
-            return build_model_warning_ignored_flags(self.model_dict[self.args.model], self.args).float()
+            model_class = self.model_dict[self.args.model]
+            return build_model_warning_ignored_flags(model_class, self._model_configs(model_class)).float()
         except ValueError as err:
             raise UserInputError(f"--model {self.args.model}: {err}") from err
+
+    def _model_configs(self, model_class: type) -> argparse.Namespace:
+        """The configs the model is built from: the args, plus the training split (`utils.train_split`)
+        for a model that reads training statistics when built (Koopa, OLinear)."""
+        if not needs_train_split(model_class):
+            return self.args
+        dataset = build_dataset(self.args, "train")
+        return with_train_split(self.args, TrainSplit(dataset.data_x, cache_dir=default_cache_dir()))
 
     def _wrap_model(self, model: nn.Module) -> nn.Module:
         if self.dist.enabled:

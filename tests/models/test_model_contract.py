@@ -12,6 +12,7 @@ import torch
 
 from exp.model_registry import MODEL_REGISTRY
 from utils.timefeatures import num_time_features
+from utils.train_split import synthetic_train_split
 
 BATCH = 3
 TINY = dict(d_model=16, n_heads=2, d_ff=32, e_layers=1, d_layers=1, seq_len=32, label_len=16, pred_len=24)
@@ -27,6 +28,9 @@ MODEL_OVERRIDES: dict[str, dict] = {
     "SegRNN": dict(seg_len=8),
     # MultiPatchFormer's four patch scales agree on the patch count only for a few --seq_len (62 … 97).
     "MultiPatchFormer": dict(seq_len=62),
+    # Koopa and OLinear read training statistics when built (utils/train_split.py): a synthetic split.
+    "Koopa": dict(train_split=synthetic_train_split(rows=256)),
+    "OLinear": dict(train_split=synthetic_train_split(rows=256), embed_size=4),
 }
 # Per-(model, features) overrides (none: every model takes TSLib's MS flags, CAPS decoding the last
 # --c_out channels, i.e. the target).
