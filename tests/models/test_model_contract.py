@@ -25,6 +25,9 @@ MODEL_OVERRIDES: dict[str, dict] = {
     "TimeMixer": dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method="avg"),
     # SegRNN needs --seg_len dividing --seq_len 32 and --pred_len 24 (run.py's default is 96).
     "SegRNN": dict(seg_len=8),
+    # TimeMixerPP: three avg-pooled scales (32, 16, 8 steps) exercise the multi-scale image mixing; the
+    # coarsest scale's 8 steps hold 4 non-constant frequencies, so --top_k 2 (run.py's 5 is too many).
+    "TimeMixerPP": dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method="avg", top_k=2),
 }
 # Per-(model, features) overrides (none: every model takes TSLib's MS flags, CAPS decoding the last
 # --c_out channels, i.e. the target).
