@@ -47,7 +47,9 @@ def top_k_periods(x: torch.Tensor, top_k: int, full_len: int) -> tuple[list[int]
         periods: K ints p_k = ⌈T / f_k⌉, f_k the K frequencies (≥ 1) of largest batch-mean amplitude.
         amplitudes: `[B', K]` each sample's amplitude (mean over D) at those frequencies (unnormalised).
     """
-    amplitude = torch.fft.rfft(x, dim=1).abs().mean(dim=-1)  # [B', T_M // 2 + 1]
+    # In float32 at least: half-precision FFTs (autocast) only take power-of-two lengths.
+    spectrum = torch.fft.rfft(x if x.dtype == torch.float64 else x.float(), dim=1)
+    amplitude = spectrum.abs().mean(dim=-1)  # [B', T_M // 2 + 1]
     score = amplitude.detach().mean(dim=0)  # [T_M // 2 + 1]
     score[0] = float("-inf")  # the constant term has no period
     freqs = torch.topk(score, top_k).indices  # [K]

@@ -45,8 +45,8 @@ def test_forecast_shape(make_configs, features, channels, ci, method, marks):
     assert torch.isfinite(out).all()
 
 
-def test_series_are_independent_with_channel_independence_and_one_variate(make_configs):
-    """Features S with channel independence: each sample's forecast depends on that sample only."""
+def test_samples_do_not_mix_when_they_share_their_periods(make_configs):
+    """Each sample's forecast depends on that sample only (the batch merely picks the periods)."""
     configs = configs_for(make_configs, enc_in=1, dec_in=1, c_out=1)
     model = Model(configs).eval()
     x = torch.randn(B, configs.seq_len, 1, dtype=torch.float64)
