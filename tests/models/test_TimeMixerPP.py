@@ -173,9 +173,17 @@ def test_mixer_block_against_slow_reference(window):
     torch.manual_seed(2)
     lengths = [36 // window**m for m in range(3)] if window == 3 else [36, 18, 9]
     block = MixerBlock(lengths, d_model=4, d_ff=6, n_heads=2, top_k=2, window=window, dropout=0.0).double().eval()
-    xs = [torch.randn(B, t, 4, dtype=torch.float64) for t in lengths]
-    for got, ref in zip(block(xs), slow_mixer_block(block, xs, top_k=2), strict=True):
-        torch.testing.assert_close(got, ref)
+    xs = [torch.randn(B, t, 4, dtype=torch.float64, requires_grad=True) for t in lengths]
+    got, ref = block(xs), slow_mixer_block(block, xs, top_k=2)
+    for mine, theirs in zip(got, ref, strict=True):
+        torch.testing.assert_close(mine, theirs)
+    # Gradients too, into the inputs (through the amplitude weights as well) and into the parameters.
+    probes = [torch.randn_like(y) for y in got]
+    wrt = [*xs, *block.parameters()]
+    grads = torch.autograd.grad(sum((y * g).sum() for y, g in zip(got, probes, strict=True)), wrt)
+    ref_grads = torch.autograd.grad(sum((y * g).sum() for y, g in zip(ref, probes, strict=True)), wrt)
+    for mine, theirs in zip(grads, ref_grads, strict=True):
+        torch.testing.assert_close(mine, theirs)
 
 
 def paper_parameter_count(seq_len, pred_len, n, d, d_ff, layers, scales, window, conv_pool, ci) -> int:
