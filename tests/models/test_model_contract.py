@@ -31,6 +31,9 @@ MODEL_OVERRIDES: dict[str, dict] = {
     # Koopa and OLinear read training statistics when built (utils/train_split.py): a synthetic split.
     "Koopa": dict(train_split=synthetic_train_split(rows=256)),
     "OLinear": dict(train_split=synthetic_train_split(rows=256), embed_size=4),
+    # TimeMixerPP: three avg-pooled scales (32, 16, 8 steps) exercise the multi-scale image mixing; the
+    # coarsest scale's 8 steps hold 4 non-constant frequencies, so --top_k 2 (run.py's 5 is too many).
+    "TimeMixerPP": dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method="avg", top_k=2),
 }
 # Per-(model, features) overrides (none: every model takes TSLib's MS flags, CAPS decoding the last
 # --c_out channels, i.e. the target).
