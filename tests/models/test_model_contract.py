@@ -38,6 +38,8 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     "TiDE": {"temporalDecoder.ln.weight", "temporalDecoder.ln.bias"},
     # FreTS's channel learner (W_1, B_1) runs only with --channel_independence 0 (TSLib never runs it).
     "FreTS": {"r1", "i1", "rb1", "ib1"},
+    # MSGNet builds TSLib's predict_linear (Linear(L → L + H)) and, as TSLib, never applies it.
+    "MSGNet": {"predict_linear.weight", "predict_linear.bias"},
 }
 
 
