@@ -181,11 +181,10 @@ class Model(nn.Module):
         check_forecast_config(configs, "WPMixer")
         check_output_channels(configs, "WPMixer")
         given = dict(tfactor=tfactor, dfactor=dfactor, wavelet=wavelet, level=level, stride=stride)
-        for name, value in given.items():
-            if value is None:
-                given[name] = getattr(configs, name, DEFAULTS[name])
-            setattr(configs, name, given[name])
-        check_positive(configs, "d_model", "patch_len", "tfactor", "dfactor", "level", "stride")
+        given = {name: getattr(configs, name, DEFAULTS[name]) if value is None else value
+                 for name, value in given.items()}
+        check_positive(argparse.Namespace(**{**vars(configs), **given}), "d_model", "patch_len", "tfactor",
+                       "dfactor", "level", "stride")
         check_wavelet_config(configs, given["wavelet"], given["level"], given["stride"])
         self.task_name = configs.task_name
         self.pred_len, self.c_out = configs.pred_len, configs.c_out
