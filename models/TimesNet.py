@@ -19,23 +19,9 @@ import torch.nn.functional as F
 from layers.config_checks import EMBED_TYPES, check_choice, check_forecast_config, check_positive
 from layers.Conv_Blocks import Inception_Block_V1
 from layers.Embed import DataEmbedding
+from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
-
-
-def fft_periods(x: torch.Tensor, k: int) -> tuple[list[int], torch.Tensor]:
-    """The k dominant periods of x `[B, T, D]` and their per-sample amplitudes `[B, k]`.
-
-    Frequencies are ranked by the amplitude averaged over batch and features; the zero frequency
-    is excluded. Period = ⌊T / f⌋ for frequency index f. Computed in float32 under AMP: cuFFT has no
-    bf16 transform and takes fp16 only for power-of-two lengths.
-    """
-    amplitude = torch.fft.rfft(x.float(), dim=1).abs()  # [B, T//2 + 1, D]
-    ranking = amplitude.mean(dim=0).mean(dim=-1)  # [T//2 + 1]
-    ranking[0] = 0
-    top = torch.topk(ranking, k).indices.tolist()
-    periods = [x.shape[1] // f for f in top]
-    return periods, amplitude.mean(dim=-1)[:, top]  # [B, k]
 
 
 class TimesBlock(nn.Module):

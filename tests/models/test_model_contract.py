@@ -63,6 +63,8 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     } | {f"{block}.lin_c.{kind}" for block in ("history_vsn.joint_grn", "future_vsn.joint_grn",
                                                 "temporal_fusion_decoder.enrichment_grn")
          for kind in ("weight", "bias")},
+    # MSGNet builds TSLib's predict_linear (Linear(L → L + H)) and, as TSLib, never applies it.
+    "MSGNet": {"predict_linear.weight", "predict_linear.bias"},
 }
 
 

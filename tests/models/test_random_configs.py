@@ -56,6 +56,12 @@ def _common_divisor(rng: random.Random, flags: dict) -> dict:
 # of the draws check its one-line errors).
 MODEL_DRAWS: dict[str, Callable[[random.Random, dict], dict]] = {
     "SegRNN": _common_divisor,
+    "TimeFilter": lambda rng, flags: dict(patch_len=rng.choice(
+        [d for d in range(1, flags["seq_len"] + 1) if flags["seq_len"] % d == 0])),
+    # Koopa forecasts from a longer window (TSLib's scripts: seq_len = 2 pred_len).
+    "Koopa": lambda rng, flags: dict(seq_len=2 * flags["pred_len"] + rng.choice([0, 1, 5])),
+    # Two down-sampling layers of window 2 need seq_len divisible by 4.
+    "TimeMixerPP": lambda rng, flags: dict(seq_len=rng.choice([8, 12, 24, 48]), top_k=rng.choice([1, 2])),
     # The four patch scales agree on the patch count only for some lengths (models/MultiPatchFormer.py).
     "MultiPatchFormer": lambda rng, flags: dict(seq_len=rng.choice([62, 70, 83, 96]),
                                                 d_model=4 * rng.choice([2, 4, 8])),

@@ -1,0 +1,138 @@
+"""MSGNet (Cai, Liang, Chen, Liu, Zhang and Wang, "MSGNet: Learning Multi-Scale Inter-Series
+Correlations for Multivariate Time Series Forecasting", AAAI 2024, https://arxiv.org/abs/2401.00423),
+TSLib's configuration.
+
+The look-back window `[B, L, N]` is instance-normalised and embedded (`DataEmbedding`: value, position
+and time marks → `[B, L, D]`). Each of `--e_layers` ScaleGraph blocks, followed by a shared LayerNorm:
+    scale identification:  the k = `--top_k` dominant FFT frequencies f_i of the block input give the
+                           scales s_i = ⌊L / f_i⌋ and per-sample amplitudes a_i (`layers/Periods.py`);
+    per scale i:           x ← GraphBlock_i(x) (adaptive mix-hop graph convolution over `--c_out`
+                           nodes, `layers/MSGBlock.py`); the sequence, zero-padded to a multiple of
+                           s_i, is cut into segments of s_i steps; multi-head attention inside each
+                           segment (Attention_Block), LayerNorm, GELU, cropped back to L steps → X̂_i;
+    aggregation:           out = Σ_i softmax(a)_i X̂_i + x.
+The forecast is Linear(D → c_out) per step, then Linear(L → H) along time per channel (`Predict`),
+de-normalised.
+
+As in TSLib (kept, since they define its outputs): the graph convolutions of one block are chained,
+scale i taking the output of scale i − 1's graph convolution, and the residual adds the last one;
+the attention inside a segment is causal (FullAttention's default mask) with dropout fixed at 0.1;
+`predict_linear` (Linear(L → L + H)) is built but never applied; `--gcn_dropout` is not read.
+
+Deliberate differences from TSLib (parameter names, shapes, counts and construction order kept):
+- features S/MS (`--c_out 1`): TSLib squeezes the graph block's node axis away and fails; here it runs.
+- With `--c_out` < `--enc_in` (MS) the forecast is de-normalised with the last c_out variates'
+  statistics (TSLib broadcasts all enc_in statistics onto it, returning enc_in channels).
+- The normalisation statistics are detached (the shared `Normalize`); TSLib back-propagates through σ.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from layers.config_checks import (
+    EMBED_TYPES,
+    check_choice,
+    check_forecast_config,
+    check_heads,
+    check_non_negative,
+    check_output_channels,
+    check_positive,
+)
+from layers.Embed import DataEmbedding
+from layers.MSGBlock import Attention_Block, GraphBlock, Predict
+from layers.Periods import fft_periods
+from layers.StandardNorm import Normalize
+from utils.errors import UserInputError
+
+
+class ScaleGraphBlock(nn.Module):
+    """One MSGNet block `[B, L, D]` → `[B, L, D]` (module doc). Reads seq_len, top_k, d_model, d_ff,
+    n_heads, dropout, c_out, conv_channel, skip_channel, gcn_depth, propalpha, node_dim."""
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        self.seq_len, self.k = configs.seq_len, configs.top_k
+        self.att0 = Attention_Block(configs.d_model, configs.d_ff, n_heads=configs.n_heads,
+                                    dropout=configs.dropout, activation="gelu")
+        self.norm = nn.LayerNorm(configs.d_model)
+        self.gelu = nn.GELU()
+        self.gconv = nn.ModuleList([
+            GraphBlock(configs.c_out, configs.d_model, configs.conv_channel, configs.skip_channel,
+                       configs.gcn_depth, configs.dropout, configs.propalpha, configs.seq_len, configs.node_dim)
+            for _ in range(self.k)])
+
+    def scale_attention(self, x: torch.Tensor, scale: int) -> torch.Tensor:
+        """Attention inside segments of `scale` steps: `[B, L, D]` → `[B, L, D]`."""
+        b, length, d = x.shape
+        padded_len = -(-length // scale) * scale
+        out = F.pad(x, (0, 0, 0, padded_len - length))  # [B, ⌈L/s⌉·s, D], zeros after the window
+        out = out.reshape(b * padded_len // scale, scale, d)  # [B·⌈L/s⌉, s, D]
+        out = self.gelu(self.norm(self.att0(out)))
+        return out.reshape(b, padded_len, d)[:, :length]  # [B, L, D]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scales, amplitudes = fft_periods(x, self.k)  # k ints, [B, k]
+        per_scale = []
+        for graph, scale in zip(self.gconv, scales, strict=True):
+            x = graph(x)  # chained across scales, as in TSLib
+            per_scale.append(self.scale_attention(x, scale))
+        weights = F.softmax(amplitudes, dim=1).to(x.dtype)  # [B, k]
+        mixed = (torch.stack(per_scale, dim=-1) * weights[:, None, None, :]).sum(dim=-1)  # [B, L, D]
+        return mixed + x
+
+
+class Model(nn.Module):
+    """MSGNet for long/short-term forecasting: `[B, L, N]` → `[B, H, c_out]` (see the module doc).
+
+    Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff, n_heads, e_layers, top_k, dropout, embed,
+    freq, individual and the graph flags node_dim, gcn_depth, propalpha, conv_channel, skip_channel;
+    uses x_mark_enc, not x_dec.
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_forecast_config(configs, "MSGNet")
+        check_output_channels(configs, "MSGNet")
+        check_heads(configs)
+        check_positive(configs, "d_ff", "e_layers", "top_k", "node_dim", "conv_channel", "skip_channel")
+        check_non_negative(configs, "gcn_depth")
+        check_choice(configs, "embed", EMBED_TYPES)
+        if configs.top_k > configs.seq_len // 2:
+            raise UserInputError(
+                f"--top_k {configs.top_k} exceeds the {configs.seq_len // 2} non-zero FFT frequencies of "
+                f"--seq_len {configs.seq_len}; use --top_k <= {configs.seq_len // 2}")
+        if configs.c_out > configs.d_model:
+            raise UserInputError(
+                f"--c_out {configs.c_out} exceeds --d_model {configs.d_model}: the graph's c_out nodes are cut "
+                "from the d_model features, so use --d_model >= --c_out")
+        self.task_name = configs.task_name
+        self.seq_len, self.pred_len, self.layer = configs.seq_len, configs.pred_len, configs.e_layers
+        # Constructor order is TSLib's: a seed gives its initial weights.
+        self.model = nn.ModuleList([ScaleGraphBlock(configs) for _ in range(configs.e_layers)])
+        self.enc_embedding = DataEmbedding(configs.enc_in, configs.d_model, configs.embed, configs.freq,
+                                           configs.dropout)
+        self.layer_norm = nn.LayerNorm(configs.d_model)
+        self.predict_linear = nn.Linear(self.seq_len, self.pred_len + self.seq_len)
+        self.projection = nn.Linear(configs.d_model, configs.c_out, bias=True)
+        self.seq2pred = Predict(configs.individual, configs.c_out, configs.seq_len, configs.pred_len,
+                                configs.dropout)
+        self.normalize = Normalize(configs.enc_in, eps=1e-5)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, N]`, marks `[B, L, F]` or None → `[B, H, c_out]`."""
+        enc_out = self.enc_embedding(self.normalize(x_enc, "norm"), x_mark_enc)  # [B, L, D]
+        for block in self.model:
+            enc_out = self.layer_norm(block(enc_out))
+        dec_out = self.projection(enc_out)  # [B, L, c_out]
+        dec_out = self.seq2pred(dec_out.transpose(1, 2)).transpose(1, 2)  # [B, H, c_out]
+        return self.normalize(dec_out, "denorm")
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.forecast(x_enc, x_mark_enc)  # [B, H, c_out]
