@@ -8,7 +8,12 @@ import pytest
 import torch
 import torch.nn as nn
 
-from layers.Mamba_Blocks import SELECTIVE_SCANS, MambaBlock, selective_scan_parallel, selective_scan_sequential
+from layers.Mamba_Blocks import (
+    SELECTIVE_SCANS,
+    MambaBlock,
+    selective_scan_parallel,
+    selective_scan_sequential,
+)
 from models.MambaSimple import Model
 from tests.models.tslib_reference import assert_tslib_initial_weights
 

@@ -11,7 +11,14 @@ import pytest
 
 from compare.efficiency import build_model, count_parameters, example_inputs, forward_flops
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.tslib_reference import NOT_IN_TSLIB, model_params, tslib_configs, tslib_flops, tslib_params, tslib_row
+from tests.models.tslib_reference import (
+    NOT_IN_TSLIB,
+    model_params,
+    tslib_configs,
+    tslib_flops,
+    tslib_params,
+    tslib_row,
+)
 
 MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB))
 
