@@ -31,8 +31,8 @@ from layers.StandardNorm import Normalize
 from models.MambaSimple import check_mamba_config
 from utils.errors import UserInputError
 
-INSTALL_HINT = ("--model Mamba needs the mamba_ssm package, which runs on CUDA only: install it on a CUDA "
-                "machine (pip install mamba-ssm) or use --model MambaSimple (the same block in pure torch)")
+INSTALL_HINT = ("Mamba needs the mamba_ssm package, which runs on CUDA only: install it on a CUDA machine "
+                "(pip install mamba-ssm) or use --model MambaSimple (the same block in pure torch)")
 
 
 def mamba_ssm_block() -> type[nn.Module]:
@@ -62,7 +62,7 @@ class Model(nn.Module):
         block = mamba_ssm_block()
         wants_cuda = getattr(configs, "use_gpu", True) and getattr(configs, "gpu_type", "cuda") == "cuda"
         if not runs_on_cpu(block) and not (wants_cuda and torch.cuda.is_available()):
-            raise UserInputError("--model Mamba runs mamba_ssm's CUDA kernels, but this run has no CUDA device "
+            raise UserInputError("Mamba runs mamba_ssm's CUDA kernels, but this run has no CUDA device "
                                  "(no GPU, --no_use_gpu or --gpu_type mps): run it on a CUDA GPU or use "
                                  "--model MambaSimple")
         self.pred_len = configs.pred_len
@@ -77,7 +77,7 @@ class Model(nn.Module):
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         if x_enc.device.type != "cuda" and not runs_on_cpu(self.mamba):
-            raise UserInputError(f"--model Mamba runs mamba_ssm's CUDA kernels; got inputs on {x_enc.device}: "
+            raise UserInputError(f"Mamba runs mamba_ssm's CUDA kernels; got inputs on {x_enc.device}: "
                                  "move the model and data to a CUDA device or use --model MambaSimple")
         x = self.embedding(self.normalize(x_enc, "norm"), x_mark_enc)  # [B, L, d_model]
         out = self.out_layer(self.mamba(x))  # [B, L, c_out]

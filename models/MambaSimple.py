@@ -55,7 +55,8 @@ class Model(nn.Module):
     `[B, pred_len, c_out]`; x_dec and x_mark_dec are not read.
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff (state size), e_layers, expand, d_conv, dropout,
-    embed, freq.
+    embed, freq. `scan` picks the selective scan ('sequential' or 'parallel', `layers.Mamba_Blocks`); both
+    compute the same function.
     """
 
     def __init__(self, configs: argparse.Namespace, scan: str = "sequential") -> None:
