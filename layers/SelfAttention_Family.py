@@ -394,3 +394,90 @@ class TwoStageAttentionLayer(nn.Module):
         z = self.norm3(dim_send + self.dropout(received))
         z = self.norm4(z + self.dropout(self.MLP2(z)))  # [B·S, N, D]
         return z.reshape(b, s, n, d).transpose(1, 2)  # [B, N, S, D]
+
+
+def _reformer_lsh_self_attention() -> type[nn.Module]:
+    """reformer_pytorch's LSHSelfAttention, imported on first use (only ReformerLayer needs the package)."""
+    try:
+        from reformer_pytorch import LSHSelfAttention
+    except ImportError as err:
+        raise ValueError("ReformerLayer needs the reformer-pytorch package: pip install reformer-pytorch "
+                         f"({err})") from None
+    return LSHSelfAttention
+
+
+class ReformerLayer(nn.Module):
+    """Reformer's LSH self-attention (Kitaev et al., "Reformer: The Efficient Transformer", ICLR 2020,
+    https://arxiv.org/abs/2001.04451) through reformer_pytorch's `LSHSelfAttention` (shared query/key
+    projection `toqk`, `tov`, `to_out`), as TSLib wraps it. TSLib's signature and call.
+
+    Queries and keys share one projection; each of `n_hashes` rounds hashes them by a random rotation
+    (argmax over [xR, −xR]) into n_buckets = T / bucket_size buckets, sorts by bucket, cuts chunks of
+    `bucket_size` and attends within a chunk and the one before it. The package needs T to be a multiple of
+    2·bucket_size, so, like TSLib, the sequence is zero-padded at the end to the next multiple and the
+    output cut back to T. Sequences of at most bucket_size steps use full shared-QK attention.
+
+    Differences from TSLib (see the model doc): the padded steps are masked out as keys (TSLib lets the
+    zero rows take attention weight, shrinking the output); in eval mode the random rotations come from a
+    generator seeded with `eval_hash_seed` (None: the global stream, as TSLib and as in training), so
+    evaluation is reproducible.
+
+    Args:
+        attention: ignored (TSLib passes None).
+        d_model: model width; n_heads must divide it.
+        n_heads: attention heads.
+        d_keys, d_values: accepted for TSLib's signature, unused (head width is d_model / n_heads).
+        causal: causal LSH attention.
+        bucket_size: LSH bucket size (TSLib's Reformer uses 4).
+        n_hashes: hashing rounds (TSLib's Reformer uses 4).
+        eval_hash_seed: seed of the rotations in eval mode, or None.
+    """
+
+    def __init__(self, attention: nn.Module | None, d_model: int, n_heads: int, d_keys: int | None = None,
+                 d_values: int | None = None, causal: bool = False, bucket_size: int = 4, n_hashes: int = 4,
+                 eval_hash_seed: int | None = 0) -> None:
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads != 0:
+            raise ValueError(f"d_model {d_model} is not divisible by n_heads {n_heads} (--d_model, --n_heads)")
+        if bucket_size < 1 or n_hashes < 1:
+            raise ValueError(f"bucket_size {bucket_size} and n_hashes {n_hashes} must be positive integers")
+        self.bucket_size = bucket_size
+        self.eval_hash_seed = eval_hash_seed
+        self.attn = _reformer_lsh_self_attention()(dim=d_model, heads=n_heads, bucket_size=bucket_size,
+                                                   n_hashes=n_hashes, causal=causal)
+
+    def padded_length(self, length: int) -> int:
+        """The smallest multiple of 2·bucket_size that is ≥ `length`."""
+        block = 2 * self.bucket_size
+        return -(-length // block) * block
+
+    def fit_length(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Zero-pad `[B, T, D]` at the end to `padded_length(T)`: (`[B, T', D]`, key mask `[B, T']` with
+        False on the padding, or None without padding)."""
+        b, length, d = queries.shape
+        fill = self.padded_length(length) - length
+        if fill == 0:
+            return queries, None
+        padded = torch.cat([queries, queries.new_zeros(b, fill, d)], dim=1)  # [B, T', D]
+        keep = torch.arange(length + fill, device=queries.device) < length  # [T']
+        return padded, keep.expand(b, -1)
+
+    def _attend(self, queries: torch.Tensor) -> torch.Tensor:
+        padded, keep = self.fit_length(queries)
+        return self.attn(padded, input_mask=keep)[:, : queries.shape[1]]  # [B, T, D]
+
+    def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                attn_mask: torch.Tensor | None, tau: torch.Tensor | None = None,
+                delta: torch.Tensor | None = None) -> tuple[torch.Tensor, None]:
+        """queries `[B, T, D]` → (`[B, T, D]`, None). Self-attention: keys and values are the queries
+        (TSLib's call passes the same tensor three times); attn_mask, tau and delta are not used."""
+        _no_destationary("ReformerLayer", tau, delta)
+        if self.training or self.eval_hash_seed is None:
+            return self._attend(queries), None
+        device = queries.device
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            torch.default_generator.manual_seed(self.eval_hash_seed)
+            if device.type == "cuda":
+                with torch.cuda.device(device):
+                    torch.cuda.manual_seed(self.eval_hash_seed)
+            return self._attend(queries), None

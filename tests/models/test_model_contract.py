@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from exp.model_registry import MODEL_REGISTRY
+from tests.models.tslib_reference import model_params
 from utils.timefeatures import num_time_features
 from utils.train_split import synthetic_train_split
 
@@ -89,7 +90,7 @@ def make_batch(configs, generator: torch.Generator) -> tuple[torch.Tensor, ...]:
     return x_enc, x_mark_enc, x_dec, x_mark_dec
 
 
-MODELS = sorted(MODEL_REGISTRY)
+MODELS = model_params(sorted(MODEL_REGISTRY))
 
 
 @pytest.mark.parametrize("features", list(FEATURES))

@@ -9,10 +9,10 @@ import pytest
 
 from compare.efficiency import build_model
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.tslib_reference import NOT_IN_TSLIB, tslib_configs, tslib_parameter_shapes
+from tests.models.tslib_reference import NOT_IN_TSLIB, model_params, tslib_configs, tslib_parameter_shapes
 
 # Every registered model that TSLib also ships.
-MODELS = sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB)
+MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB))
 
 
 @pytest.mark.parametrize("model_name", MODELS)

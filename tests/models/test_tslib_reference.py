@@ -11,9 +11,16 @@ import pytest
 
 from compare.efficiency import build_model, count_parameters, example_inputs, forward_flops
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.tslib_reference import NOT_IN_TSLIB, tslib_configs, tslib_flops, tslib_params, tslib_row
+from tests.models.tslib_reference import (
+    NOT_IN_TSLIB,
+    model_params,
+    tslib_configs,
+    tslib_flops,
+    tslib_params,
+    tslib_row,
+)
 
-MODELS = sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB)
+MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB))
 
 
 @pytest.mark.parametrize("model_name", MODELS)

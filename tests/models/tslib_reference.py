@@ -32,6 +32,18 @@ LIST_FLAGS = {"p_hidden_dims": "p_hidden_layers"}
 # Our models that TSLib does not ship (no row to compare with): CAPS, and the CAPS paper's two baselines
 # implemented from their own papers.
 NOT_IN_TSLIB = frozenset({"CAPS", "OLinear", "TimeMixerPP"})
+# Models built on a CUDA-only package: the shared CPU tests skip them (with this reason) and the model's
+# own test file checks it on the CPU with a test-only stand-in for the package.
+CUDA_ONLY = {
+    "Mamba": "runs mamba_ssm's CUDA kernels; tests/models/test_Mamba.py checks it on the CPU with a stand-in "
+             "for mamba_ssm.Mamba",
+}
+
+
+def model_params(names) -> list:
+    """pytest parameters for `names`, the CUDA-only models marked skip with their reason."""
+    return [pytest.param(name, marks=pytest.mark.skip(reason=f"{name} {CUDA_ONLY[name]}")) if name in CUDA_ONLY
+            else name for name in names]
 
 
 def _missing(path: Path, what: str) -> None:
