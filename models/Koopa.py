@@ -122,7 +122,10 @@ class KPLayer(nn.Module):
     def one_step_forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(reconstruction `[B, F, D]` = [z_1, z_{1..F−1} K], one-step forecast z_F K `[B, 1, D]`, K)."""
         x, y = z[:, :-1], z[:, 1:]  # [B, F-1, D]
-        operator = torch.linalg.lstsq(x, y).solution  # [B, D, D]
+        # On the CPU the SVD driver: LAPACK's default (gelsy) returns slightly different solutions from call
+        # to call under several threads; gelsd's minimum-norm solution is the same every time.
+        driver = "gelsd" if x.device.type == "cpu" else None
+        operator = torch.linalg.lstsq(x, y, driver=driver).solution  # [B, D, D]
         finite = torch.isfinite(operator).flatten(1).all(dim=1)[:, None, None]
         eye = torch.eye(operator.shape[-1], dtype=operator.dtype, device=operator.device)
         operator = torch.where(finite, operator, eye)

@@ -20,9 +20,10 @@ import torch
 from exp.model_registry import MODEL_REGISTRY
 from layers.CAPS_Attention import CAPS_OPTIONS
 from tests.models.test_model_contract import MODEL_OVERRIDES, make_batch
+from tests.models.tslib_reference import model_params
 
 DRAWS_PER_MODEL = 6
-MODELS = sorted(MODEL_REGISTRY)
+MODELS = model_params(sorted(MODEL_REGISTRY))
 
 
 def draw_flags(rng: random.Random, model: str) -> dict:
