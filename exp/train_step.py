@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -244,7 +245,13 @@ class ForecastStep:
         accumulated). Official: OneCycle still steps (it steps every batch). The official code also clips
         here; that gradient is zeroed before it is ever applied, so the clip is left out."""
         if self.official and self.scheduler is not None:
-            self.scheduler.step()
+            # With --grad_accum > 1 the official loop steps OneCycle before the first optimiser step, so the
+            # first step runs at a later learning rate. That is what we reproduce; PyTorch's warning about
+            # the order would only alarm.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)` before",
+                                        category=UserWarning)
+                self.scheduler.step()
 
     def __call__(self, batch: Batch) -> torch.Tensor:
         """One optimiser step on one batch; returns the (detached) loss."""
