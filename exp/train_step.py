@@ -234,7 +234,6 @@ class ForecastStep:
     def update(self) -> None:
         """Step the optimiser, zero the gradients, step OneCycle. Ours: unscale, clip, step
         (`unscale_clip_step`); official: clip the scaled gradient, step (`clip_scaled_step`)."""
-        # A list, because clip_grad_norm_ and the optimiser both walk it.
         self.clip_and_step(list(self.model.parameters()), self.optimizer, self.scaler, self.max_grad_norm)
         self.optimizer.zero_grad(set_to_none=True)
         if self.scheduler is not None:

@@ -4,6 +4,8 @@ values worked out by hand (docs: caps_reference.md §5, §8 items 11-13); --trai
 from __future__ import annotations
 
 import math
+import os
+import signal
 
 import pytest
 import torch
@@ -11,7 +13,7 @@ import torch.nn as nn
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 import run
-from exp.arguments import validate_args
+from exp.arguments import build_parser, make_setting, validate_args
 from exp.train_step import (
     CLIP_AND_STEP,
     TRAIN_LOOPS,
@@ -261,7 +263,6 @@ def test_run_py_reports_an_unknown_loop_in_one_line(in_tmp, toy, capsys):
 @pytest.mark.parametrize("loop", TRAIN_LOOPS)
 def test_experiment_steps_where_each_loop_says(in_tmp, toy, loop):
     """One epoch of 175 batches of one window (the counter restarts at batch 100), accumulation 3."""
-    from exp.arguments import build_parser
     from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
 
     argv = toy(in_tmp, "--train_loop", loop, "--lradj", "onecycle", "--pct_start", "0", "--optimizer", "adamw",
@@ -285,3 +286,46 @@ def test_experiment_steps_where_each_loop_says(in_tmp, toy, loop):
     else:
         assert len(optimizer_steps) == exp.step.scheduler.last_epoch == math.ceil(batches / 3)
         assert beta1 == 0.9
+
+
+def test_official_run_stopped_by_a_signal_resumes_to_the_same_weights(tmp_path, monkeypatch, toy, toy_csv, results):
+    """--resume under the official loop: a run stopped mid-epoch ends as an uninterrupted one. With
+    --grad_accum 2 the official counter steps after 0-based batches 0, 2, 4, ..., so a signal during batch 8
+    (0-based 7) is acted on after batch 9, the next save point."""
+    from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+
+    flags = ("--train_loop", "official", "--train_epochs", "2", "--optimizer", "adamw", "--lradj", "onecycle",
+             "--pct_start", "0", "--grad_accum", "2", "--max_grad_norm", "0.5", "--learning_rate", "0.003")
+    runs = {}
+    for name in ("reference", "stopped"):
+        folder = tmp_path / name
+        folder.mkdir()
+        toy_csv(folder / "toy.csv")
+        runs[name] = (folder, toy(folder, *flags))
+    monkeypatch.chdir(runs["reference"][0])
+    assert run.main(runs["reference"][1]) == 0
+
+    folder, argv = runs["stopped"]
+    monkeypatch.chdir(folder)
+    calls = {"train": 0}
+    original = Exp_Long_Term_Forecast._predict
+
+    def predict(self, batch, runner=None):  # noqa: ANN001, ANN202
+        if runner is None:
+            calls["train"] += 1
+            if calls["train"] == 22 + 8:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, batch, runner)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Exp_Long_Term_Forecast, "_predict", predict)
+        assert run.main(argv) == 128 + signal.SIGTERM
+    setting = make_setting(build_parser().parse_args(argv), 0)
+    progress = torch.load(folder / "checkpoints" / setting / "last.pth")["progress"]
+    assert (progress["epoch"], progress["step"]) == (1, 9)
+    assert run.main([*argv, "--resume"]) == 0
+
+    reference, resumed = results(runs["reference"][0])[0], results(folder)[0]
+    assert (resumed["mse"], resumed["mae"]) == (reference["mse"], reference["mae"])
+    weights = [torch.load(f / "checkpoints" / setting / "checkpoint.pth") for f in (runs["reference"][0], folder)]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
