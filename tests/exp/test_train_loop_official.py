@@ -16,6 +16,7 @@ import run
 from exp.arguments import build_parser, make_setting, validate_args
 from exp.train_step import (
     CLIP_AND_STEP,
+    TRAIN_LOOP_HELP,
     TRAIN_LOOPS,
     ForecastStep,
     make_onecycle,
@@ -329,3 +330,8 @@ def test_official_run_stopped_by_a_signal_resumes_to_the_same_weights(tmp_path, 
     assert (resumed["mse"], resumed["mae"]) == (reference["mse"], reference["mae"])
     weights = [torch.load(f / "checkpoints" / setting / "checkpoint.pth") for f in (runs["reference"][0], folder)]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_train_loop_flag_takes_its_choices_and_help_from_the_step():
+    action = next(a for a in build_parser()._actions if a.dest == "train_loop")
+    assert (action.default, action.help, action.metavar) == ("ours", TRAIN_LOOP_HELP, "{ours,official}")
