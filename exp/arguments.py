@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from exp.model_registry import MODEL_REGISTRY
+from exp.train_step import TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.CAPS_Attention import CAPS_OPTIONS
 from models.CAPS import CAPS_MODEL_OPTIONS
 from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
@@ -142,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--weight_decay", type=float, default=0.0, help="weight decay (decoupled for adamw)")
     g.add_argument("--max_grad_norm", type=float, default=0.0, help="clip the gradient norm (after AMP unscaling); 0 disables")
     g.add_argument("--grad_accum", type=int, default=1, help="gradient accumulation steps (loss divided by k; a final partial group still steps)")
+    # No argparse choices: validate_args rejects an unknown loop in one line, like --lradj.
+    g.add_argument("--train_loop", type=str, default="ours", metavar="{" + ",".join(TRAIN_LOOPS) + "}",
+                   help=TRAIN_LOOP_HELP)
     g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
     g.add_argument("--host_malloc", type=str, default="retain", choices=HOST_MALLOC_CHOICES,
                    help="retain: glibc serves blocks below 1 GiB from the heap and never trims it, so freed activations "
@@ -215,6 +219,10 @@ def validate_args(args: argparse.Namespace) -> None:
         raise _choice_error("data", args.data, list(DATA_DICT))
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
+    try:
+        check_train_loop(args)
+    except ValueError as err:
+        raise UserInputError(str(err)) from None
     if args.features not in FEATURES:
         raise _choice_error("features", args.features, FEATURES)
     if args.is_training not in (0, 1):

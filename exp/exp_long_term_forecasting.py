@@ -2,7 +2,8 @@
 
 One forward/loss path serves AMP and full precision (`torch.autocast(enabled=...)` plus
 `GradScaler(enabled=...)`); validation loss is weighted by samples; gradient clipping happens after
-unscaling; gradient accumulation divides each micro-batch loss by the size of its group.
+unscaling; gradient accumulation divides each micro-batch loss by the size of its group. `--train_loop
+official` trains with the official CAPS code's loop instead, quirks included (exp/train_step.py).
 
 Long runs: `last.pth` (exp/checkpointing.py) is written every `--save_every_steps` optimiser steps, at
 every epoch end and when SIGTERM/SIGINT arrives; `--resume` continues from it bit-for-bit, because every RNG
@@ -53,7 +54,15 @@ from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
-from exp.train_step import ForecastStep, amp_settings, make_onecycle, make_optimizer
+from exp.train_step import (
+    ForecastStep,
+    amp_settings,
+    make_onecycle,
+    make_optimizer,
+    official_optimizer_steps,
+    official_steps_optimizer,
+    onecycle_steps_per_epoch,
+)
 from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
@@ -228,8 +237,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         train_loader = data["train"][1]
         steps = math.ceil(train_loader.sampler.epoch_length() / args.batch_size)
         optimizer = make_optimizer(self.model, args)
-        optimizer_steps = math.ceil(steps / args.grad_accum)
-        scheduler = make_onecycle(optimizer, args, optimizer_steps) if args.lradj == "onecycle" else None
+        scheduler = (make_onecycle(optimizer, args, onecycle_steps_per_epoch(args, steps))
+                     if args.lradj == "onecycle" else None)
         self.step = ForecastStep(self.model, args, self.device, runner=self.runner, optimizer=optimizer,
                                  scheduler=scheduler)
         return _Training(
@@ -314,12 +323,16 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
                                           "with --resume to continue")
 
     def _train_batch(self, t: _Training, i: int, batch) -> float:
-        """Forward and backward one micro-batch (no DDP gradient sync until its group's last one);
-        raises NonFiniteLossError before anything is stepped or saved."""
+        """Forward and backward one micro-batch (no DDP gradient sync until a micro-batch that steps the
+        optimiser: its group's last one, or under --train_loop official the one its counter picks); raises
+        NonFiniteLossError before anything is stepped or saved."""
         accum, p = self.args.grad_accum, t.progress
         group_start = (i // accum) * accum
         group_size = min(accum, t.steps_per_epoch - group_start)
-        syncs = i + 1 == group_start + group_size
+        if self.step.official:
+            syncs = official_steps_optimizer(i, accum)
+        else:
+            syncs = i + 1 == group_start + group_size
         no_sync = isinstance(self.model, DistributedDataParallel) and not syncs
         with self.model.no_sync() if no_sync else contextlib.nullcontext():
             out, y = self._predict(batch)
@@ -334,9 +347,13 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             self.step.update()
             p.step = i + 1
             every = self.args.save_every_steps
-            if every > 0 and math.ceil(p.step / accum) % every == 0:
+            optimizer_steps = (official_optimizer_steps(p.step, accum) if self.step.official
+                               else math.ceil(p.step / accum))
+            if every > 0 and optimizer_steps % every == 0:
                 self._save_last(t)
             self._stop_if_requested(t)
+        else:
+            self.step.skip_update()
         return batch_loss
 
     def _non_finite_error(self, loss: torch.Tensor, value: float, batch: int, epoch: int) -> NonFiniteLossError:
