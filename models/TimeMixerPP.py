@@ -20,6 +20,15 @@ over the K images), then x^{l+1} = LayerNorm(x^l + MixerBlock(x^l)).
 Output projection, an ensemble of scale-wise heads: ŷ = Σ_m Proj(Predict_m(x_m^L)) with Predict_m:
 Linear(T_m → H) along time and Proj: Linear(D → 1) per variate (channel independence) or
 Linear(D → c_out); then RevIN de-normalisation.
+
+Choices where the paper does not pin the block down (no official code was read; the stored paper text
+covers its overview): periods p_k = ⌈T/f_k⌉ from the batch-averaged spectrum of the coarsest scale fold
+every scale (image p_k × ⌈T_m/p_k⌉, zero-padded), weights from each sample's own amplitudes; attention
+within a column gives the seasonal image, along a row the trend image (one multi-head layer each, shared
+over scales and periods, no residual); the 2D convolutions are Conv2d(D→d_ff, (3, w), stride (1, w)) →
+GELU → Conv2d(d_ff→D, 3×3) (transposed for the trend path, cropped to the finer width), one pair per
+scale step shared over the K periods; the channel mixing keeps a residual; the scale heads are summed
+(TimeMixer's ensemble); one RevIN before down-sampling.
 """
 
 from __future__ import annotations
