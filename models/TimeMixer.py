@@ -41,17 +41,12 @@ from layers.config_checks import (
     check_task,
 )
 from layers.Embed import DataEmbedding_wo_pos
+from layers.MultiScale import check_down_sampling, make_down_pool, multi_scale_inputs, scale_lengths
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
 
 TASKS = ("long_term_forecast",)
-DOWN_SAMPLING_METHODS = ("avg", "max", "conv")
 DECOMP_METHODS = ("moving_avg", "dft_decomp")
-
-
-def scale_lengths(seq_len: int, window: int, layers: int) -> list[int]:
-    """Steps of each scale: L_m = seq_len // window^m for m = 0..layers."""
-    return [seq_len // window**m for m in range(layers + 1)]
 
 
 def feed_forward(d_in: int, d_hidden: int, d_out: int) -> nn.Sequential:
@@ -153,16 +148,7 @@ def _check_configs(configs: argparse.Namespace) -> None:
         if getattr(configs, flag) not in (0, 1):
             raise UserInputError(f"--{flag} {getattr(configs, flag)!r} is not supported; use 0 or 1")
     check_output_channels(configs, "TimeMixer")
-    layers, window = configs.down_sampling_layers, configs.down_sampling_window
-    if layers > 0:
-        if configs.down_sampling_method not in DOWN_SAMPLING_METHODS:
-            raise UserInputError(
-                f"--down_sampling_method {configs.down_sampling_method!r} is not supported with "
-                f"--down_sampling_layers {layers}; use one of {', '.join(DOWN_SAMPLING_METHODS)}")
-        if configs.seq_len % window**layers != 0:
-            raise UserInputError(
-                f"--seq_len {configs.seq_len} is not divisible by --down_sampling_window {window} ** "
-                f"--down_sampling_layers {layers} = {window**layers}; choose --seq_len as a multiple of it")
+    check_down_sampling(configs)
 
 
 class Model(nn.Module):
@@ -203,30 +189,12 @@ class Model(nn.Module):
             self.projection_layer = nn.Linear(configs.d_model, configs.c_out)
             self.out_res_layers = nn.ModuleList(nn.Linear(length, length) for length in lengths)
             self.regression_layers = nn.ModuleList(nn.Linear(length, configs.pred_len) for length in lengths)
-        self.down_pool = self._down_pool(configs)
-
-    @staticmethod
-    def _down_pool(configs: argparse.Namespace) -> nn.Module | None:
-        """The pooling `[B, N, L_m]` → `[B, N, L_m / w]` shared by every scale (None with one scale)."""
-        if configs.down_sampling_layers == 0:
-            return None
-        window = configs.down_sampling_window
-        if configs.down_sampling_method == "avg":
-            return nn.AvgPool1d(window)
-        if configs.down_sampling_method == "max":
-            return nn.MaxPool1d(window)
-        # Circular padding 1 with kernel 3 and stride w keeps L / w steps when w divides L.
-        return nn.Conv1d(configs.enc_in, configs.enc_in, kernel_size=3, stride=window, padding=1,
-                         padding_mode="circular", bias=False)
+        self.down_pool = make_down_pool(configs)
 
     def _multi_scale_inputs(self, x: torch.Tensor, x_mark: torch.Tensor | None
                             ) -> tuple[list[torch.Tensor], list[torch.Tensor | None]]:
         """x `[B, L, N]` and marks `[B, L, F]` at every scale: lists of `[B, L_m, N]` and `[B, L_m, F]`."""
-        xs, marks = [x], [x_mark]
-        for _ in range(self.down_sampling_layers):
-            xs.append(self.down_pool(xs[-1].transpose(1, 2)).transpose(1, 2))  # [B, L_m, N]
-            marks.append(None if x_mark is None else marks[-1][:, ::self.down_sampling_window, :])  # [B, L_m, F]
-        return xs, marks
+        return multi_scale_inputs(x, x_mark, self.down_pool, self.down_sampling_layers, self.down_sampling_window)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,

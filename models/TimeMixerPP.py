@@ -50,11 +50,10 @@ from layers.config_checks import (
     check_task,
 )
 from layers.Embed import DataEmbedding_wo_pos
+from layers.MultiScale import check_down_sampling, make_down_pool, multi_scale_inputs, scale_lengths
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
 from layers.StandardNorm import Normalize
 from layers.TimeMixerPP_Blocks import MixerBlock
-from models.TimeMixer import DOWN_SAMPLING_METHODS, scale_lengths
-from models.TimeMixer import Model as TimeMixer
 from utils.errors import UserInputError
 
 TASKS = ("long_term_forecast", "short_term_forecast")
@@ -72,16 +71,8 @@ def _check_configs(configs: argparse.Namespace) -> None:
         if getattr(configs, flag) not in (0, 1):
             raise UserInputError(f"--{flag} {getattr(configs, flag)!r} is not supported; use 0 or 1")
     check_output_channels(configs, "TimeMixerPP")
+    check_down_sampling(configs)
     layers, window = configs.down_sampling_layers, configs.down_sampling_window
-    if layers > 0:
-        if configs.down_sampling_method not in DOWN_SAMPLING_METHODS:
-            raise UserInputError(
-                f"--down_sampling_method {configs.down_sampling_method!r} is not supported with "
-                f"--down_sampling_layers {layers}; use one of {', '.join(DOWN_SAMPLING_METHODS)}")
-        if configs.seq_len % window**layers != 0:
-            raise UserInputError(
-                f"--seq_len {configs.seq_len} is not divisible by --down_sampling_window {window} ** "
-                f"--down_sampling_layers {layers} = {window**layers}; choose --seq_len as a multiple of it")
     coarsest = configs.seq_len // window**layers
     if configs.top_k > coarsest // 2:
         raise UserInputError(
@@ -108,7 +99,7 @@ class Model(nn.Module):
         self.down_sampling_layers = configs.down_sampling_layers
         lengths = scale_lengths(configs.seq_len, configs.down_sampling_window, configs.down_sampling_layers)
         self.normalize_layer = Normalize(configs.enc_in, affine=True, non_norm=not configs.use_norm)
-        self.down_pool = TimeMixer._down_pool(configs)
+        self.down_pool = make_down_pool(configs)
         self.channel_mixing = AttentionLayer(FullAttention(False, attention_dropout=configs.dropout), lengths[-1], 1)
         embed_in = 1 if self.channel_independence else configs.enc_in
         self.enc_embedding = DataEmbedding_wo_pos(embed_in, configs.d_model, configs.embed, configs.freq,
@@ -123,11 +114,7 @@ class Model(nn.Module):
     def _multi_scale_inputs(self, x: torch.Tensor, x_mark: torch.Tensor | None
                             ) -> tuple[list[torch.Tensor], list[torch.Tensor | None]]:
         """x `[B, T, N]` and marks `[B, T, F]` at every scale: lists of `[B, T_m, N]` and `[B, T_m, F]`."""
-        xs, marks = [x], [x_mark]
-        for _ in range(self.down_sampling_layers):
-            xs.append(self.down_pool(xs[-1].transpose(1, 2)).transpose(1, 2))  # [B, T_m, N]
-            marks.append(None if x_mark is None else marks[-1][:, ::self.down_sampling_window, :])  # [B, T_m, F]
-        return xs, marks
+        return multi_scale_inputs(x, x_mark, self.down_pool, self.down_sampling_layers, self.down_sampling_window)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,

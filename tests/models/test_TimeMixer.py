@@ -9,7 +9,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from layers.Autoformer_EncDec import DFT_series_decomp, series_decomp
-from models.TimeMixer import Model, scale_lengths
+from layers.MultiScale import scale_lengths
+from models.TimeMixer import Model
 
 B, L, H, N = 3, 32, 12, 4
 
