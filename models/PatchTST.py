@@ -24,6 +24,7 @@ from layers.config_checks import (
     check_positive,
 )
 from layers.Embed import PatchEmbedding
+from layers.FlattenHead import FlattenHead
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
@@ -44,19 +45,6 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
     """BatchNorm1d over the feature axis of tokens `[B, P, D]` (PatchTST's choice over LayerNorm), laid
     out as TSLib's Sequential(Transpose, BatchNorm1d, Transpose): parameters `norm.1.weight/bias`."""
     return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
-
-
-class FlattenHead(nn.Module):
-    """Flatten the last two axes and project: `[B, N, D, P]` → `[B, N, H]`, then dropout."""
-
-    def __init__(self, n_features: int, target_window: int, head_dropout: float) -> None:
-        super().__init__()
-        self.flatten = nn.Flatten(start_dim=-2)
-        self.linear = nn.Linear(n_features, target_window)
-        self.dropout = nn.Dropout(head_dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.linear(self.flatten(x)))  # [B, N, H]
 
 
 class Model(nn.Module):
@@ -86,7 +74,8 @@ class Model(nn.Module):
                                               configs.dropout, configs.activation, batch_norm_tokens(configs.d_model),
                                               configs.factor)
         num_patches = (configs.seq_len + padding - patch_len) // stride + 1
-        self.head = FlattenHead(configs.d_model * num_patches, configs.pred_len, head_dropout=configs.dropout)
+        self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, configs.pred_len,
+                                head_dropout=configs.dropout)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,

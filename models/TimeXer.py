@@ -36,28 +36,13 @@ from layers.config_checks import (
     check_positive,
 )
 from layers.Embed import DataEmbedding_inverted, PositionalEmbedding
+from layers.FlattenHead import FlattenHead
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import _feed_forward, activation_fn
 from utils.errors import UserInputError
 
 FEATURES = ("M", "MS", "S")
-
-
-class FlattenHead(nn.Module):
-    """Flatten the last two axes and project: `[B, N, D, p + 1]` → `[B, N, H]`, then dropout.
-
-    `n_vars` is kept for TSLib's signature (the head is shared by all variates)."""
-
-    def __init__(self, n_vars: int, nf: int, target_window: int, head_dropout: float = 0.0) -> None:
-        super().__init__()
-        self.n_vars = n_vars
-        self.flatten = nn.Flatten(start_dim=-2)
-        self.linear = nn.Linear(nf, target_window)
-        self.dropout = nn.Dropout(head_dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.linear(self.flatten(x)))  # [B, N, H]
 
 
 class EnEmbedding(nn.Module):
