@@ -487,9 +487,30 @@ BASELINES = (
     _tslib("TSMixer", {}, {"ETTh1": {}}, {"ETTh1": "TSLib's TSMixer_ETTh1.sh"}),
     _tslib("ETSformer", {}, {"ETTh1": {"d_layers": 2}, "ECL": {"d_layers": 2}},
            _tslib_sources("ETSformer", ("ETTh1", "ECL"))),
-    _tslib("MICN", {}, {"ETTh1": {"label_len": 96}}, {"ETTh1": "TSLib's MICN_ETTh1.sh"}),
-    # FiLM's script reads 336 steps but labels its runs ETTh1_96_<H>; ours say ETTh1_336_<H>.
-    _tslib("FiLM", {}, {"ETTh1": {"seq_len": 336}}, {"ETTh1": "TSLib's FiLM_ETTh1.sh (model_id relabelled)"}),
+    _tslib("MICN", {"d_model": DEFAULT, "d_ff": DEFAULT, "top_k": DEFAULT, "train_epochs": DEFAULT}, {
+        "ETTh1": {"label_len": 96}, "ETTh2": {"label_len": 96},
+        "ETTm1": {"label_len": 96, "top_k": 5}, "ETTm2": {"label_len": 96, "top_k": 5},
+        "Weather": {"label_len": 96, "d_model": 32, "d_ff": 32, "top_k": 5},
+        "ECL": {"label_len": 96, "d_model": 256, "d_ff": 512, "top_k": 5},
+        "Traffic": {"label_len": 96, "d_model": 512, "d_ff": 512, "top_k": 5},
+        "Exchange": {"label_len": 96, "top_k": 5},
+        "ILI": {"seq_len": 36, "label_len": 36, "d_model": 768, "d_ff": 768, "top_k": 5},
+    }, _tslib_sources("MICN", TSLIB_LONG), per_horizon={
+        "Weather": {192: {"train_epochs": 1}, 720: {"train_epochs": 1}},
+        "Exchange": _per_horizon(d_model=(64, 64, 32, 32), d_ff=(64, 64, 32, 32),
+                                 train_epochs=(DEFAULT, DEFAULT, 1, 1))}),
+    # FiLM's scripts read longer inputs but label their runs <data>_96_<H>; ours say <data>_<seq_len>_<H>.
+    _tslib("FiLM", {"batch_size": DEFAULT}, {
+        "ETTh1": {"seq_len": 336}, "ETTh2": {"seq_len": 168}, "ETTm1": {"seq_len": 720}, "ETTm2": {"seq_len": 720},
+        "Weather": {"seq_len": PER_DATASET},
+        # Univariate, as TSLib's ECL FiLM script (--features S; its --enc_in 321 with S is rejected by run.py).
+        "ECL": {"features": "S", "seq_len": 192, "enc_in": 1, "dec_in": 1, "c_out": 1, "batch_size": 4},
+        "Traffic": {"seq_len": 720, "batch_size": 2},
+        "Exchange": {"seq_len": PER_DATASET},
+        "ILI": {"seq_len": 60, "label_len": 18},
+    }, {d: f"{source} (model_id relabelled)" for d, source in _tslib_sources("FiLM", TSLIB_LONG).items()},
+        per_horizon={"Weather": {h: {"seq_len": h} for h in LONG_HORIZONS},
+                     "Exchange": _per_horizon(seq_len=(384, 384, 720, 720))}),
     ModelRecipe("Nonstationary_Transformer", {
         **_TSLIB_HEAD, **_ENCODER_DECODER, **_TSLIB_TAIL, "p_hidden_dims": (256, 256), "p_hidden_layers": 2,
         "d_model": 128,
