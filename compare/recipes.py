@@ -326,6 +326,8 @@ def _per_horizon(horizons: tuple[int, ...] = LONG_HORIZONS, **columns: tuple) ->
 
 # PEMS horizons in the order the official iTransformer and OLinear scripts list them (per-horizon tuples).
 PEMS_ASCENDING = (12, 24, 48, 96)
+KOOPA = ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "ECL", "Traffic", "Exchange", "ILI")
+KOOPA_HORIZONS = (48, 96, 144, 192)
 TSLIB_LONG = ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "Traffic", "Exchange", "ILI")
 # The official iTransformer repo's Solar and PEMS scripts pass no label_len, d_layers or factor (its run.py
 # defaults equal ours) and no task_name (ours requires it).
@@ -542,12 +544,13 @@ BASELINES = (
     }, {"ETTh1": {}}, per_horizon={"ETTh1": _per_horizon(
         e_layers=(1, 2, 1, 1), d_model=(256, 128, 512, 256), d_ff=(DEFAULT, DEFAULT, 1024, 1024),
         batch_size=(4, 4, 16, 16))}, sources={"ETTh1": "TSLib's TimeXer_ETTh1.sh"}),
-    # TSLib's Koopa scripts forecast 48/96/144/192 steps from twice as many (its paper's setting).
+    # TSLib's Koopa scripts forecast 48/96/144/192 steps (ILI: its own 24-60) from twice as many (its paper's setting).
     ModelRecipe("Koopa", {
         **{k: v for k, v in _TSLIB_HEAD.items() if k != "label_len"}, "seq_len": PER_DATASET, **_ENCODER_DECODER,
         **_TSLIB_TAIL, "learning_rate": 0.001,
-    }, {"ETTh1": {}}, per_horizon={"ETTh1": {h: {"seq_len": 2 * h} for h in (48, 96, 144, 192)}},
-        horizons={"ETTh1": (48, 96, 144, 192)}, sources={"ETTh1": "TSLib's Koopa_ETTh1.sh"}),
+    }, {d: {} for d in KOOPA}, per_horizon={
+        d: {h: {"seq_len": 2 * h} for h in (ILI_HORIZONS if d == "ILI" else KOOPA_HORIZONS)} for d in KOOPA},
+        horizons={d: KOOPA_HORIZONS for d in KOOPA if d != "ILI"}, sources=_tslib_sources("Koopa", KOOPA)),
     # TSLib's Mamba scripts read as many steps as they forecast (seq_len = pred_len).
     *(ModelRecipe(model, {
         **_TSLIB_HEAD, "seq_len": PER_DATASET, "e_layers": 2, "d_layers": 1, "enc_in": "{channels}", "expand": 2,
