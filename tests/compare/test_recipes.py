@@ -62,7 +62,16 @@ def test_every_block_parses_with_run_py_and_never_shares_a_setting():
         owner[setting] = block
     # Every recipe at 4 horizons a dataset (ILI's are 24-60), except TimeMixer on PEMS (the official script's
     # horizon 12 only): see the per-row counts in compare/recipes.py's sources.
-    assert len(owner) == 827
+    assert len(owner) == 855
+
+
+def test_every_block_passes_channels_that_fit_its_dataset():
+    """run.py rejects --enc_in/--dec_in/--c_out that do not fit the file, so a TSLib block that leaves one at
+    the default of 7 on another dataset (or passes a typo) must be corrected in the table."""
+    for row, dataset, horizon in every_block():
+        args = parse_run_args(RECIPES.argv(row, dataset, horizon))
+        channels = 1 if args.features == "S" else RECIPES.datasets[dataset].channels
+        assert (args.enc_in, args.dec_in, args.c_out) == (channels,) * 3, (row, dataset, horizon)
 
 
 @pytest.mark.parametrize(
