@@ -486,7 +486,12 @@ BASELINES = (
     }, _tslib_sources("Pyraformer", TSLIB_LONG[:-1]), per_horizon={
         "Weather": {96: {"train_epochs": 2}}, "Exchange": {192: {"train_epochs": 1}, 336: {"train_epochs": 1}}}),
     _tslib("Reformer", {}, {"ETTh1": {}, "ECL": {}}, _tslib_sources("Reformer", ("ETTh1", "ECL"))),
-    _tslib("TSMixer", {}, {"ETTh1": {}}, {"ETTh1": "TSLib's TSMixer_ETTh1.sh"}),
+    _tslib("TSMixer", {"d_model": DEFAULT, "d_ff": DEFAULT, "top_k": DEFAULT, "learning_rate": DEFAULT}, {
+        "ETTh1": {}, "ETTh2": {}, "ETTm1": {}, "ETTm2": {"factor": 1},
+        "Weather": {"d_model": 32, "d_ff": 32, "top_k": 5},
+        "ECL": {"label_len": 96, "d_model": 256, "d_ff": 512, "top_k": 5},
+        "Traffic": {"label_len": 96, "d_model": 512, "d_ff": 32, "learning_rate": 0.001},
+    }, _tslib_sources("TSMixer", ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "Traffic"))),
     _tslib("ETSformer", {}, {"ETTh1": {"d_layers": 2}, "ECL": {"d_layers": 2}},
            _tslib_sources("ETSformer", ("ETTh1", "ECL"))),
     _tslib("MICN", {"d_model": DEFAULT, "d_ff": DEFAULT, "top_k": DEFAULT, "train_epochs": DEFAULT}, {
@@ -539,11 +544,26 @@ BASELINES = (
     ModelRecipe("MultiPatchFormer", {**_TSLIB_HEAD, "e_layers": 1, **_TSLIB_TAIL, "d_model": 256, "d_ff": 512},
                 {"ETTh1": {}}, sources={"ETTh1": "TSLib's MultiPatchFormer_ETTh1.sh"}),
     ModelRecipe("TimeXer", {
-        **_TSLIB_HEAD, "e_layers": PER_DATASET, "factor": 3, **_TSLIB_TAIL, "d_model": PER_DATASET,
-        "d_ff": DEFAULT, "batch_size": PER_DATASET,
-    }, {"ETTh1": {}}, per_horizon={"ETTh1": _per_horizon(
-        e_layers=(1, 2, 1, 1), d_model=(256, 128, 512, 256), d_ff=(DEFAULT, DEFAULT, 1024, 1024),
-        batch_size=(4, 4, 16, 16))}, sources={"ETTh1": "TSLib's TimeXer_ETTh1.sh"}),
+        **_TSLIB_HEAD, "e_layers": PER_DATASET, "d_layers": DEFAULT, "factor": 3, **_TSLIB_TAIL,
+        "d_model": DEFAULT, "d_ff": DEFAULT, "batch_size": DEFAULT, "learning_rate": DEFAULT,
+    }, {
+        "ETTh1": {}, "ETTh2": {"d_ff": 1024},
+        "ETTm1": {"e_layers": 1, "d_model": 256, "batch_size": 4},
+        "ETTm2": {"e_layers": 1, "d_layers": 1},
+        "Weather": {"batch_size": 4},
+        "ECL": {"batch_size": 4},
+        "Traffic": {"d_model": 512, "d_ff": 512, "batch_size": 16, "learning_rate": 0.001},
+    }, per_horizon={
+        "ETTh1": _per_horizon(e_layers=(1, 2, 1, 1), d_model=(256, 128, 512, 256), d_ff=(DEFAULT, DEFAULT, 1024, 1024),
+                              batch_size=(4, 4, 16, 16)),
+        "ETTh2": _per_horizon(e_layers=(1, 1, 2, 2), d_model=(256, 256, 512, 256), batch_size=(16, DEFAULT, 4, 16)),
+        "ETTm1": _per_horizon(d_ff=(DEFAULT, 256, 1024, 512)),
+        "ETTm2": _per_horizon(d_model=(256, 256, 512, 512), d_ff=(DEFAULT, 1024, 1024, DEFAULT),
+                              batch_size=(DEFAULT, 16, DEFAULT, DEFAULT)),
+        "Weather": _per_horizon(e_layers=(1, 3, 1, 1), d_model=(256, 128, 256, 128), d_ff=(512, 1024, DEFAULT, DEFAULT)),
+        "ECL": _per_horizon(e_layers=(4, 3, 4, 3), d_ff=(512, DEFAULT, DEFAULT, DEFAULT)),
+        "Traffic": _per_horizon(e_layers=(3, 3, 2, 2)),
+    }, sources=_tslib_sources("TimeXer", ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "Traffic"))),
     # TSLib's Koopa scripts forecast 48/96/144/192 steps (ILI: its own 24-60) from twice as many (its paper's setting).
     ModelRecipe("Koopa", {
         **{k: v for k, v in _TSLIB_HEAD.items() if k != "label_len"}, "seq_len": PER_DATASET, **_ENCODER_DECODER,
@@ -562,10 +582,18 @@ BASELINES = (
         per_horizon={d: {h: {"seq_len": h} for h in LONG_HORIZONS} for d in datasets},
         sources=_tslib_sources(model, datasets))
       for model, datasets in (("Mamba", TSLIB_LONG[:-1]), ("MambaSimple", ("ETTh1",)))),
+    # TSLib's SegRNN scripts pass no --dec_in or --c_out; ours pass them off ETT (run.py checks them against
+    # the data).
     ModelRecipe("SegRNN", {
         **{k: v for k, v in _TSLIB_HEAD.items() if k != "label_len"}, "seg_len": 24, "enc_in": "{channels}",
-        "d_model": 512, "dropout": 0.5, "learning_rate": 0.0001, "des": "Exp", "itr": 1,
-    }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's SegRNN_ETTh1.sh"}),
+        "dec_in": DEFAULT, "c_out": DEFAULT, "d_model": 512, "dropout": 0.5, "learning_rate": 0.0001, "des": "Exp",
+        "itr": 1,
+    }, {
+        "ETTh1": {}, "ETTh2": {}, "ETTm1": {"seg_len": 48}, "ETTm2": {"seg_len": 48},
+        "Weather": {"seg_len": 48, "dec_in": "{channels}", "c_out": "{channels}"},
+        **{d: {"dec_in": "{channels}", "c_out": "{channels}", "dropout": 0, "learning_rate": 0.001}
+           for d in ("ECL", "Traffic")},
+    }, sources=_tslib_sources("SegRNN", ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "Traffic"))),
     # TSLib's TiDE_ETTh1.sh passes --c_out 8 on the 7-variate file, which run.py rejects; ours pass 7.
     ModelRecipe("TiDE", {
         **_TSLIB_HEAD, "e_layers": 2, "d_layers": 2, "enc_in": "{channels}", "dec_in": "{channels}",
