@@ -541,8 +541,13 @@ BASELINES = (
     ModelRecipe("PAttn", {**_TSLIB_HEAD, "factor": 3, **_TSLIB_TAIL, "n_heads": PER_DATASET}, {"ETTh1": {}},
                 per_horizon={"ETTh1": _per_horizon(n_heads=(2, 8, 8, 16))},
                 sources={"ETTh1": "TSLib's PAttn_ETTh1.sh"}),
-    ModelRecipe("MultiPatchFormer", {**_TSLIB_HEAD, "e_layers": 1, **_TSLIB_TAIL, "d_model": 256, "d_ff": 512},
-                {"ETTh1": {}}, sources={"ETTh1": "TSLib's MultiPatchFormer_ETTh1.sh"}),
+    ModelRecipe("MultiPatchFormer", {
+        **_TSLIB_HEAD, "e_layers": 1, "d_layers": DEFAULT, "factor": DEFAULT, **_TSLIB_TAIL, "d_model": 256,
+        "d_ff": 512, "top_k": DEFAULT, "n_heads": DEFAULT, "batch_size": DEFAULT,
+    }, {"ETTh1": {}, **{d: {"n_heads": 8, "batch_size": 32} for d in ("ETTm1", "Weather", "ECL", "Traffic")}},
+        per_horizon={"ECL": {h: {"e_layers": 2, "d_layers": 1, "factor": 3, "top_k": 5, "n_heads": DEFAULT,
+                                 "batch_size": DEFAULT} for h in (192, 336, 720)}},
+        sources=_tslib_sources("MultiPatchFormer", ("ETTh1", "ETTm1", "Weather", "ECL", "Traffic"))),
     ModelRecipe("TimeXer", {
         **_TSLIB_HEAD, "e_layers": PER_DATASET, "d_layers": DEFAULT, "factor": 3, **_TSLIB_TAIL,
         "d_model": DEFAULT, "d_ff": DEFAULT, "batch_size": DEFAULT, "learning_rate": DEFAULT,
