@@ -333,6 +333,7 @@ TSLIB_LONG = ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "Traffic", "
 # defaults equal ours) and no task_name (ours requires it).
 _NO_DECODER: Flags = {"label_len": DEFAULT, "d_layers": DEFAULT, "factor": DEFAULT}
 _ILI: Flags = {"seq_len": 36, "label_len": 18}
+_CHANNELS: Flags = {"enc_in": "{channels}", "dec_in": "{channels}", "c_out": "{channels}"}
 
 # The blocks of TSLib's scripts read as facts (thuml/Time-Series-Library, scripts/long_term_forecast/).
 # Flags a TSLib block does not pass are `DEFAULT` here, so each generated block passes what TSLib's does.
@@ -606,16 +607,39 @@ BASELINES = (
         "d_model": 256, "d_ff": 256, "dropout": 0.3, "batch_size": 512, "learning_rate": 0.1, "patience": 5,
         "train_epochs": 10,
     }, {"ETTh1": {}}, sources={"ETTh1": "TSLib's TiDE_ETTh1.sh (its --c_out 8 is rejected by run.py; ours pass 7)"}),
-    # WPMixer's script sets wavelet/level/tfactor/dfactor/stride inside TSLib's model file, so TSLib runs
-    # the file's defaults, as this block does (those are flags here). It reads ./data/ETT/ as model_id
-    # `wpmixer`; ours read the fetched file and say ETTh1_512_<H>.
+    # WPMixer's scripts set wavelet/level/tfactor/dfactor/stride inside TSLib's model file, so TSLib runs
+    # the file's defaults, as these blocks do. They read ./data/<folder>/ as model_id `wpmixer` and pass no
+    # --enc_in/--dec_in/--c_out; ours read the fetched file, say <data>_<seq_len>_<H>, and pass the channels
+    # off ETT (run.py checks them against the data).
     ModelRecipe("WPMixer", {
         **_TSLIB_HEAD, "seq_len": 512, "label_len": 0, "d_model": PER_DATASET, "patch_len": 16,
         "batch_size": 256, "learning_rate": PER_DATASET, "lradj": "type3", "dropout": PER_DATASET, "patience": 12,
-        "train_epochs": 30, "use_amp": None,
-    }, {"ETTh1": {}}, per_horizon={"ETTh1": _per_horizon(
-        d_model=(256, 256, 256, 128), learning_rate=(0.000242438, 0.000201437, 0.000132929, 0.000239762),
-        dropout=(0.4, 0.05, 0.0, 0.2))}, sources={"ETTh1": "TSLib's WPMixer_ETTh1.sh"}),
+        "train_epochs": 30, "use_amp": None, "enc_in": DEFAULT, "dec_in": DEFAULT, "c_out": DEFAULT,
+    }, {
+        "ETTh1": {}, "ETTh2": {},
+        "ETTm1": {"patch_len": 48, "train_epochs": 80, "dropout": 0.4},
+        "ETTm2": {"patch_len": 48, "train_epochs": 80, "d_model": 256},
+        "Weather": {"train_epochs": 60, "dropout": 0.4, **_CHANNELS},
+        "ECL": {"d_model": 32, "batch_size": 32, "train_epochs": 100, **_CHANNELS},
+        "Traffic": {"seq_len": 1200, "batch_size": 16, **_CHANNELS},
+    }, per_horizon={
+        "ETTh1": _per_horizon(d_model=(256, 256, 256, 128),
+                              learning_rate=(0.000242438, 0.000201437, 0.000132929, 0.000239762),
+                              dropout=(0.4, 0.05, 0.0, 0.2)),
+        "ETTh2": _per_horizon(d_model=(256, 256, 128, 128),
+                              learning_rate=(0.000466278, 0.000294929, 0.000617476, 0.000810205),
+                              dropout=(0.0, 0.0, 0.1, 0.4)),
+        "ETTm1": _per_horizon(d_model=(256, 128, 256, 128),
+                              learning_rate=(0.001277976, 0.002415901, 0.001594735, 0.002011441)),
+        "ETTm2": _per_horizon(learning_rate=(0.00076587, 0.000275775, 0.000234608, 0.001039536),
+                              dropout=(0.4, 0.2, 0.4, 0.4)),
+        "Weather": _per_horizon(d_model=(256, 128, 128, 128), batch_size=(32, 64, 32, 128),
+                                learning_rate=(0.000913333, 0.001379042, 0.000607991, 0.001470479)),
+        "ECL": _per_horizon(learning_rate=(0.00328086, 0.000493286, 0.002505375, 0.001977516),
+                            dropout=(0.1, 0.1, 0.2, 0.1)),
+        "Traffic": _per_horizon(d_model=(16, 32, 32, 32), learning_rate=(0.0010385, 0.000567053, 0.001026715, 0.001496217),
+                                dropout=(0.05, 0.05, 0.0, 0.05), train_epochs=(60, 60, 50, 60)),
+    }, sources=_tslib_sources("WPMixer", ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "Traffic"))),
     # No ETTh1 script in TSLib: run.py's defaults, the setting tslib_models.csv measures them at.
     *(ModelRecipe(model, {**_TSLIB_HEAD, **_TSLIB_TAIL}, {"ETTh1": {}},
                   sources={"ETTh1": "run.py defaults (TSLib ships no ETTh1 script for it)"})
