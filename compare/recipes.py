@@ -644,7 +644,8 @@ BASELINES = (
     *(ModelRecipe(model, {**_TSLIB_HEAD, **_TSLIB_TAIL}, {"ETTh1": {}},
                   sources={"ETTh1": "run.py defaults (TSLib ships no ETTh1 script for it)"})
       for model in ("FreTS", "MSGNet", "SCINet", "TemporalFusionTransformer", "TimeFilter")),
-    # OLinear (not in TSLib): the official repo's scripts/OLinear/<Dataset>_orthoLinear.sh (jackyue1994/OLinear).
+    # OLinear (not in TSLib): the official repo's scripts/OLinear/<Dataset>_orthoLinear.sh (jackyue1994/OLinear),
+    # every value read from them (PEMS: their 12-96 loop).
     # Their q_mat/q_out_mat files, test batch size and logging flags have no counterpart here, nor their
     # --loss_mode L1 (an L1-style loss this library does not implement: ours train on MSE).
     ModelRecipe("OLinear", {
@@ -686,8 +687,9 @@ BASELINES = (
     ModelRecipe("TimeMixerPP", {
         **_TSLIB_HEAD, "label_len": 0, "e_layers": 2, **_TSLIB_TAIL, "d_model": 16, "d_ff": 64,
         "down_sampling_layers": 3, "down_sampling_method": "conv", "down_sampling_window": 2,
-    }, {"ETTh1": {}}, sources={"ETTh1": "no official TimeMixer++ scripts exist; the lead's ETTh1 setting (seq_len 96, "
-                                        "label_len 0, e_layers 2, d_model 16, d_ff 64, 3 conv down-samplings by 2)"}),
+    }, {"ETTh1": {}}, sources={"ETTh1": "the project's ETTh1 setting (no official TimeMixer++ scripts are published): "
+                                        "seq_len 96, label_len 0, e_layers 2, d_model 16, d_ff 64, 3 conv "
+                                        "down-samplings by 2"}),
 )
 
 # CAPS per dataset, as the official caps.sh:

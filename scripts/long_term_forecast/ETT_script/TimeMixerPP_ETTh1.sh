@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=TimeMixerPP
 
-# ETTh1: hyper-parameters from no official TimeMixer++ scripts exist; the lead's ETTh1 setting (seq_len 96, label_len 0, e_layers 2, d_model 16, d_ff 64, 3 conv down-samplings by 2); unlisted flags keep run.py defaults.
+# ETTh1: hyper-parameters from the project's ETTh1 setting (no official TimeMixer++ scripts are published): seq_len 96, label_len 0, e_layers 2, d_model 16, d_ff 64, 3 conv down-samplings by 2; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
