@@ -52,8 +52,9 @@ ILI_HORIZONS = (24, 36, 48, 60)
 
 
 def name_key(name: str) -> str:
-    """A name normalised for matching: `LinAttn+RoPE` -> `linattn_rope`, `solar_AL` -> `solar_al`."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    """A name normalised for matching: `LinAttn+RoPE` -> `linattn_rope`, `solar_AL` -> `solar_al`,
+    `TimeMixer++` -> `timemixerpp` (the paper's name of our TimeMixerPP, kept apart from TimeMixer)."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower().replace("++", "pp")).strip("_")
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,8 @@ def test_dataset_names_and_aliases():
     assert RECIPES.dataset_keys("ili") == {"ili", "illness", "national_illness"}
     assert RECIPES.dataset_keys("M4") == {"m4"}  # not in the table: its own name only
     assert name_key("LinAttn+RoPE") == "linattn_rope" and RECIPES.row_name("linattn_rope") == "LinAttn+RoPE"
+    # The paper's TimeMixer++ is our TimeMixerPP row, not TimeMixer.
+    assert RECIPES.row_name("TimeMixer++") == "TimeMixerPP" and name_key("TimeMixer") != name_key("TimeMixer++")
 
 
 def toy_book(flags: dict, per_dataset: dict, variant_flags: dict | None = None) -> RecipeBook:
