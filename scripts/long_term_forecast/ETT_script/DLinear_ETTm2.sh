@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=DLinear
 
-# ETTm2: hyper-parameters from the DLinear_ETTh1.sh pattern (DLinear reads only moving_avg; e_layers, d_layers and factor are passed as TSLib does, unused); unlisted flags keep run.py defaults.
+# ETTm2: hyper-parameters from the DLinear_ETTh1.sh pattern (TSLib ships no DLinear script for ETTm2; DLinear reads only moving_avg; e_layers, d_layers and factor are passed as TSLib does, unused); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

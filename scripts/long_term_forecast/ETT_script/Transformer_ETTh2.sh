@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=Transformer
 
-# ETTh2: hyper-parameters from TSLib's Transformer script pattern (widths at run.py's defaults); not checked against TSLib's file; unlisted flags keep run.py defaults.
+# ETTh2: hyper-parameters from TSLib's Transformer_ETTh2.sh (widths at run.py's defaults); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=iTransformer
 
-# ETTh2: hyper-parameters from TSLib's iTransformer_ETTh2.sh; unlisted flags keep run.py defaults.
+# ETTh2: hyper-parameters from TSLib's iTransformer_ETTh2.sh (its --enc_in/--dec_in/--c_out 21 are a typo run.py rejects; ours pass 7); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=iTransformer
 
-# ETTm2: hyper-parameters from the official iTransformer repo's settings for this dataset; not in our contract table; unlisted flags keep run.py defaults.
+# ETTm2: hyper-parameters from the official iTransformer repo's iTransformer_ETTm2.sh (TSLib ships no iTransformer_ETTm2.sh); label_len, d_layers and factor as TSLib's pattern, unused by iTransformer; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=Transformer
 
-# Weather: hyper-parameters from TSLib's Weather_script/Transformer.sh; unlisted flags keep run.py defaults.
+# Weather: hyper-parameters from TSLib's Weather_script/Transformer.sh (widths at run.py's defaults); unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=iTransformer
 
-# Weather: hyper-parameters from the official iTransformer repo's settings for this dataset; not in our contract table; unlisted flags keep run.py defaults.
+# Weather: hyper-parameters from TSLib's Weather_script/iTransformer.sh; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \

@@ -1,0 +1,93 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# FiLM on ILI (7 variates), horizons 24 36 48 60 (L = 60).
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=FiLM
+
+# ILI: hyper-parameters from TSLib's ILI_script/FiLM.sh (model_id relabelled); unlisted flags keep run.py defaults.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/illness/ \
+  --data_path national_illness.csv \
+  --model_id ili_60_24 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 60 \
+  --label_len 18 \
+  --pred_len 24 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/illness/ \
+  --data_path national_illness.csv \
+  --model_id ili_60_36 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 60 \
+  --label_len 18 \
+  --pred_len 36 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/illness/ \
+  --data_path national_illness.csv \
+  --model_id ili_60_48 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 60 \
+  --label_len 18 \
+  --pred_len 48 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/illness/ \
+  --data_path national_illness.csv \
+  --model_id ili_60_60 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 60 \
+  --label_len 18 \
+  --pred_len 60 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --des Exp \
+  --itr 1

@@ -1,0 +1,105 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# Crossformer on Traffic (862 variates), horizons 96 192 336 720 (L = 96).
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=Crossformer
+
+# Traffic: hyper-parameters from TSLib's Traffic_script/Crossformer.sh; unlisted flags keep run.py defaults.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/traffic/ \
+  --data_path traffic.csv \
+  --model_id traffic_96_96 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 96 \
+  --pred_len 96 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --top_k 5 \
+  --n_heads 2 \
+  --batch_size 4 \
+  --enc_in 862 \
+  --dec_in 862 \
+  --c_out 862 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/traffic/ \
+  --data_path traffic.csv \
+  --model_id traffic_96_192 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 96 \
+  --pred_len 192 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --top_k 5 \
+  --n_heads 2 \
+  --batch_size 4 \
+  --enc_in 862 \
+  --dec_in 862 \
+  --c_out 862 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/traffic/ \
+  --data_path traffic.csv \
+  --model_id traffic_96_336 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 96 \
+  --pred_len 336 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --top_k 5 \
+  --n_heads 2 \
+  --batch_size 4 \
+  --enc_in 862 \
+  --dec_in 862 \
+  --c_out 862 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/traffic/ \
+  --data_path traffic.csv \
+  --model_id traffic_96_720 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 96 \
+  --pred_len 720 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --top_k 5 \
+  --n_heads 2 \
+  --batch_size 4 \
+  --enc_in 862 \
+  --dec_in 862 \
+  --c_out 862 \
+  --des Exp \
+  --itr 1

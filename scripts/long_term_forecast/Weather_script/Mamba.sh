@@ -1,0 +1,105 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# Mamba on Weather (21 variates), horizons 96 192 336 720 (L = 96).
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=Mamba
+
+# Weather: hyper-parameters from TSLib's Weather_script/Mamba.sh; unlisted flags keep run.py defaults.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id weather_96_96 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 96 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --expand 2 \
+  --d_ff 16 \
+  --d_conv 4 \
+  --c_out 21 \
+  --d_model 128 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id weather_192_192 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 192 \
+  --label_len 48 \
+  --pred_len 192 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --expand 2 \
+  --d_ff 16 \
+  --d_conv 4 \
+  --c_out 21 \
+  --d_model 128 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id weather_336_336 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 336 \
+  --label_len 48 \
+  --pred_len 336 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --expand 2 \
+  --d_ff 16 \
+  --d_conv 4 \
+  --c_out 21 \
+  --d_model 128 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id weather_720_720 \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 720 \
+  --label_len 48 \
+  --pred_len 720 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --expand 2 \
+  --d_ff 16 \
+  --d_conv 4 \
+  --c_out 21 \
+  --d_model 128 \
+  --des Exp \
+  --itr 1
