@@ -4,7 +4,8 @@ Forecasting", ICLR 2024), TSLib's configuration.
 Tokens are variates, not time steps: after RevIN each variate's whole window is embedded by
 Linear(L → D), and each time-mark column joins as one more variate token. A non-causal post-norm
 Transformer encoder (final LayerNorm) mixes the N + F tokens, Linear(D → H) reads each token out,
-and only the first N (the data variates) are kept and de-normalised.
+and only the first N (the data variates) are kept and de-normalised. `--use_norm 0` skips the
+normalisation, as the official iTransformer's flag does (TSLib's always normalises).
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class Model(nn.Module):
         check_output_channels(configs, "iTransformer")
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
-        self.normalize = Normalize(configs.enc_in)
+        if configs.use_norm not in (0, 1):
+            raise ValueError(f"--use_norm {configs.use_norm!r} is not supported; use 1 (RevIN) or 0 (none)")
+        self.normalize = Normalize(configs.enc_in, non_norm=not configs.use_norm)
         self.enc_embedding = DataEmbedding_inverted(configs.seq_len, configs.d_model, configs.embed, configs.freq,
                                                     configs.dropout)
         self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
