@@ -38,6 +38,9 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
     "TiDE": {"temporalDecoder.ln.weight", "temporalDecoder.ln.bias"},
     # FreTS's channel learner (W_1, B_1) runs only with --channel_independence 0 (TSLib never runs it).
     "FreTS": {"r1", "i1", "rb1", "ib1"},
+    # ETSformer's last encoder layer's residual path (FF, LayerNorms) does not reach the forecast (TSLib).
+    "ETSformer": {f"encoder.layers.0.{name}" for name in ("ff.linear1.weight", "ff.linear2.weight", "norm1.weight",
+                                                          "norm1.bias", "norm2.weight", "norm2.bias")},
     # FEB-f reads only its query (paper and TSLib): self-attention key/value projections get no gradient.
     "FEDformer": {f"{layer}.{proj}_projection.{p}" for layer in ("encoder.attn_layers.0.attention",
                                                                   "decoder.layers.0.self_attention")
