@@ -56,10 +56,14 @@ def get_frequency_modes(seq_len: int, modes: int = 64, mode_select_method: str =
 
 def complex_einsum(equation: str, a_re: torch.Tensor, a_im: torch.Tensor, b_re: torch.Tensor,
                    b_im: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The complex einsum of (a_re + i·a_im) and (b_re + i·b_im) as four real einsums: (real, imag)."""
+    """The complex einsum of (a_re + i·a_im) and (b_re + i·b_im) as four real einsums: (real, imag).
+
+    Returned in float32 at least: under autocast the einsums run in half precision, and a half-precision
+    complex tensor cannot go through cuFFT at lengths that are not powers of two."""
     real = torch.einsum(equation, a_re, b_re) - torch.einsum(equation, a_im, b_im)
     imag = torch.einsum(equation, a_re, b_im) + torch.einsum(equation, a_im, b_re)
-    return real, imag
+    dtype = torch.promote_types(real.dtype, torch.float32)
+    return real.to(dtype), imag.to(dtype)
 
 
 def _spectrum(x: torch.Tensor) -> torch.Tensor:
