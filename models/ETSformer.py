@@ -92,6 +92,9 @@ class Model(nn.Module):
                                  "ETSformer decodes each encoder layer's growth and season in its own decoder "
                                  "layer, so set --d_layers equal to --e_layers")
         frequencies = (configs.seq_len - 1) // 2
+        if frequencies == 0:
+            raise UserInputError(f"--seq_len {configs.seq_len} leaves no frequency for ETSformer's frequency "
+                                 "attention (DC and Nyquist excluded); use --seq_len >= 3")
         if configs.top_k > frequencies:
             raise UserInputError(f"--top_k {configs.top_k} exceeds the {frequencies} frequencies of --seq_len "
                                  f"{configs.seq_len} that frequency attention ranks (DC and Nyquist excluded); "
