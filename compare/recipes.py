@@ -108,6 +108,7 @@ class Variant:
     datasets: tuple[str, ...]
     file: str  # scripts/long_term_forecast/CAPS_ablation/<file>
     comments: tuple[str, ...] = ()  # {flag} reads a flag's value, as in ModelRecipe.comments
+    base_comments: bool = True  # False: the variant's comments replace the base recipe's (another loop)
 
 
 @dataclass(frozen=True)
@@ -745,6 +746,8 @@ TABLE2 = ("Weather", "Solar", "ECL", "ETTh1", "ETTh2", "ETTm1", "ETTm2")  # the 
 TABLE3 = ("Weather", "ETTh1", "ETTh2", "ETTm1", "ETTm2")  # the paper's path ablation
 _SOFTMAX: Flags = {"caps_attn": "softmax", "caps_impl": "naive"}
 
+CAPS_DATASETS = tuple(CAPS_SETTINGS)
+
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("LinAttn+RoPE", "CAPS", {"caps_paths": "none", "learning_rate": 0.0006}, "_LinAttnRoPE",
             ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "Solar", "ECL", "PEMS03", "PEMS04", "PEMS08"),
@@ -764,6 +767,19 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             ("CAPS w/o Path 2, prefix product (Table 3).",)),
     Variant("CAPS w/o Path3", "CAPS", {"caps_paths": "12"}, "_woPath3", TABLE3, "CAPS_wo_Path3.sh",
             ("CAPS w/o Path 3, Clock baseline (Table 3).",)),
+    # The official code's arithmetic, then its arithmetic and its training loop (issue: where the paper's
+    # numbers come from): CAPS, CAPS (official numerics) and CAPS (official) separate the two.
+    Variant("CAPS (official numerics)", "CAPS", {"caps_numerics": "official"}, "_OfficialNumerics", CAPS_DATASETS,
+            "CAPS_official_numerics.sh",
+            ("CAPS with the official code's arithmetic (--caps_numerics {caps_numerics}; README, CAPS) and our loop.",)),
+    Variant("CAPS (official)", "CAPS", {"train_loop": "official", "caps_numerics": "official"}, "_Official",
+            CAPS_DATASETS, "CAPS_official.sh",
+            ("CAPS as the official code trains it: --caps_numerics {caps_numerics} and --train_loop {train_loop}",
+             "(docs/tslib_differences.md): AdamW, OneCycle stepped per micro-batch with its default momentum",
+             "cycling (beta1 0.85-0.95), clipping at norm {max_grad_norm} before AMP unscaling, a GradScaler under",
+             "{amp_dtype} autocast (CUDA), only the last micro-batch of each accumulation group applied;",
+             "{train_epochs} epochs, patience {patience}, seed {seed}, lr {learning_rate}."),
+            base_comments=False),
 )}
 
 RECIPES = RecipeBook(DATASETS, MODELS, VARIANTS, env={"CUDA_VISIBLE_DEVICES": "0"})

@@ -69,7 +69,8 @@ def _render(book: RecipeBook, row: str, datasets: list[str]) -> str:
         data = book.datasets[datasets[0]]
         horizons = " ".join(map(str, book.horizons(row, data.name)))
         lines.append(f"{row} on {data.name} ({data.channels} variates), horizons {horizons} (L = {first['seq_len']}).")
-    lines += [line.format(**first) for line in recipe.comments]
+    if not variant or variant.base_comments:
+        lines += [line.format(**first) for line in recipe.comments]
     lines = [line if line.startswith("#") else f"# {line}" for line in lines]
     lines += ["", *[f"export {k}={shlex.quote(v)}" for k, v in book.env.items()], "", f"model_name={model}"]
     if recipe.fetch:

@@ -66,6 +66,13 @@ UNREACHED_PARAMETERS: dict[str, set[str]] = {
          for kind in ("weight", "bias")},
     # MSGNet builds TSLib's predict_linear (Linear(L → L + H)) and, as TSLib, never applies it.
     "MSGNet": {"predict_linear.weight", "predict_linear.bias"},
+    # ETSformer's last encoder layer's residual path (FF, LayerNorms) does not reach the forecast (TSLib).
+    "ETSformer": {f"encoder.layers.0.{name}" for name in ("ff.linear1.weight", "ff.linear2.weight", "norm1.weight",
+                                                          "norm1.bias", "norm2.weight", "norm2.bias")},
+    # FEB-f reads only its query (paper and TSLib): self-attention key/value projections get no gradient.
+    "FEDformer": {f"{layer}.{proj}_projection.{p}" for layer in ("encoder.attn_layers.0.attention",
+                                                                  "decoder.layers.0.self_attention")
+                  for proj in ("key", "value") for p in ("weight", "bias")},
 }
 
 

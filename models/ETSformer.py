@@ -1,0 +1,130 @@
+"""ETSformer (Woo et al., "ETSformer: Exponential Smoothing Transformers for Time-series Forecasting",
+2022, https://arxiv.org/abs/2202.01381), TSLib's configuration, forecasting only.
+
+    training only: x ← x · (1 + 0.2 ε₁) + 0.2 ε₂ + 0.2 ε₃   (ε₁, ε₂ per variate, ε₃ per entry; TSLib's
+                   scale, shift and jitter augmentation, drawn from torch's global RNG)
+    res = DataEmbedding(x, marks); level = x
+    e_layers × encoder layer (layers/ETSformer_EncDec.py):
+        S = FA(res) over L + H steps (top-k frequencies)          frequency attention, §3.2.2
+        res ← res − S_{:L};  B = MH-ESA(res) (B_{−1} … B_{L−1})    exponential smoothing attention, §3.2.1
+        res ← LN(res − B_{0:}); res ← LN(res + FF(res))
+        level ← E with E_t = (1 − w)(level_t − S'_t) + w(E_{t−1} + B'_{t−1}) (S', B' projected to the variates)
+    decoder: per layer the last growth damped over the horizon (Σ_{i≤h} φ^i) and the season's last H steps,
+             summed over layers and each projected Linear(D → c_out)
+    forecast = E_{L−1} + growth + season.
+
+The encoder and decoder layers pair up (layer i's growth and season feed decoder layer i), so TSLib
+requires --e_layers == --d_layers; here that is a one-line error. The last encoder layer's residual
+path (its FF and LayerNorms) does not reach the forecast, as in TSLib; it is still computed, so the
+FLOPs equal TSLib's.
+
+Deliberate differences from TSLib (parameter names, shapes, counts and initial draws kept):
+- The level equation smooths the growth along time (see `layers/ETSformer_EncDec.py`).
+- With c_out < enc_in (features MS) the level of the last c_out variates (the target) is added, so the
+  output has c_out channels; TSLib broadcasts a 1-channel forecast against the enc_in-channel level.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+
+from layers.config_checks import (
+    EMBED_TYPES,
+    check_choice,
+    check_forecast_config,
+    check_heads,
+    check_output_channels,
+    check_positive,
+    check_task,
+)
+from layers.Embed import DataEmbedding
+from layers.ETSformer_EncDec import FEEDFORWARD_ACTIVATIONS, Decoder, DecoderLayer, Encoder, EncoderLayer
+from utils.errors import UserInputError
+
+TASKS = ("long_term_forecast", "short_term_forecast")
+# Standard deviation of TSLib's training-time scale, shift and jitter augmentation.
+AUGMENTATION_SIGMA = 0.2
+
+
+class Transform:
+    """TSLib's training augmentation of x `[B, L, N]`: scale by 1 + σε (per variate), shift by σε (per
+    variate), jitter by σε (per entry), ε ~ N(0, 1) drawn on the CPU in that order (TSLib's draws)."""
+
+    def __init__(self, sigma: float) -> None:
+        self.sigma = sigma
+
+    @torch.no_grad()
+    def transform(self, x: torch.Tensor) -> torch.Tensor:
+        return self.jitter(self.shift(self.scale(x)))
+
+    def jitter(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.randn(x.shape).to(x.device, x.dtype) * self.sigma
+
+    def scale(self, x: torch.Tensor) -> torch.Tensor:
+        return x * (torch.randn(x.size(-1)).to(x.device, x.dtype) * self.sigma + 1)
+
+    def shift(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.randn(x.size(-1)).to(x.device, x.dtype) * self.sigma
+
+
+class Model(nn.Module):
+    """ETSformer for forecasting.
+
+    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None) → `[B, H, c_out]`; x_dec and x_mark_dec are
+    not read. Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_layers, d_ff, top_k,
+    dropout, activation, embed, freq.
+    """
+
+    def __init__(self, configs: argparse.Namespace) -> None:
+        super().__init__()
+        check_task(configs, "ETSformer", TASKS)
+        check_forecast_config(configs, "ETSformer")
+        check_heads(configs)
+        check_positive(configs, "e_layers", "d_layers", "d_ff", "top_k")
+        check_choice(configs, "activation", FEEDFORWARD_ACTIVATIONS)
+        check_choice(configs, "embed", EMBED_TYPES)
+        check_output_channels(configs, "ETSformer")
+        if configs.e_layers != configs.d_layers:
+            raise UserInputError(f"--e_layers {configs.e_layers} differs from --d_layers {configs.d_layers}: "
+                                 "ETSformer decodes each encoder layer's growth and season in its own decoder "
+                                 "layer, so set --d_layers equal to --e_layers")
+        frequencies = (configs.seq_len - 1) // 2
+        if frequencies == 0:
+            raise UserInputError(f"--seq_len {configs.seq_len} leaves no frequency for ETSformer's frequency "
+                                 "attention (DC and Nyquist excluded); use --seq_len >= 3")
+        if configs.top_k > frequencies:
+            raise UserInputError(f"--top_k {configs.top_k} exceeds the {frequencies} frequencies of --seq_len "
+                                 f"{configs.seq_len} that frequency attention ranks (DC and Nyquist excluded); "
+                                 f"use --top_k <= {frequencies}")
+        self.seq_len = configs.seq_len
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
+
+        # TSLib's construction order: embedding, encoder, decoder.
+        self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
+        self.encoder = Encoder(
+            [
+                EncoderLayer(d_model, n_heads, configs.enc_in, configs.seq_len, configs.pred_len, configs.top_k,
+                             dim_feedforward=configs.d_ff, dropout=dropout, activation=configs.activation)
+                for _ in range(configs.e_layers)
+            ]
+        )
+        self.decoder = Decoder(
+            [DecoderLayer(d_model, n_heads, configs.c_out, configs.pred_len, dropout=dropout)
+             for _ in range(configs.d_layers)]
+        )
+        self.transform = Transform(sigma=AUGMENTATION_SIGMA)
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.training:
+            x_enc = self.transform.transform(x_enc)
+        res = self.enc_embedding(x_enc, x_mark_enc)  # [B, L, D]
+        level, growths, seasons = self.encoder(res, x_enc)  # level [B, L, enc_in]
+        growth, season = self.decoder(growths, seasons)  # [B, H, c_out] each
+        return level[:, -1:, -self.c_out:] + growth + season  # [B, H, c_out]

@@ -1,0 +1,145 @@
+"""FEDformer (Zhou et al., "FEDformer: Frequency Enhanced Decomposed Transformer for Long-term Series
+Forecasting", ICML 2022, https://arxiv.org/abs/2201.12740), TSLib's configuration (Fourier version,
+random modes, M = 32), long-term forecasting only.
+
+Autoformer's decomposition architecture (`layers/Autoformer_EncDec.py`) with its Auto-Correlation
+replaced by frequency enhanced blocks (`layers/FourierCorrelation.py`):
+    seasonal, trend = SeriesDecomp(x)                               moving average, `--moving_avg`
+    decoder start: last label_len seasonal steps + H zeros; last label_len trend steps + H window means
+    encoder: DataEmbedding(x), e_layers × [S = Decomp(x + FEB-f(x)); Decomp(S + FF(S))], my_Layernorm
+    decoder: DataEmbedding(seasonal start), d_layers × [Decomp after FEB-f self, FEA-f cross with the
+             encoder output and FF; the three trends projected onto the trend start], my_Layernorm,
+             Linear(D → c_out)
+    forecast = seasonal + trend over the last H steps.
+
+As in TSLib, one FEB-f module (its weights) is shared by all encoder layers and one by all decoder
+layers' self-attention, and one FEA-f by all decoder layers' cross-attention; each layer has its own
+q/k/v/out projections. FEB-f reads only its query, so the key and value projections of self-attention
+layers are computed (and counted in FLOPs, as in TSLib) but receive no gradient.
+
+Mode selection: TSLib draws each block's random modes with `np.random.shuffle` on numpy's global RNG at
+construction (FEB-f encoder, FEB-f decoder, FEA-f query then key modes). This file does the same, in the
+same order, so under our seeding (run.py's `seed_everything(--seed)`: python, numpy and torch seeded
+right before the model is built) a given `--seed` selects TSLib's modes and draws TSLib's initial
+weights. The modes are not saved in checkpoints (as in TSLib): a test run rebuilds them from `--seed`.
+
+Deliberate differences from TSLib (parameter names, shapes and counts kept):
+- The decoder's blocks draw their modes for the decoder's real length label_len + H; TSLib uses
+  ⌊seq_len/2⌋ + H, which is the same at its scripts (label_len = seq_len/2) and otherwise draws modes
+  for a length the decoder never sees.
+- With c_out < enc_in (features MS) the trend start uses the last c_out variates (the target).
+- The block-level differences listed in `layers/FourierCorrelation.py` (output layout, FEA-f values).
+- The wavelet version (`version="Wavelets"`) is not implemented: it raises a one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn as nn
+
+from layers.AutoCorrelation import AutoCorrelationLayer
+from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
+from layers.config_checks import (
+    ACTIVATIONS,
+    EMBED_TYPES,
+    check_choice,
+    check_decoder_from_encoder,
+    check_forecast_config,
+    check_heads,
+    check_output_channels,
+    check_positive,
+    check_task,
+)
+from layers.Embed import DataEmbedding
+from layers.FourierCorrelation import MODE_SELECT_METHODS, FourierBlock, FourierCrossAttention
+from utils.errors import UserInputError
+
+TASKS = ("long_term_forecast", "short_term_forecast")
+
+
+class Model(nn.Module):
+    """FEDformer for forecasting.
+
+    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]` (or None)
+    → `[B, H, c_out]`. x_dec is not read: the decoder input is built from x_enc's decomposition.
+    Reads seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads, e_layers, d_layers,
+    d_ff, moving_avg, dropout, activation, embed, freq.
+
+    Args (TSLib's constructor keywords): version "fourier" (the only one implemented), mode_select
+    "random" or "low", modes the number of Fourier modes per block.
+    """
+
+    def __init__(self, configs: argparse.Namespace, version: str = "fourier", mode_select: str = "random",
+                 modes: int = 32) -> None:
+        super().__init__()
+        check_task(configs, "FEDformer", TASKS)
+        check_forecast_config(configs, "FEDformer")
+        check_heads(configs)
+        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "moving_avg")
+        check_choice(configs, "activation", ACTIVATIONS)
+        check_choice(configs, "embed", EMBED_TYPES)
+        check_output_channels(configs, "FEDformer")
+        check_decoder_from_encoder(configs, "FEDformer", "embeds the seasonal part of the encoder input")
+        if version.lower() == "wavelets":
+            raise UserInputError("FEDformer version 'Wavelets' is not implemented here; use version='fourier'")
+        if version.lower() != "fourier":
+            raise UserInputError(f"FEDformer version {version!r} is unknown; use version='fourier'")
+        if mode_select not in MODE_SELECT_METHODS:
+            raise UserInputError(f"FEDformer mode_select {mode_select!r} is unknown; use one of "
+                                 f"{', '.join(MODE_SELECT_METHODS)}")
+        if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
+            raise UserInputError(f"FEDformer modes {modes!r} must be a positive integer")
+        self.seq_len = configs.seq_len
+        self.label_len = configs.label_len
+        self.pred_len = configs.pred_len
+        self.c_out = configs.c_out
+        d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
+        dec_len = configs.label_len + configs.pred_len
+
+        # TSLib's construction order: decomposition, embeddings, the three shared frequency blocks
+        # (each drawing its modes from numpy, then its weights from torch), encoder, decoder.
+        self.decomp = series_decomp(configs.moving_avg)
+        self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
+        self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
+        encoder_self_att = FourierBlock(d_model, d_model, n_heads, configs.seq_len, modes=modes,
+                                        mode_select_method=mode_select)
+        decoder_self_att = FourierBlock(d_model, d_model, n_heads, dec_len, modes=modes,
+                                        mode_select_method=mode_select)
+        decoder_cross_att = FourierCrossAttention(d_model, d_model, dec_len, configs.seq_len, modes=modes,
+                                                  mode_select_method=mode_select, num_heads=n_heads)
+        self.encoder = Encoder(
+            [
+                EncoderLayer(AutoCorrelationLayer(encoder_self_att, d_model, n_heads), d_model, configs.d_ff,
+                             moving_avg=configs.moving_avg, dropout=dropout, activation=configs.activation)
+                for _ in range(configs.e_layers)
+            ],
+            norm_layer=my_Layernorm(d_model),
+        )
+        self.decoder = Decoder(
+            [
+                DecoderLayer(AutoCorrelationLayer(decoder_self_att, d_model, n_heads),
+                             AutoCorrelationLayer(decoder_cross_att, d_model, n_heads), d_model, configs.c_out,
+                             configs.d_ff, moving_avg=configs.moving_avg, dropout=dropout,
+                             activation=configs.activation)
+                for _ in range(configs.d_layers)
+            ],
+            norm_layer=my_Layernorm(d_model),
+            projection=nn.Linear(d_model, configs.c_out, bias=True),
+        )
+
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        b, _, n = x_enc.shape
+        start = self.seq_len - self.label_len
+        seasonal, trend = self.decomp(x_enc)  # [B, L, N] each
+        mean = x_enc.mean(dim=1, keepdim=True).expand(-1, self.pred_len, -1)  # [B, H, N]
+        trend_init = torch.cat([trend[:, start:], mean], dim=1)[..., -self.c_out:]  # [B, Ll + H, c_out]
+        seasonal_init = torch.cat([seasonal[:, start:], x_enc.new_zeros(b, self.pred_len, n)], dim=1)  # [B, Ll + H, N]
+
+        enc_out, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
+        seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
+        return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]
