@@ -227,6 +227,14 @@ def _finished_settings(runs_dir: Path) -> set[str]:
     return done
 
 
+def _without_root(argv: list[str]) -> list[str]:
+    """argv without its `--root_path VALUE` pair."""
+    if "--root_path" not in argv:
+        return list(argv)
+    k = argv.index("--root_path")
+    return argv[:k] + argv[k + 2:]
+
+
 def _warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
     """Warn when a finished run was made with other flags than the ones planned now (the setting
     string does not contain every flag, e.g. --learning_rate or --train_epochs)."""
@@ -241,8 +249,9 @@ def _warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
             earlier[tuple(entry.get("settings") or [])] = entry.get("argv") or []
     for run in skipped:
         before = earlier.get(tuple(run.settings))
-        if before is not None and before != run.argv:
-            changed = sorted(set(before) ^ set(run.argv))
+        # The data may live elsewhere on another machine (a restored archive): --root_path does not count.
+        if before is not None and _without_root(before) != _without_root(run.argv):
+            changed = sorted(set(_without_root(before)) ^ set(_without_root(run.argv)))
             logger.warning("  %s finished earlier with different flags (%s); its old result is kept: delete "
                            "%s/results/%s and its line in results.jsonl to rerun it", run.label,
                            " ".join(changed), runs_dir, run.settings[0])
