@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from exp.training_guards import StopSignals
 
 from compare import archive
 from compare import runner as compare
 from compare.recipes import Dataset, ModelRecipe, RecipeBook
+from exp.training_guards import StopSignals
 
 # DLinear with batch size 1 and last.pth after every step: hundreds of quick steps per epoch, so the
 # stop lands mid-epoch, and run.py --resume has a mid-epoch state to continue from.
@@ -53,7 +53,7 @@ class CueClock:
         return 1e9 if self.fired else 0.0
 
 
-def write_csv(path: Path, rows: int = 500) -> None:
+def write_csv(path: Path, rows: int = 320) -> None:
     rng = np.random.default_rng(1)
     t = np.arange(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,22 +161,33 @@ def test_budget_flags_are_checked_up_front(data, tmp_path, capsys, flags, messag
     assert err.startswith(f"error: {message}") and "\n" not in err
 
 
-def test_a_run_that_keeps_crashing_is_given_up(data, tmp_path):
-    """A crash (here: a flag run.py rejects at run time) is retried once, then not started again
-    until --retry-failed."""
+def test_a_run_that_keeps_crashing_is_given_up(data, tmp_path, monkeypatch):
+    """A crash is retried once by the next invocation, then not started again until --retry-failed.
+    (run.py is replaced by a crash that costs no process start.)"""
+    calls = []
+
+    def crash(run, runs_dir, timeout, threads=None, *, resume=False, stopper=None):
+        calls.append(resume)
+        log = runs_dir / "logs" / f"{run.settings[0]}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("Traceback ...\n")
+        return compare.RunOutcome(1, "RuntimeError: CUDA error: an illegal memory access", log)
+
+    monkeypatch.setattr(compare, "_execute", crash)
     out = tmp_path / "crash"
-    bad = argv_for(data, out, "--extra=--moving_avg 0")
     for attempt in (1, 2):
-        code, log = invoke(bad)
+        code, log = invoke(argv_for(data, out))
         assert code == 1 and "summary: 1 ran (1 failed)" in log, (attempt, log)
-    code, log = invoke(bad)
-    assert code == 1 and "[1/" not in log
-    assert "1 to run" not in log and "0 to run, 0 cannot run, 1 given up after crashes" in log
+    code, log = invoke(argv_for(data, out))
+    assert code == 1 and "[1/" not in log and len(calls) == 2
+    assert "0 to run, 0 cannot run, 1 given up after crashes" in log
     assert "not started again: DLinear | toy | H=12 crashed 2 times" in log
     assert "FAILED DLinear | toy | H=12: given up after 2 crashes" in log
-    code, log = invoke([*bad, "--retry-failed", "--dry-run"])
-    assert code == 0 and "run  DLinear | toy | H=12" in log
-    assert [e["status"] for e in manifest(out)] == ["failed", "failed"]
+    assert "grid: 0 of 1 runs finished, 0 interrupted, 0 not started, 1 failed; nothing left to run" in log
+    code, log = invoke([*argv_for(data, out), "--retry-failed"])
+    assert code == 1 and len(calls) == 3
+    assert [e["status"] for e in manifest(out)] == ["failed"] * 3
+    assert manifest(out)[0]["error"] == "RuntimeError: CUDA error: an illegal memory access"
 
 
 def test_a_run_ignoring_sigterm_is_killed_after_the_grace_period():
