@@ -309,6 +309,10 @@ class _Stopper:
         self._done.set()
         self._thread.join()
 
+    def stop_requested(self) -> bool:
+        """True once the runs are being stopped, or a signal to the runner awaits the next poll."""
+        return self.reason is not None or self.signals.signum is not None
+
     def seconds_left(self) -> float:
         """Seconds until the stop time (infinite without a budget)."""
         return float("inf") if self.stop_at is None else self.stop_at - self.clock()
@@ -646,7 +650,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     def attempt(k: int, run: PlannedRun, stopper: _Stopper) -> None:
         with lock:
             # Starting a run that would be stopped while it is still loading wastes the slice.
-            if stopper.reason is not None or stopper.seconds_left() < args.min_start:
+            if stopper.stop_requested() or stopper.seconds_left() < args.min_start:
                 not_started.append(run)
                 return
             eta = "ETA ?"
@@ -671,6 +675,8 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
                         else "; no last.pth yet: the next invocation starts it from scratch"))
         else:
             status, error = "failed", outcome.error_line or f"run.py exited with code {outcome.code}"
+            if resume and "--resume" in error:
+                error += f"; to start this run over, delete its last.pth under {runs_dir / 'checkpoints'}"
         _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
                                     "status": status, "error": error, "settings": run.settings,
                                     "argv": run.argv, "resumed": resume, "seconds": round(seconds, 3),

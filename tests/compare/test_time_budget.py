@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -138,6 +139,32 @@ def test_interrupt_pack_restore_resume_equals_an_uninterrupted_run(data, tmp_pat
     for name in ("pred.npy", "true.npy"):
         np.testing.assert_array_equal(np.load(second / "runs" / "results" / setting / name),
                                       np.load(reference / "runs" / "results" / setting / name))
+
+
+def test_sigterm_to_the_runner_stops_its_runs_the_same_way(data, tmp_path):
+    """A pre-empted machine or a wall-time limit signals the runner: it forwards one SIGTERM to each run
+    (which saves last.pth), records them as interrupted, skips the report and exits 128 + 15."""
+    out = tmp_path / "preempted"
+    sent = []
+
+    def preempt_once() -> bool:
+        if not sent and any((out / "runs" / "checkpoints").glob("*/last.pth")):
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return False
+
+    # A (long) budget, so the runner consults the clock, which sends the signal on cue.
+    code, log = invoke([*argv_for(data, out, "--time_budget", "10", "--grace", "30", "--min-start", "1"),
+                        "--pred_lens", "12", "8"], CueClock(preempt_once))
+    assert code == 128 + signal.SIGTERM, log
+    assert "stopping the runs in flight (signal 15 to the runner)" in log
+    assert "grid: 0 of 2 runs finished, 1 interrupted, 1 not started, 0 failed; 2 remain" in log
+    assert "report skipped: write it later with `python -m compare.report --out" in log
+    (entry,) = manifest(out)
+    assert entry["status"] == "interrupted" and entry["pred_len"] == 12
+    assert entry["error"] == "interrupted by signal 15 to the runner; the next invocation resumes from last.pth"
+    # The runner's own handler is gone again.
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
 def test_a_budget_too_short_to_start_a_run_starts_none(data, tmp_path):
