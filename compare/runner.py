@@ -23,15 +23,20 @@ invocation end within the budget. Runs get SIGTERM at the *stop time* = budget -
 for the report (0 with `--no-report`); run.py then saves `last.pth` and exits, and a run still alive
 `--grace` seconds later is killed (its last periodic `last.pth`, if any, is kept). No run starts
 when less than `--min-start` seconds remain before the stop time. Stopped runs are recorded as
-`interrupted` in the manifest, the report of the finished runs is written, and the exit code is
-`EXIT_UNFINISHED` (3): rerun the same command with the same `--out` to continue. SIGTERM or SIGINT
-sent to the runner itself stops the runs the same way at once (exit 128 + signal); a second one
-aborts. Runs are started in their own session, so a terminal's Ctrl-C or a `timeout` reaches only
-the runner, which forwards exactly one SIGTERM to each run (run.py aborts without saving on a second).
+`interrupted` in the manifest (not failed: the report shows them as — until they finish), the report
+of the finished runs is written, one line `grid: F of N runs finished, I interrupted, S not started,
+X failed; R remain ...` sums up, and the exit code is `EXIT_UNFINISHED` (3): rerun the same command
+with the same `--out` to continue. The 30 s reserve does not bound efficiency.md's train-step
+timings: use `--no-timing` (or `--no-report`) inside tight slices. SIGTERM or SIGINT sent to the
+runner itself stops the runs the same way at once and skips the report (exit 128 + signal); a
+second one kills the runs and aborts. Runs are started in their own session, so a terminal's Ctrl-C
+or a `timeout` reaches only the runner, which forwards exactly one SIGTERM to each run (run.py
+aborts without saving on a second one).
 
 Continuing: an unfinished run whose `<out>/runs/checkpoints/<setting>/last.pth` exists is restarted
 with run.py's `--resume` (bit-for-bit the same result on the CPU as an uninterrupted run); without
-one it starts from scratch. Crashes (any other non-zero exit, or a `--run-timeout` kill) are retried
+one (stopped while still loading) it starts from scratch. The manifest line of each attempt says
+whether it was `resumed`; run.py's log of a resumed run is appended to the first one's. Crashes (any other non-zero exit, or a `--run-timeout` kill) are retried
 by later invocations until a run has crashed `--max-crashes` times (default 2: one retry); after that
 it is listed as given up and not started again unless `--retry-failed` is passed.
 
