@@ -24,6 +24,7 @@ import pytest
 from compare import archive
 from compare import runner as compare
 from compare.recipes import Dataset, ModelRecipe, RecipeBook
+from compare.report import load_runs
 from exp.training_guards import StopSignals
 
 # DLinear with batch size 1 and last.pth after every step: hundreds of quick steps per epoch, so the
@@ -72,9 +73,9 @@ def invoke(argv: list[str], clock: Callable[[], float] = time.monotonic) -> tupl
     return code, buffer.getvalue()
 
 
-def argv_for(data: Path, out: Path, *extra: str) -> list[str]:
+def argv_for(data: Path, out: Path, *extra: str, report: bool = False) -> list[str]:
     return ["--data", "toy", "--models", "DLinear", "--pred_lens", "12", "--num_workers", "0",
-            "--root", str(data), "--out", str(out), "--no-report", *extra]
+            "--root", str(data), "--out", str(out), "--no-timing" if report else "--no-report", *extra]
 
 
 def manifest(out: Path) -> list[dict]:
@@ -124,7 +125,8 @@ def test_interrupt_pack_restore_resume_equals_an_uninterrupted_run(data, tmp_pat
     assert archive.main(["restore", str(packed), "--out", str(second)]) == 0
     assert (second / "runs" / "checkpoints" / setting / "last.pth").is_file()
 
-    code, log = invoke(argv_for(data, second, "--time_budget", "10", "--grace", "30", "--min-start", "1"))
+    code, log = invoke(argv_for(data, second, "--time_budget", "10", "--grace", "30", "--min-start", "1",
+                                report=True))
     assert code == 0, log
     assert "; 1 resume from last.pth" in log and "resuming from last.pth" in log
     assert "grid: 1 of 1 runs finished, 0 interrupted, 0 not started, 0 failed; nothing left to run" in log
@@ -136,6 +138,8 @@ def test_interrupt_pack_restore_resume_equals_an_uninterrupted_run(data, tmp_pat
 
     ours, theirs = results(second)[setting], results(reference)[setting]
     assert (ours["mse"], ours["mae"], ours["epochs_run"]) == (theirs["mse"], theirs["mae"], theirs["epochs_run"])
+    table = (second / "table.md").read_text()
+    assert f"| toy | 12 | **{ours['mse']:.3f}** |" in table and "Failed runs" not in table
     for name in ("pred.npy", "true.npy"):
         np.testing.assert_array_equal(np.load(second / "runs" / "results" / setting / name),
                                       np.load(reference / "runs" / "results" / setting / name))
@@ -165,6 +169,19 @@ def test_sigterm_to_the_runner_stops_its_runs_the_same_way(data, tmp_path):
     assert entry["error"] == "interrupted by signal 15 to the runner; the next invocation resumes from last.pth"
     # The runner's own handler is gone again.
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_the_report_counts_interrupted_runs_as_unfinished_not_failed(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    entries = [{"row": "DLinear", "dataset": "toy", "pred_len": 12, "status": "failed", "error": "boom",
+                "settings": ["a"]},
+               {"row": "DLinear", "dataset": "toy", "pred_len": 12, "status": "interrupted", "settings": ["a"]},
+               {"row": "DLinear", "dataset": "toy", "pred_len": 24, "status": "failed", "error": "boom",
+                "settings": ["b"]}]
+    (runs / "compare_runs.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    finished, failed = load_runs(runs)
+    assert finished == [] and [f["pred_len"] for f in failed] == [24]
 
 
 def test_a_budget_too_short_to_start_a_run_starts_none(data, tmp_path):
