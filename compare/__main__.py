@@ -1,7 +1,14 @@
-"""`python -m compare ...`: the comparison runner (`compare.runner`)."""
+"""`python -m compare ...`: the comparison runner (`compare.runner`); `python -m compare pack ...` and
+`python -m compare restore ...` move a comparison folder between machines (`compare.archive`).
+
+A runner command line starts with flags (`--data ...`), so a first word `pack` or `restore` is
+unambiguous."""
 
 import sys
 
-from compare.runner import main
+if sys.argv[1:2] in (["pack"], ["restore"]):
+    from compare.archive import main
+else:
+    from compare.runner import main
 
 sys.exit(main())

@@ -124,7 +124,8 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
-    """Finished runs (one per row x dataset x horizon, the latest attempt) and failed attempts.
+    """Finished runs (one per row x dataset x horizon, the latest attempt) and failed attempts; a run whose
+    latest attempt was `interrupted` (time budget) is in neither.
 
     Without a runner manifest (run.py used by hand), every results.jsonl record is its own run, with
     the model name as row and the first `model_id` token as dataset.
@@ -142,6 +143,9 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
     runs, failed = [], []
     for (row, dataset, pred_len), entry in latest.items():
         found = [results.get(s) for s in entry.get("settings") or []]
+        if entry["status"] == "interrupted":
+            # Stopped by the runner's time budget: unfinished (shown as —), not failed; resumed next time.
+            continue
         if entry["status"] != "ok" or not found or None in found:
             failed.append(entry)
             continue

@@ -17,6 +17,35 @@ Rows are the table's models and named variants (`--models CAPS LinAttn+RoPE DLin
 are extra rows built on another row's recipe: `--variant "NAME=BASE:FLAGS"`, e.g.
 `--variant "CAPS (official numerics)=CAPS:--caps_numerics official"`; their `--model_id` gets the
 suffix `_<NAME>` so their settings never collide with BASE's.
+
+Time-limited slices (pre-emptible GPUs, cluster wall-time limits): `--time_budget MINUTES` makes the
+invocation end within the budget. Runs get SIGTERM at the *stop time* = budget - `--grace` - 30 s kept
+for the report (0 with `--no-report`); run.py then saves `last.pth` and exits, and a run still alive
+`--grace` seconds later is killed (its last periodic `last.pth`, if any, is kept). No run starts
+when less than `--min-start` seconds remain before the stop time. Stopped runs are recorded as
+`interrupted` in the manifest (not failed: the report shows them as — until they finish), the report
+of the finished runs is written, one line `grid: F of N runs finished, I interrupted, S not started,
+X failed; R remain ...` sums up, and the exit code is `EXIT_UNFINISHED` (3): rerun the same command
+with the same `--out` to continue. The 30 s reserve does not bound efficiency.md's train-step
+timings: use `--no-timing` (or `--no-report`) inside tight slices. SIGTERM or SIGINT sent to the
+runner itself stops the runs the same way at once and skips the report (exit 128 + signal); a
+second one kills the runs and aborts. Runs are started in their own session, so a terminal's Ctrl-C
+or a `timeout` reaches only the runner, which forwards exactly one SIGTERM to each run (run.py
+aborts without saving on a second one).
+
+Continuing: an unfinished run whose `<out>/runs/checkpoints/<setting>/last.pth` exists is restarted
+with run.py's `--resume` (bit-for-bit the same result on the CPU as an uninterrupted run); without
+one (stopped while still loading) it starts from scratch. The manifest line of each attempt says
+whether it was `resumed`; run.py's log of a resumed run is appended to the first one's. Crashes (any other non-zero exit, or a `--run-timeout` kill) are retried
+by later invocations until a run has crashed `--max-crashes` times (default 2: one retry); after that
+it is listed as given up and not started again unless `--retry-failed` is passed.
+
+Exit codes: 0 the grid is complete; 1 some runs failed (nothing left to run); 2 usage error;
+3 (`EXIT_UNFINISHED`) runs remain after the time budget (takes precedence over 1); 128 + signal when
+the runner itself was stopped by SIGTERM/SIGINT.
+
+Moving the folder between machines: `python -m compare pack --out DIR ARCHIVE` and
+`python -m compare restore ARCHIVE --out DIR` (`compare.archive`).
 """
 
 from __future__ import annotations
@@ -27,10 +56,13 @@ import logging
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,14 +78,22 @@ from compare.report import (
 )
 from compare.run_args import flag_value, merge_flags, parse_run_args
 from exp.arguments import make_setting
+from exp.checkpointing import LAST_FILE
+from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.tools import append_text
 
-__all__ = ["PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
+__all__ = ["EXIT_UNFINISHED", "PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
 
 logger = logging.getLogger("compare")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: exit code when the time budget ended the invocation with runs left to do (rerun to continue)
+EXIT_UNFINISHED = 3
+#: seconds of a --time_budget kept for writing the report after the runs are stopped
+REPORT_RESERVE_SECONDS = 30.0
+# run.py's exit codes after it saved last.pth on SIGTERM / SIGINT (128 + signal)
+_INTERRUPTED_CODES = frozenset({128 + signal.SIGTERM, 128 + signal.SIGINT})
 _EPOCH_LINE = re.compile(r"Epoch: (\d+), Steps: \d+ \| Train Loss: (\S+) Vali Loss: (\S+) Test Loss: (\S+)")
 
 
@@ -192,6 +232,14 @@ def _finished_settings(runs_dir: Path) -> set[str]:
     return done
 
 
+def _without_root(argv: list[str]) -> list[str]:
+    """argv without its `--root_path VALUE` pair."""
+    if "--root_path" not in argv:
+        return list(argv)
+    k = argv.index("--root_path")
+    return argv[:k] + argv[k + 2:]
+
+
 def _warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
     """Warn when a finished run was made with other flags than the ones planned now (the setting
     string does not contain every flag, e.g. --learning_rate or --train_epochs)."""
@@ -206,11 +254,123 @@ def _warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
             earlier[tuple(entry.get("settings") or [])] = entry.get("argv") or []
     for run in skipped:
         before = earlier.get(tuple(run.settings))
-        if before is not None and before != run.argv:
-            changed = sorted(set(before) ^ set(run.argv))
+        # The data may live elsewhere on another machine (a restored archive): --root_path does not count.
+        if before is not None and _without_root(before) != _without_root(run.argv):
+            changed = sorted(set(_without_root(before)) ^ set(_without_root(run.argv)))
             logger.warning("  %s finished earlier with different flags (%s); its old result is kept: delete "
                            "%s/results/%s and its line in results.jsonl to rerun it", run.label,
                            " ".join(changed), runs_dir, run.settings[0])
+
+
+def _crash_counts(runs_dir: Path) -> Counter[tuple[str, ...]]:
+    """How often each run (by its settings) crashed, from the manifest's `failed` attempts."""
+    path = runs_dir / MANIFEST_FILE
+    counts: Counter[tuple[str, ...]] = Counter()
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("status") == "failed" and entry.get("settings"):
+            counts[tuple(entry["settings"])] += 1
+    return counts
+
+
+def _has_last(runs_dir: Path, run: PlannedRun) -> bool:
+    """True when one of the run's settings has a `last.pth` to continue from (run.py --resume)."""
+    checkpoints = runs_dir / (flag_value(run.argv, "checkpoints") or "./checkpoints/")
+    return any((checkpoints / setting / LAST_FILE).is_file() for setting in run.settings)
+
+
+class _Stopper:
+    """Ends the runs in flight at the stop time of --time_budget or when the runner receives
+    SIGTERM/SIGINT: one SIGTERM to each run (run.py saves last.pth and exits 128 + 15), then SIGKILL to
+    the run's process group when it is still alive `grace` seconds later. A thread of its own polls
+    `clock` (injectable, so tests decide when time is up) and the runner's signals."""
+
+    POLL_SECONDS = 0.1
+
+    def __init__(self, stop_at: float | None, grace: float, clock: Callable[[], float],
+                 signals: StopSignals) -> None:
+        self.stop_at = stop_at
+        self.grace = grace
+        self.clock = clock
+        self.signals = signals
+        #: why the runs are being stopped ("the time budget", "signal 15"); None while they are not
+        self.reason: str | None = None
+        self._lock = threading.Lock()
+        self._procs: dict[int, subprocess.Popen] = {}
+        # pid -> time.monotonic() of its SIGTERM; the grace period is real time whatever `clock` says
+        self._terminated: dict[int, float] = {}
+        self._killed: set[int] = set()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="compare-stopper", daemon=True)
+
+    def __enter__(self) -> _Stopper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def stop_requested(self) -> bool:
+        """True once the runs are being stopped, or a signal to the runner awaits the next poll."""
+        return self.reason is not None or self.signals.signum is not None
+
+    def seconds_left(self) -> float:
+        """Seconds until the stop time (infinite without a budget)."""
+        return float("inf") if self.stop_at is None else self.stop_at - self.clock()
+
+    def register(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs[proc.pid] = proc
+        # A run started just as the stop came is stopped by the next poll.
+
+    def unregister(self, proc: subprocess.Popen) -> tuple[bool, bool]:
+        """Forget a finished run; returns (it was sent SIGTERM, it was killed after the grace period)."""
+        with self._lock:
+            self._procs.pop(proc.pid, None)
+            return proc.pid in self._terminated, proc.pid in self._killed
+
+    def kill_all(self) -> None:
+        """SIGKILL every run in flight at once (the runner is aborting)."""
+        with self._lock:
+            for proc in self._procs.values():
+                self._kill(proc)
+
+    def _kill(self, proc: subprocess.Popen) -> None:
+        if proc.poll() is None:
+            try:
+                # The whole group: DataLoader workers die with the run.
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._killed.add(proc.pid)
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.POLL_SECONDS):
+            self.poll()
+
+    def poll(self) -> None:
+        """Decide whether to stop, then SIGTERM new runs and SIGKILL those past their grace period."""
+        if self.reason is None:
+            if self.signals.signum is not None:
+                self.reason = f"signal {self.signals.signum} to the runner"
+            elif self.stop_at is not None and self.clock() >= self.stop_at:
+                self.reason = "the time budget"
+            if self.reason is None:
+                return
+            logger.info("stopping the runs in flight (%s): SIGTERM, then SIGKILL after %gs", self.reason, self.grace)
+        now = time.monotonic()
+        with self._lock:
+            for pid, proc in self._procs.items():
+                if pid not in self._terminated:
+                    # send_signal does nothing once the run has exited.
+                    proc.send_signal(signal.SIGTERM)
+                    self._terminated[pid] = now
+                elif pid not in self._killed and now - self._terminated[pid] >= self.grace:
+                    self._kill(proc)
 
 
 def _append_manifest(runs_dir: Path, record: dict) -> None:
@@ -223,11 +383,26 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
-def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None,
-             threads: int | None = None) -> tuple[int, str | None, Path]:
-    """Run one `python -u run.py` subprocess, echoing epoch progress; returns (exit code, error line, log).
+@dataclass
+class RunOutcome:
+    """How one run.py subprocess ended."""
+
+    code: int
+    error_line: str | None
+    log_path: Path
+    #: the runner sent it SIGTERM (time budget or a signal to the runner)
+    stopped: bool = False
+    #: it was still alive after the grace period and got SIGKILL
+    killed: bool = False
+
+
+def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None, threads: int | None = None, *,
+             resume: bool = False, stopper: _Stopper | None = None) -> RunOutcome:
+    """Run one `python -u run.py` subprocess, echoing epoch progress.
 
     threads: OMP_NUM_THREADS for the subprocess when the environment does not set it already.
+    resume: add run.py's --resume (continue from last.pth) and append to the run's log.
+    stopper: stops the run at the time budget or when the runner is signalled.
     """
     log_dir = runs_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -235,13 +410,18 @@ def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None,
     env = {**os.environ, **(run.recipe.env if run.recipe else {}), "PYTHONUNBUFFERED": "1"}
     if threads is not None:
         env.setdefault("OMP_NUM_THREADS", str(threads))
-    command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *run.argv]
+    command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *run.argv, *(["--resume"] if resume else [])]
     epochs = flag_value(run.argv, "train_epochs") or "?"
     error_line = None
-    with log_path.open("w") as log:
+    stopped = killed = False
+    with log_path.open("a" if resume else "w") as log:
         log.write(" ".join(shlex.quote(c) for c in command) + "\n")
+        # A session of its own: a terminal's Ctrl-C or `timeout` signals only the runner, which forwards
+        # one SIGTERM (a second signal would make run.py abort without saving last.pth).
         proc = subprocess.Popen(command, cwd=runs_dir, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, bufsize=1)
+                                stderr=subprocess.STDOUT, text=True, bufsize=1, start_new_session=True)
+        if stopper is not None:
+            stopper.register(proc)
         timer = threading.Timer(timeout, proc.kill) if timeout else None
         if timer:
             timer.start()
@@ -253,7 +433,7 @@ def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None,
                 if match:
                     logger.info("    %s  epoch %s/%s  train %.4f  vali %.4f  test %.4f", run.label, match[1],
                                 epochs, float(match[2]), float(match[3]), float(match[4]))
-                elif line.startswith("error:"):
+                elif line.startswith(("error:", "interrupted:")):
                     error_line = line.strip()
                 elif "Traceback" in line and error_line is None:
                     error_line = "crashed with a traceback"
@@ -266,9 +446,11 @@ def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None,
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    if timer and code < 0 and error_line is None:
+            if stopper is not None:
+                stopped, killed = stopper.unregister(proc)
+    if timer and code < 0 and error_line is None and not stopped:
         error_line = f"killed after the --run-timeout of {timeout:g} s"
-    return code, error_line, log_path
+    return RunOutcome(code, error_line, log_path, stopped, killed)
 
 
 def _result_line(runs_dir: Path, settings: list[str]) -> str:
@@ -313,6 +495,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scripts", default=None, help=argparse.SUPPRESS)
     p.add_argument("--reference", default=None, help="CSV dataset,pred_len,model,mse,mae shown beside ours")
     p.add_argument("--run-timeout", type=float, default=None, help="kill a run after this many seconds")
+    p.add_argument("--time_budget", "--time-budget", type=float, default=None, metavar="MINUTES",
+                   help="end within this many minutes: stop the runs in flight (they save last.pth), write the "
+                        f"report and exit {EXIT_UNFINISHED} when runs remain; the next invocation resumes them")
+    p.add_argument("--grace", type=float, default=60.0, metavar="SECONDS",
+                   help="with --time_budget: time a stopped run gets to save last.pth before it is killed")
+    p.add_argument("--min-start", type=float, default=120.0, metavar="SECONDS",
+                   help="with --time_budget: start no run when less than this remains before the stop time")
+    p.add_argument("--max-crashes", type=int, default=2,
+                   help="do not start again a run that crashed this many times (see --retry-failed)")
+    p.add_argument("--retry-failed", action="store_true", help="start runs again whatever their crash count")
     p.add_argument("--jobs", type=int, default=1,
                    help="runs at once (each gets cpu_count // jobs threads unless OMP_NUM_THREADS is set)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
@@ -363,10 +555,35 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
     path.write_text(json.dumps(config, indent=2) + "\n")
 
 
-def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
-    """Run the comparison; 0 when every run finished, 1 when some failed, 2 on a usage error.
+def _stop_time(args: argparse.Namespace, start: float) -> float | None:
+    """When the runs in flight get SIGTERM: start + budget - grace - the report's reserve (None: no budget)."""
+    if args.time_budget is None:
+        return None
+    reserve = 0.0 if args.no_report else REPORT_RESERVE_SECONDS
+    usable = args.time_budget * 60 - args.grace - reserve
+    if usable <= 0:
+        raise UserInputError(f"--time_budget {args.time_budget:g} leaves no time to run: it must exceed --grace "
+                             f"{args.grace:g} s + {reserve:g} s for the report (--no-report keeps none)")
+    return start + usable
 
-    book: the recipe table (tests pass a small one)."""
+
+def _check_budget_flags(args: argparse.Namespace) -> None:
+    if args.time_budget is not None and args.time_budget <= 0:
+        raise UserInputError(f"--time_budget {args.time_budget:g}: give a positive number of minutes")
+    if args.grace < 0 or args.min_start < 0:
+        raise UserInputError(f"--grace {args.grace:g} / --min-start {args.min_start:g}: use 0 or more seconds")
+    if args.max_crashes < 1:
+        raise UserInputError(f"--max-crashes {args.max_crashes}: use 1 or more (--retry-failed ignores it)")
+
+
+def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
+         clock: Callable[[], float] = time.monotonic) -> int:
+    """Run the comparison; returns 0 when every run finished, 1 when some failed, 2 on a usage error,
+    EXIT_UNFINISHED (3) when the time budget left runs to do, 128 + signal when the runner was signalled.
+
+    book: the recipe table (tests pass a small one).
+    clock: seconds of the time budget (tests pass one that jumps to the deadline on cue)."""
+    start_time = clock()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -376,6 +593,8 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
                                  "from it); add a row there or use --variant NAME=BASE:FLAGS")
         if args.jobs < 1:
             raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
+        _check_budget_flags(args)
+        stop_at = _stop_time(args, start_time)
         args.extra_flags = shlex.split(args.extra)
         if args.reference and not Path(args.reference).is_file():
             raise UserInputError(f"--reference {args.reference} does not exist")
@@ -389,19 +608,30 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     out = Path(args.out)
     runs_dir = out / RUNS_DIR
     done = _finished_settings(runs_dir)
-    todo = [r for r in plan if r.error is None and not set(r.settings) <= done]
+    crashes = _crash_counts(runs_dir)
+    pending = [r for r in plan if r.error is None and not set(r.settings) <= done]
     skipped = [r for r in plan if r.error is None and set(r.settings) <= done]
     broken = [r for r in plan if r.error is not None]
-    logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run",
-                len(plan), len(skipped), len(todo), len(broken))
+    given_up = [r for r in pending if not args.retry_failed and crashes[tuple(r.settings)] >= args.max_crashes]
+    todo = [r for r in pending if r not in given_up]
+    resumable = [r for r in todo if _has_last(runs_dir, r)]
+    logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run%s%s",
+                len(plan), len(skipped), len(todo), len(broken),
+                f", {len(given_up)} given up after crashes" if given_up else "",
+                f"; {len(resumable)} resume from last.pth" if resumable else "")
     _warn_changed_recipes(runs_dir, skipped)
     for run in broken:
         logger.info("  cannot run %s: %s", run.label, run.error)
+    for run in given_up:
+        logger.info("  not started again: %s crashed %d times (see compare_runs.jsonl and its log); fix the cause "
+                    "and pass --retry-failed", run.label, crashes[tuple(run.settings)])
     if args.dry_run:
         for run in plan:
             if run.error is None:
-                state = "skip" if run in skipped else "run "
-                logger.info("%s %s\n     python -u run.py %s", state, run.label, shlex.join(run.argv))
+                state = ("skip" if run in skipped else "gave up" if run in given_up
+                         else "resume" if run in resumable else "run ")
+                resume = " --resume" if run in resumable else ""
+                logger.info("%s %s\n     python -u run.py %s%s", state, run.label, shlex.join(run.argv), resume)
         return 1 if broken else 0
 
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -414,64 +644,111 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
                                     "seconds": 0.0, "log": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
 
     failures = [(r, r.error) for r in broken]
+    failures += [(r, f"given up after {crashes[tuple(r.settings)]} crashes") for r in given_up]
     durations: list[float] = []
+    finished: list[PlannedRun] = []
+    stopped: list[PlannedRun] = []
+    not_started: list[PlannedRun] = []
     lock = threading.Lock()
     threads = max(1, (os.cpu_count() or 1) // args.jobs) if args.jobs > 1 else None
 
-    def attempt(k: int, run: PlannedRun) -> None:
+    def attempt(k: int, run: PlannedRun, stopper: _Stopper) -> None:
         with lock:
+            # Starting a run that would be stopped while it is still loading wastes the slice.
+            if stopper.stop_requested() or stopper.seconds_left() < args.min_start:
+                not_started.append(run)
+                return
             eta = "ETA ?"
             if durations:
                 remaining = (len(todo) - k + 1) / args.jobs
                 eta = f"ETA {_duration(sum(durations) / len(durations) * remaining)}"
-            logger.info("[%d/%d] %s  (%s)", k, len(todo), run.label, eta)
+            logger.info("[%d/%d] %s  (%s)%s", k, len(todo), run.label, eta,
+                        "  resuming from last.pth" if run in resumable else "")
         start = time.time()
-        code, error_line, log_path = _execute(run, runs_dir, args.run_timeout, threads)
+        resume = _has_last(runs_dir, run)
+        outcome = _execute(run, runs_dir, args.run_timeout, threads, resume=resume, stopper=stopper)
         seconds = time.time() - start
-        ok = code == 0 and set(run.settings) <= _finished_settings(runs_dir)
-        error = None if ok else (error_line or f"run.py exited with code {code}")
+        ok = outcome.code == 0 and set(run.settings) <= _finished_settings(runs_dir)
+        if ok:
+            status, error = "ok", None
+        elif outcome.stopped or outcome.code in _INTERRUPTED_CODES:
+            status = "interrupted"
+            saved = _has_last(runs_dir, run)
+            error = (f"interrupted by {stopper.reason or 'a signal'}"
+                     + ("; killed after the grace period" if outcome.killed else "")
+                     + ("; the next invocation resumes from last.pth" if saved
+                        else "; no last.pth yet: the next invocation starts it from scratch"))
+        else:
+            status, error = "failed", outcome.error_line or f"run.py exited with code {outcome.code}"
+            if resume and "--resume" in error:
+                error += f"; to start this run over, delete its last.pth under {runs_dir / 'checkpoints'}"
         _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
-                                    "status": "ok" if ok else "failed", "error": error, "settings": run.settings,
-                                    "argv": run.argv, "seconds": round(seconds, 3),
-                                    "log": str(log_path.relative_to(out)), "script": run.recipe.script,
+                                    "status": status, "error": error, "settings": run.settings,
+                                    "argv": run.argv, "resumed": resume, "seconds": round(seconds, 3),
+                                    "log": str(outcome.log_path.relative_to(out)), "script": run.recipe.script,
                                     "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
         with lock:
             durations.append(seconds)
-            if ok:
+            if status == "ok":
+                finished.append(run)
                 logger.info("      done in %s: %s: %s", _duration(seconds), run.label,
                             _result_line(runs_dir, run.settings))
+            elif status == "interrupted":
+                stopped.append(run)
+                logger.info("      stopped after %s: %s: %s", _duration(seconds), run.label, error)
             else:
                 logger.info("      FAILED after %s: %s: %s (log: %s)", _duration(seconds), run.label, error,
-                            log_path)
+                            outcome.log_path)
                 failures.append((run, error))
 
-    interrupted = False
-    try:
-        if args.jobs == 1:
-            for k, run in enumerate(todo, start=1):
-                attempt(k, run)
-        else:
-            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                for future in [pool.submit(attempt, k, run) for k, run in enumerate(todo, start=1)]:
+    aborted = False
+    with StopSignals() as signals, _Stopper(stop_at, args.grace, clock, signals) as stopper:
+        pool = ThreadPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else None
+        try:
+            if pool is None:
+                for k, run in enumerate(todo, start=1):
+                    attempt(k, run, stopper)
+            else:
+                for future in [pool.submit(attempt, k, run, stopper) for k, run in enumerate(todo, start=1)]:
                     future.result()
-    except KeyboardInterrupt:
-        logger.info("interrupted: rerun the same command to continue (finished runs are kept)")
-        interrupted = True
+        except KeyboardInterrupt:
+            # A second Ctrl-C: no more waiting for runs to save.
+            stopper.kill_all()
+            logger.info("interrupted: rerun the same command to continue (finished runs are kept)")
+            aborted = True
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        runner_signal = signals.signum
 
+    crashed = len(failures) - len(broken) - len(given_up)
     logger.info("summary: %d ran (%d failed), %d skipped as finished, %d could not start; %s of run time",
-                len(durations), len(failures) - len(broken), len(skipped), len(broken), _duration(sum(durations)))
+                len(durations), crashed, len(skipped), len(broken), _duration(sum(durations)))
     for run, error in failures:
         logger.info("  FAILED %s: %s", run.label, error)
-    if interrupted:
+    remain = len(stopped) + len(not_started)
+    logger.info("grid: %d of %d runs finished, %d interrupted, %d not started, %d failed; %s",
+                len(skipped) + len(finished), len(plan), len(stopped), len(not_started), len(failures),
+                f"{remain} remain: rerun the same command (same --out) to continue" if remain else "nothing left to run")
+    if aborted:
         return 130
+    if runner_signal is not None:
+        # The machine is going away: no time for the report.
+        logger.info("report skipped: write it later with `python -m compare.report --out %s`", out)
+        return 128 + runner_signal
     if not args.no_report:
         try:
             paths = write_report(out, reference=args.reference, timing=not args.no_timing,
                                  device=args.efficiency_device)
         except UserInputError as err:
+            if remain and not skipped and not finished:
+                logger.info("no report yet: no run has finished")
+                return EXIT_UNFINISHED
             print(f"error: {err}", file=sys.stderr)
             return 1
         logger.info("report: %s", ", ".join(str(p) for p in paths))
+    if remain:
+        return EXIT_UNFINISHED
     return 1 if failures else 0
 
 
