@@ -25,7 +25,7 @@ from compare.recipes import (
     name_key,
 )
 from compare.run_args import flag_value, parse_run_args
-from exp.arguments import make_setting
+from exp.arguments import make_setting, validate_args
 from exp.model_registry import MODEL_REGISTRY
 from utils.errors import UserInputError
 
@@ -55,6 +55,7 @@ def test_every_block_parses_with_run_py_and_never_shares_a_setting():
     for block in every_block():
         args = parse_run_args(RECIPES.argv(*block))
         assert args.model in MODEL_REGISTRY, block
+        validate_args(args)  # run.py's up-front checks pass (e.g. --train_loop official's requirements)
         assert args.model_id.startswith(f"{args.model_id.split('_')[0]}_{args.seq_len}_{args.pred_len}"), block
         setting = make_setting(args, 0)
         # Two blocks with one setting would overwrite each other's checkpoints and results.
