@@ -17,6 +17,7 @@ import torch
 
 from exp import distributed
 from exp.arguments import build_parser, make_setting, validate_args
+from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
@@ -26,19 +27,19 @@ logger = logging.getLogger("run")
 
 
 def _run(args: argparse.Namespace) -> None:
-    from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+    Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
 
     logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
     if not args.is_training:
         seed_everything(args.seed)
-        exp = Exp_Long_Term_Forecast(args)
+        exp = Experiment(args)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
         exp.test(setting, test=1)
         return
     for ii in range(args.itr):
         seed_everything(args.seed + ii)
-        exp = Exp_Long_Term_Forecast(args, run_seed=args.seed + ii)
+        exp = Experiment(args, run_seed=args.seed + ii)
         setting = make_setting(args, ii)
         if args.resume and exp.is_complete(setting):
             logger.info("--resume: %s was already trained and tested; skipping it", setting)

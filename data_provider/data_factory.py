@@ -93,6 +93,8 @@ def make_loader(args: argparse.Namespace, dataset: Dataset, flag: str, sampler: 
         num_workers=workers,
         drop_last=False,
         persistent_workers=workers > 0,
+        # A dataset whose samples need batching of their own (variable-length series) provides it.
+        collate_fn=getattr(dataset, "collate_fn", None),
     )
 
 

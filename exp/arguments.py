@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from exp.model_registry import MODEL_REGISTRY
+from exp.tasks import TASK_NAMES
 from exp.train_step import TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.CAPS_Attention import CAPS_OPTIONS
 from models.CAPS import CAPS_MODEL_OPTIONS
@@ -16,7 +17,6 @@ from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
 from utils.errors import UserInputError
 from utils.host_memory import HOST_MALLOC_CHOICES
 
-TASK_NAMES = ("long_term_forecast",)
 FEATURES = ("M", "S", "MS")
 LRADJ_CHOICES = ("type1", "type2", "type3", "cosine", "constant", "onecycle")
 OPTIMIZERS = ("adam", "adamw")
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     g = p.add_argument_group("basic config")
-    g.add_argument("--task_name", type=str, required=True, help="task name; only long_term_forecast is implemented")
+    g.add_argument("--task_name", type=str, required=True, help="task: " + ", ".join(TASK_NAMES))
     g.add_argument("--is_training", type=int, required=True, help="1: train then test; 0: test a saved checkpoint")
     g.add_argument("--model_id", type=str, required=True, help="free-form run tag used in the setting string")
     g.add_argument("--model", type=str, required=True,
