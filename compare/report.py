@@ -621,6 +621,12 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))
+    # The run records beside the report (runs/ is git-ignored): committing the report commits them, and the
+    # runner restores them in a fresh clone, so a table is completed later instead of rerun.
+    for name in (RESULTS_JSONL, MANIFEST_FILE):
+        if (runs_dir / name).is_file() and (runs_dir / name).resolve() != (out / name).resolve():
+            (out / name).write_text((runs_dir / name).read_text())
+            paths.append(out / name)
     return paths
 
 

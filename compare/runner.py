@@ -219,6 +219,19 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
     return plan
 
 
+def _restore_committed_records(out: Path, runs_dir: Path) -> None:
+    """Seed a missing `runs/` from the report's committed copies (`<out>/results.jsonl`, `compare_runs.jsonl`).
+
+    `runs/` is git-ignored, the report's copies are committed: in a fresh clone the finished runs of a
+    committed table are known again, so an interrupted table is completed instead of rerun."""
+    for name in (RESULTS_JSONL, MANIFEST_FILE):
+        committed, local = out / name, runs_dir / name
+        if committed.is_file() and not local.exists():
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            local.write_text(committed.read_text())
+            logger.info("%s: restored from the committed %s", local, committed)
+
+
 def _finished_settings(runs_dir: Path) -> set[str]:
     path = runs_dir / RESULTS_JSONL
     if not path.is_file():
@@ -607,6 +620,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
 
     out = Path(args.out)
     runs_dir = out / RUNS_DIR
+    _restore_committed_records(out, runs_dir)
     done = _finished_settings(runs_dir)
     crashes = _crash_counts(runs_dir)
     pending = [r for r in plan if r.error is None and not set(r.settings) <= done]

@@ -91,8 +91,12 @@ def table_line(text: str, prefix: str) -> list[str]:
 def test_every_report_file_is_written(comparison):
     root, paths = comparison
     names = sorted(p.name for p in paths)
-    assert names == ["efficiency.md", "forecast_ECL_12.png", "forecast_ECL_24.png", "forecast_ETTh1_12.png",
-                     "forecast_ETTh1_24.png", "mse_by_horizon.png", "table.csv", "table.md"]
+    assert names == ["compare_runs.jsonl", "efficiency.md", "forecast_ECL_12.png", "forecast_ECL_24.png",
+                     "forecast_ETTh1_12.png", "forecast_ETTh1_24.png", "mse_by_horizon.png", "results.jsonl",
+                     "table.csv", "table.md"]
+    # The run records are copied beside the report (runs/ is git-ignored), byte for byte.
+    for name in ("results.jsonl", "compare_runs.jsonl"):
+        assert (root / name).read_text() == (root / "runs" / name).read_text()
     for name in names:
         if name.endswith(".png"):
             height, width, _ = imread(root / name).shape

@@ -266,6 +266,18 @@ def test_unknown_rows_and_datasets_are_one_line_usage_errors(tmp_path, capsys, a
     assert err.startswith(f"error: {message}") and "\n" not in err
 
 
+def test_a_fresh_clone_knows_the_committed_runs(first_run, workspace, tmp_path):
+    """runs/ is git-ignored; the report's committed results.jsonl and manifest restore what finished."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("results.jsonl", "compare_runs.jsonl", "compare.json"):
+        (clone / name).write_text((first_run[0] / name).read_text())
+    code, log = invoke([*base_argv(workspace, clone, "DLinear", "iTransformer"), "--dry-run"])
+    assert code == 0
+    assert "comparison: 2 runs planned, 2 already finished, 0 to run, 0 cannot run" in log
+    assert (clone / "runs" / "results.jsonl").read_text() == (first_run[0] / "results.jsonl").read_text()
+
+
 def test_unknown_horizon_is_reported_with_the_valid_ones(workspace):
     code, log = invoke([*base_argv(workspace, workspace / "horizon", "DLinear"), "--pred_lens", "12", "96",
                         "--dry-run"])
