@@ -640,8 +640,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
 
             def per_run(name: str, found: list[RunResult] = found) -> object:
                 # One value as before; the seeds' values joined by ';' in seed order with several seeds.
-                got = [getattr(r, name) for r in found]
-                return None if not got else got[0] if len(got) == 1 else ";".join(map(str, got))
+                got = [getattr(r, name) for r in found if getattr(r, name) is not None]
+                return None if not got else got[0] if len(found) == 1 else ";".join(map(str, got))
 
             csv_rows.append({
                 "dataset": dataset, "pred_len": h if h != AVG else "avg", "model": row,
@@ -826,7 +826,8 @@ def _series_of(true: np.ndarray, channel: int) -> np.ndarray:
 def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Path,
                    window: int | None = None) -> list[Path]:
     """`forecast_<data>_<H>.png` per dataset and horizon: truth, context and each model's forecast of
-    the last channel for the same test window (default: the middle window)."""
+    the last channel for the same test window (default: the middle window); with several seeds, each
+    row's run of its lowest seed."""
     import matplotlib
 
     matplotlib.use("Agg")

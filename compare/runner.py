@@ -571,9 +571,12 @@ def _check_seed_flags(args: argparse.Namespace, rows: list[Row], out: Path) -> N
         path = out / CONFIG_FILE
         earlier = [r["name"] for r in json.loads(path.read_text()).get("rows", [])] if path.is_file() else []
         names = list(dict.fromkeys([r.name for r in rows] + earlier))
-        if resolve_focus(args.focus, names) is None:
+        focus = resolve_focus(args.focus, names)
+        if focus is None:
             raise UserInputError(f"--focus {args.focus!r} is not a row of this comparison; choose from "
                                  f"{', '.join(names)}")
+        # The row's own spelling goes into compare.json, so a later `compare.report` finds it as is.
+        args.focus = focus
 
 
 def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: list[Row]) -> None:
