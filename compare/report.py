@@ -542,6 +542,9 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
         lines.append("Each model uses its recipe from `compare/recipes.py` (the settings of its `scripts/`: same "
                      "data, splits, seed and evaluation) plus the overrides of the invocation that ran it; `table.csv` has the epochs "
                      "each run trained.")
+    if any(inv.get("seeds") for inv in invocations):
+        lines.append("With `--seeds`, each seed is a run of its own: run.py's `--seed S` replaces the recipe's seed "
+                     "and `_sS` ends its model_id, so its setting differs from the other seeds'.")
     for row in config.get("rows", []):
         if row.get("flags"):
             lines.append(f"Variant **{row['name']}** = {row['base']} recipe + `{' '.join(row['flags'])}`.")
@@ -680,7 +683,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
         md += ["## Failed runs", "", "| Model | Dataset | H | Reason | Log |", "|---|---|---|---|---|"]
         for entry in failed:
             reason = str(entry.get("error") or "no result recorded").replace("|", "\\|").replace("\n", " ")
-            md.append(f"| {entry['row']} | {entry['dataset']} | {entry['pred_len']} | {reason} | "
+            seed = f" (seed {entry['seed']})" if entry.get("seed") is not None else ""
+            md.append(f"| {entry['row']} | {entry['dataset']} | {entry['pred_len']}{seed} | {reason} | "
                       f"{entry.get('log') or '—'} |")
         md.append("")
 

@@ -88,6 +88,7 @@ def test_cells_show_mean_and_sample_std(seeded):
     # A at ETTh1 H=12: mean 0.310, sample std 0.010 (n - 1 = 2: sqrt((0.01² + 0 + 0.01²) / 2)); MAE + 0.1.
     assert table_line(text, "| ETTh1 | 12 |")[2:4] == ["**0.310 ± 0.010**", "**0.410 ± 0.010**"]
     assert "mean ± sample standard deviation over n = 3 seeds (seeds 1, 2, 3)" in text
+    assert "`--seeds 1 2 3` (one run per seed)" in text and "`_sS` ends its model_id" in text
     with (seeded[0] / "table.csv").open() as f:
         rows = {(r["dataset"], r["pred_len"], r["model"]): r for r in csv.DictReader(f)}
     cell = rows[("ETTh1", "24", "A")]
@@ -252,6 +253,7 @@ def test_mixed_seed_counts_show_n_and_dagger(tmp_path):
     assert table_line(text, "| ETTh1 | 12 † |")[2:] == [
         "**0.310 ± 0.010**", "**0.410 ± 0.010**", "_0.410 ± 0.010_", "_0.510 ± 0.010_", "0.500 (n=1)", "0.600 (n=1)"]
     assert "†: a model of that line has a single seed" in text
+    assert table_line(text, "| C | ETTh1 | 12 (seed 2) |")[3:] == ["no result recorded", "—"]
     assert "| ETTh1 | 24 |" in text
 
 
