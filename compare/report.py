@@ -60,7 +60,9 @@ __all__ = [
     "cell_samples",
     "mark_best",
     "mark_with_seeds",
+    "plot_seed_differences",
     "resolve_focus",
+    "seed_view",
     "write_report",
 ]
 
