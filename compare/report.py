@@ -9,7 +9,14 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
   first-place count per model), and per-model comparisons with reference numbers from a CSV
   (`dataset,pred_len,model,mse,mae`) with the relative difference; `table.csv` holds the same in long
   form (one line per dataset, horizon or `avg`, and model, with ranks, reference and run statistics);
-- `mse_by_horizon.png`: MSE against horizon, one panel per dataset;
+- with several seeds per cell (`python -m compare --seeds ...`): mean ± sample standard deviation per
+  cell, marks and ranks on the means, differences within seed noise marked ≈ and never bolded, and a
+  section comparing the focus row (`--focus`, default the first row) with every other over (dataset,
+  horizon, seed) cells (`compare.significance` names the tests); with one seed per cell the report
+  says that significance cannot be assessed;
+- `mse_by_horizon.png`: MSE against horizon, one panel per dataset (mean and ± std over seeds);
+- `seed_differences.png` (several seeds only): per cell, the focus row's relative MSE difference to each
+  other row with its 95 % Welch interval;
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
@@ -26,6 +33,7 @@ import math
 import os
 import platform
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from compare import significance
 from compare.recipes import RECIPES, name_key
 from compare.run_args import parse_run_args
 from utils.errors import UserInputError
@@ -48,7 +57,12 @@ __all__ = [
     "load_runs",
     "machine_info",
     "main",
+    "cell_samples",
     "mark_best",
+    "mark_with_seeds",
+    "plot_seed_differences",
+    "resolve_focus",
+    "seed_view",
     "write_report",
 ]
 
@@ -64,7 +78,7 @@ AVG = "Avg"
 
 @dataclass
 class RunResult:
-    """One finished (row, dataset, horizon): metrics averaged over its itr settings."""
+    """One finished (row, dataset, horizon, seed): metrics averaged over its itr settings."""
 
     row: str
     dataset: str
@@ -72,6 +86,8 @@ class RunResult:
     settings: list[str]
     mse: float
     mae: float
+    #: the run's seed (the runner's --seeds value, else run.py's recorded seed; None when unknown)
+    seed: int | None = None
     argv: list[str] | None = None
     epochs_run: int | None = None
     best_epoch: int | None = None
@@ -82,7 +98,8 @@ class RunResult:
 
 @dataclass
 class Cell:
-    """One table cell: a value (None = missing) and its mark ('best', 'second' or '')."""
+    """One table cell: a value (None = missing) and its mark ('best', 'second', '' or, with seeds,
+    'tied': the lowest mean or within seed noise of it, so no row wins)."""
 
     value: float | None
     mark: str = ""
@@ -124,8 +141,9 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
-    """Finished runs (one per row x dataset x horizon, the latest attempt) and failed attempts; a run whose
-    latest attempt was `interrupted` (time budget) is in neither.
+    """Finished runs (one per row x dataset x horizon x seed, the latest attempt) and failed attempts; a
+    run whose latest attempt was `interrupted` (time budget) is in neither. A run made without --seeds
+    counts under the seed run.py recorded, so a later `--seeds` run of that seed replaces it.
 
     Without a runner manifest (run.py used by hand), every results.jsonl record is its own run, with
     the model name as row and the first `model_id` token as dataset.
@@ -134,14 +152,17 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
     manifest = _read_jsonl(runs_dir / MANIFEST_FILE)
     if not manifest:
         return [RunResult(row=r["model"], dataset=str(r["model_id"]).split("_")[0], pred_len=int(r["pred_len"]),
-                          settings=[s], mse=float(r["mse"]), mae=float(r["mae"]), epochs_run=r.get("epochs_run"),
+                          settings=[s], mse=float(r["mse"]), mae=float(r["mae"]), seed=r.get("seed"),
+                          epochs_run=r.get("epochs_run"),
                           best_epoch=r.get("best_epoch"), train_seconds=r.get("train_seconds"),
                           params=r.get("params")) for s, r in results.items()], []
-    latest: dict[tuple[str, str, int], dict] = {}
-    for entry in manifest:
-        latest[(entry["row"], entry["dataset"], int(entry["pred_len"]))] = entry
-    runs, failed = [], []
-    for (row, dataset, pred_len), entry in latest.items():
+    latest: dict[tuple[str, str, int, int | None], tuple[int, dict]] = {}
+    for number, entry in enumerate(manifest):
+        latest[(entry["row"], entry["dataset"], int(entry["pred_len"]), entry.get("seed"))] = number, entry
+    by_seed: dict[tuple[str, str, int, int | None], RunResult] = {}
+    failed = []
+    # In manifest order of the latest attempts, so the most recent run of a seed is the one kept.
+    for (row, dataset, pred_len, seed), (_, entry) in sorted(latest.items(), key=lambda item: item[1][0]):
         found = [results.get(s) for s in entry.get("settings") or []]
         if entry["status"] == "interrupted":
             # Stopped by the runner's time budget: unfinished (shown as —), not failed; resumed next time.
@@ -149,14 +170,15 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
         if entry["status"] != "ok" or not found or None in found:
             failed.append(entry)
             continue
-        runs.append(RunResult(
+        seed = seed if seed is not None else found[0].get("seed")
+        by_seed[(row, dataset, pred_len, seed)] = RunResult(
             row=row, dataset=dataset, pred_len=pred_len, settings=list(entry["settings"]),
             mse=float(np.mean([r["mse"] for r in found])), mae=float(np.mean([r["mae"] for r in found])),
-            argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
+            seed=seed, argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=_mean([r.get("train_seconds") for r in found]), params=found[0].get("params"),
             extra={"seconds": entry.get("seconds")},
-        ))
-    return runs, failed
+        )
+    return list(by_seed.values()), failed
 
 
 def load_reference(path: str | Path) -> dict[tuple[str, str, int | str], tuple[float, float]]:
@@ -209,6 +231,39 @@ def mark_best(values: Sequence[float | None]) -> list[Cell]:
     return [Cell(v, marks.get(r, "") if r is not None else "") for v, r in zip(values, rounded, strict=True)]
 
 
+def mark_with_seeds(values: Sequence[float | None], samples: Sequence[dict]) -> tuple[list[Cell], bool]:
+    """Marks of one table line from the means `values` and each row's per-seed values `samples`
+    ({seed: value}); returns (cells, tested).
+
+    When every present row has at least two seeds, two rows are *apart* when their means differ at the
+    printed precision and Welch's t-test over their seeds gives p < ALPHA. The lowest mean is 'best'
+    only when it is apart from every other row; otherwise it and the rows not apart from it are 'tied'
+    (within seed noise: nobody wins). 'second' goes to the second-lowest mean when the best is 'best'
+    and it is apart from every row after it. With a row of a single seed nothing is tested
+    (tested = False) and the marks are `mark_best`'s."""
+    present = [i for i, v in enumerate(values) if v is not None]
+    if len(present) < 2 or any(len(samples[i]) < 2 for i in present):
+        return mark_best(values), len(present) < 2
+    rounded = {i: round(values[i], DECIMALS) for i in present}
+    order = sorted(present, key=lambda i: (rounded[i], values[i]))
+
+    def apart(i: int, j: int) -> bool:
+        p = significance.welch_p(list(samples[i].values()), list(samples[j].values()))
+        return rounded[i] != rounded[j] and p is not None and p < significance.ALPHA
+
+    cells = [Cell(v) for v in values]
+    best, rest = order[0], order[1:]
+    tied = [i for i in rest if not apart(i, best)]
+    if tied:
+        for i in [best, *tied]:
+            cells[i].mark = "tied"
+        return cells, True
+    cells[best].mark = "best"
+    if rest and all(apart(rest[0], j) for j in rest[1:]):
+        cells[rest[0]].mark = "second"
+    return cells, True
+
+
 def _competition_ranks(values: Sequence[float | None]) -> list[int | None]:
     """Rank 1 = smallest at the printed precision; ties share the lowest rank (1, 1, 3)."""
     rounded = [None if v is None else round(v, DECIMALS) for v in values]
@@ -229,30 +284,73 @@ def _orders(runs: list[RunResult], config: dict, failed: Sequence[dict] = ()
     return rows, datasets, horizons
 
 
+def _seed_order(seed: int | None) -> tuple[bool, int]:
+    return (seed is not None, seed or 0)
+
+
+def _first_run(runs: list[RunResult], row: str, dataset: str, pred_len: int) -> RunResult | None:
+    """The run of (row, dataset, horizon) with the lowest seed (forecast plots, efficiency)."""
+    found = [r for r in runs if (r.row, r.dataset, r.pred_len) == (row, dataset, pred_len)]
+    return min(found, key=lambda r: _seed_order(r.seed)) if found else None
+
+
+def cell_samples(runs: list[RunResult], rows: list[str], datasets: list[str]
+                 ) -> dict[tuple[str, int | str, str], list[dict]]:
+    """(dataset, horizon or 'Avg', metric) -> per row {seed: value} ({} when missing).
+
+    A row's 'Avg' sample of a seed is its mean over the dataset's horizons, for the seeds that have
+    every horizon."""
+    by_key: dict[tuple[str, str, int], dict] = {}
+    for r in runs:
+        by_key.setdefault((r.row, r.dataset, r.pred_len), {})[r.seed] = r
+    samples: dict[tuple[str, int | str, str], list[dict]] = {}
+    for dataset in datasets:
+        horizons = sorted({r.pred_len for r in runs if r.dataset == dataset})
+        for metric in ("mse", "mae"):
+            for h in horizons:
+                samples[(dataset, h, metric)] = [
+                    {seed: getattr(run, metric) for seed, run in sorted(
+                        by_key.get((row, dataset, h), {}).items(), key=lambda item: _seed_order(item[0]))}
+                    for row in rows]
+            averages = []
+            for i in range(len(rows)):
+                per_h = [samples[(dataset, h, metric)][i] for h in horizons]
+                complete = [s for s in per_h[0] if all(s in d for d in per_h)] if per_h else []
+                averages.append({s: float(np.mean([d[s] for d in per_h])) for s in complete})
+            samples[(dataset, AVG, metric)] = averages
+    return samples
+
+
 def accuracy_cells(runs: list[RunResult], rows: list[str], datasets: list[str]
                    ) -> dict[tuple[str, int | str, str], list[float | None]]:
-    """(dataset, horizon or 'Avg', metric) -> one value per row (None when missing).
+    """(dataset, horizon or 'Avg', metric) -> one value per row (None when missing): the mean over the
+    row's seeds (its single run's value without --seeds).
 
     The horizon average of a model is taken only when it has every horizon the dataset has, so
     a failed run never makes an average look better."""
-    by_key = {(r.row, r.dataset, r.pred_len): r for r in runs}
+    samples = cell_samples(runs, rows, datasets)
     cells: dict[tuple[str, int | str, str], list[float | None]] = {}
     for dataset in datasets:
         horizons = sorted({r.pred_len for r in runs if r.dataset == dataset})
         for metric in ("mse", "mae"):
             for h in horizons:
-                cells[(dataset, h, metric)] = [getattr(by_key[(row, dataset, h)], metric)
-                                               if (row, dataset, h) in by_key else None for row in rows]
+                cells[(dataset, h, metric)] = [float(np.mean(list(d.values()))) if d else None
+                                               for d in samples[(dataset, h, metric)]]
             cells[(dataset, AVG, metric)] = [
                 _mean([cells[(dataset, h, metric)][i] for h in horizons]) for i in range(len(rows))]
     return cells
 
 
-def _fmt(value: float | None, mark: str = "") -> str:
+def _fmt(value: float | None, mark: str = "", std: float | None = None, n: int | None = None) -> str:
+    """A table number: `mean ± std` when std is given, `(n=k)` when n is given, then the mark."""
     if value is None:
         return "—"
     text = f"{value:.{DECIMALS}f}"
-    return {"best": f"**{text}**", "second": f"_{text}_"}.get(mark, text)
+    if std is not None:
+        text += f" ± {std:.{DECIMALS}f}"
+    if n is not None:
+        text += f" (n={n})"
+    return {"best": f"**{text}**", "second": f"_{text}_", "tied": f"≈{text}"}.get(mark, text)
 
 
 def _pct(ours: float | None, ref: float | None) -> str:
@@ -261,18 +359,18 @@ def _pct(ours: float | None, ref: float | None) -> str:
     return f"{100.0 * (ours - ref) / ref:+.1f}%"
 
 
-def _summary_stats(cells: dict, rows: list[str], datasets: list[str]) -> dict[str, dict[str, tuple]]:
+def _summary_stats(cells: dict, marks: dict, rows: list[str], datasets: list[str]) -> dict[str, dict[str, tuple]]:
     """Per metric: (average rank of the horizon average over datasets, number of datasets ranked,
-    first-place count over every horizon and average row)."""
+    first-place count: lines (horizons and Avg) where the row is marked 'best')."""
     stats: dict[str, dict[str, tuple]] = {}
     for metric in ("mse", "mae"):
         rank_lists: list[list[int | None]] = []
         firsts = [0] * len(rows)
         for dataset in datasets:
             rank_lists.append(_competition_ranks(cells[(dataset, AVG, metric)]))
-            for (d, _h, m), values in cells.items():
+            for (d, _h, m), line in marks.items():
                 if d == dataset and m == metric:
-                    for i, cell in enumerate(mark_best(values)):
+                    for i, cell in enumerate(line):
                         firsts[i] += cell.mark == "best"
         per_row = {}
         for i, row in enumerate(rows):
@@ -280,6 +378,150 @@ def _summary_stats(cells: dict, rows: list[str], datasets: list[str]) -> dict[st
             per_row[row] = (float(np.mean(ranks)) if ranks else None, len(ranks), firsts[i])
         stats[metric] = per_row
     return stats
+
+
+def resolve_focus(focus: str | None, rows: Sequence[str]) -> str | None:
+    """The row named by --focus (exact name, else the same name up to case and punctuation); the first
+    row when focus is None; None when no row matches."""
+    if focus is None:
+        return rows[0] if rows else None
+    if focus in rows:
+        return focus
+    return next((row for row in rows if name_key(row) == name_key(focus)), None)
+
+
+@dataclass
+class SeedView:
+    """The seed side of a report: per-cell samples and marks, whether seeds were tested, the focus row."""
+
+    samples: dict[tuple[str, int | str, str], list[dict]]
+    marks: dict[tuple[str, int | str, str], list[Cell]]
+    tested: dict[tuple[str, int | str, str], bool]
+    #: True when some cell has two or more seeds (mean ± std and the tests are shown)
+    seeded: bool
+    #: the most frequent number of seeds of a present (dataset, horizon) cell
+    common_n: int
+    seeds: list[int | None]
+    focus: str
+
+
+def seed_view(runs: list[RunResult], rows: list[str], datasets: list[str], cells: dict,
+              focus: str | None = None) -> SeedView:
+    """Samples, marks and the focus row of a report (raises UserInputError for an unknown focus)."""
+    samples = cell_samples(runs, rows, datasets)
+    counts = [len(d) for (_, h, _), line in samples.items() if h != AVG for d in line if d]
+    seeded = max(counts, default=1) >= 2
+    marks, tested = {}, {}
+    for key, line in samples.items():
+        if seeded:
+            marks[key], tested[key] = mark_with_seeds(cells[key], line)
+        else:
+            marks[key], tested[key] = mark_best(cells[key]), False
+    chosen = resolve_focus(focus, rows)
+    if chosen is None:
+        raise UserInputError(f"--focus {focus!r} is not a row of this comparison; choose from {', '.join(rows)}")
+    common_n = Counter(counts).most_common(1)[0][0] if counts else 1
+    seeds = sorted({r.seed for r in runs}, key=_seed_order)
+    return SeedView(samples, marks, tested, seeded, common_n, seeds, chosen)
+
+
+def _cell_text(cell: Cell, sample: dict, view: SeedView) -> str:
+    if not view.seeded or cell.value is None:
+        return _fmt(cell.value, cell.mark)
+    std = significance.summarize(list(sample.values())).std if sample else None
+    return _fmt(cell.value, cell.mark, std, None if len(sample) == view.common_n else len(sample))
+
+
+def focus_differences(view: SeedView, rows: list[str], datasets: list[str]
+                      ) -> dict[str, dict[tuple[str, int], significance.CellDifference]]:
+    """Other row -> (dataset, horizon) -> the focus row's relative MSE difference to it (Welch)."""
+    f = rows.index(view.focus)
+    out: dict[str, dict[tuple[str, int], significance.CellDifference]] = {}
+    for j, other in enumerate(rows):
+        if j == f:
+            continue
+        out[other] = {}
+        for (dataset, h, metric), line in view.samples.items():
+            if metric == "mse" and h != AVG and dataset in datasets and line[f] and line[j]:
+                out[other][(dataset, int(h))] = significance.relative_difference(
+                    list(line[f].values()), list(line[j].values()))
+    return out
+
+
+def focus_pairs(view: SeedView, rows: list[str], other: str) -> tuple[list[float], list[float]]:
+    """MSE of the focus row and of `other` on every (dataset, horizon, seed) cell both have."""
+    f, j = rows.index(view.focus), rows.index(other)
+    ours, theirs = [], []
+    for (_, h, metric), line in view.samples.items():
+        if metric == "mse" and h != AVG:
+            for seed in line[f]:
+                if seed in line[j]:
+                    ours.append(line[f][seed])
+                    theirs.append(line[j][seed])
+    return ours, theirs
+
+
+def _p(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.3g}"
+
+
+def _rel(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{100.0 * value:+.1f}%"
+
+
+def _seed_section(view: SeedView, rows: list[str], datasets: list[str]) -> list[str]:
+    """Markdown of the paired comparison of the focus row with every other row (several seeds), or the
+    statement that significance cannot be assessed (one seed per cell)."""
+    if not view.seeded:
+        return ["## Seeds", "",
+                "Each cell is a single training run (one seed), so whether a difference between models exceeds "
+                "the variation between seeds **cannot be assessed**; retraining with another seed can move a "
+                "test MSE by more than the gaps between models. Run the comparison with `--seeds S1 S2 S3` "
+                "for mean ± standard deviation and significance tests.", ""]
+    if len(rows) < 2:
+        return []
+    md = [f"## Seeds: {view.focus} against each other row", "",
+          f"Paired over the (dataset, horizon, seed) cells where both rows have a run. Δ = ({view.focus} − other) "
+          f"/ other of the test MSE per cell; negative means {view.focus} has the lower error. Wins and losses are "
+          f"judged at {DECIMALS} decimals. Mean Δ with a 95 % percentile bootstrap interval "
+          f"(`scipy.stats.bootstrap`, {significance.BOOTSTRAP_RESAMPLES} resamples); p-values of the Wilcoxon "
+          "signed-rank test and of the paired t-test of Δ against 0. Horizons of one dataset share their data, "
+          "so the cells are not independent and these p-values are optimistic.", "",
+          "| Other | Cells | Wins | Losses | Ties | Mean Δ MSE | 95 % CI | Wilcoxon p | Paired t p "
+          "| Cells within seed noise |",
+          "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    differences = focus_differences(view, rows, datasets)
+    for other, by_cell in differences.items():
+        ours, theirs = focus_pairs(view, rows, other)
+        tested = [d for d in by_cell.values() if d.within_noise is not None]
+        noise = f"{sum(d.within_noise for d in tested)} of {len(tested)}" if tested else "—"
+        if not ours:
+            md.append(f"| {other} | 0 | — | — | — | — | — | — | — | {noise} |")
+            continue
+        pc = significance.paired_comparison(ours, theirs, decimals=DECIMALS)
+        interval = "—" if math.isnan(pc.low) else f"[{_rel(pc.low)}, {_rel(pc.high)}]"
+        md.append(f"| {other} | {pc.n} | {pc.wins} | {pc.losses} | {pc.ties} | {_rel(pc.mean_relative)} | "
+                  f"{interval} | {_p(pc.wilcoxon_p)} | {_p(pc.ttest_p)} | {noise} |")
+    cells = sorted({c for by_cell in differences.values() for c in by_cell},
+                   key=lambda c: (datasets.index(c[0]), c[1]))
+    md += ["", "### Per cell", "",
+           f"Δ of the seed means, (mean {view.focus} − mean other) / mean other, with the 95 % interval of Welch's "
+           "t-test over the seeds divided by the other row's mean. ≈: within seed noise (Welch p ≥ 0.05, the "
+           "interval contains 0). Plotted in `seed_differences.png`.", "",
+           "| Dataset | H | " + " | ".join(f"vs {o}" for o in differences) + " |",
+           "|---|---|" + "---|" * len(differences)]
+    for dataset, h in cells:
+        texts = []
+        for by_cell in differences.values():
+            d = by_cell.get((dataset, h))
+            if d is None:
+                texts.append("—")
+            elif d.p is None:
+                texts.append(f"{_rel(d.relative)} (one seed: untested)")
+            else:
+                texts.append(f"{'≈ ' if d.within_noise else ''}{_rel(d.relative)} [{_rel(d.low)}, {_rel(d.high)}]")
+        md.append(f"| {dataset} | {h} | " + " | ".join(texts) + " |")
+    return [*md, ""]
 
 
 def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list[str]:
@@ -294,12 +536,17 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
             overrides.append(f"`--patience {inv['patience']}`")
         if inv.get("extra"):
             overrides.append(f"`{' '.join(inv['extra'])}`")
+        if inv.get("seeds"):
+            overrides.append(f"`--seeds {' '.join(map(str, inv['seeds']))}` (one run per seed)")
         lines.append(f"Runner: `{inv['command']}`; overrides for the runs it started: "
                      + (", ".join(overrides) if overrides else "none") + ".")
     if invocations:
         lines.append("Each model uses its recipe from `compare/recipes.py` (the settings of its `scripts/`: same "
                      "data, splits, seed and evaluation) plus the overrides of the invocation that ran it; `table.csv` has the epochs "
                      "each run trained.")
+    if any(inv.get("seeds") for inv in invocations):
+        lines.append("With `--seeds`, each seed is a run of its own: run.py's `--seed S` replaces the recipe's seed "
+                     "and `_sS` ends its model_id, so its setting differs from the other seeds'.")
     for row in config.get("rows", []):
         if row.get("flags"):
             lines.append(f"Variant **{row['name']}** = {row['base']} recipe + `{' '.join(row['flags'])}`.")
@@ -327,37 +574,64 @@ def _units(runs: list[RunResult], config: dict) -> str:
 
 
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
-                 reference: dict | None, reference_name: str = "") -> tuple[Path, Path]:
-    """Write `table.md` and `table.csv` into `out`; returns their paths."""
+                 reference: dict | None, reference_name: str = "", focus: str | None = None) -> tuple[Path, Path]:
+    """Write `table.md` and `table.csv` into `out`; returns their paths.
+
+    focus: the row compared with every other one over seeds (default: the first row)."""
     rows, datasets, _ = _orders(runs, config, failed)
     cells = accuracy_cells(runs, rows, datasets)
-    stats = _summary_stats(cells, rows, datasets)
+    view = seed_view(runs, rows, datasets, cells, focus)
+    stats = _summary_stats(cells, view.marks, rows, datasets)
     units = _units(runs, config)
 
     md = [f"# Forecasting accuracy ({units} MSE / MAE, lower is better)", ""]
     md += _conditions(config, runs, failed)
     md += ["", "| Dataset | H | " + " | ".join(f"{r} MSE | {r} MAE" for r in rows) + " |",
            "|---|---|" + "---:|---:|" * len(rows)]
+    untested = False
     for dataset in datasets:
         horizons = [h for (d, h, m) in cells if d == dataset and m == "mse"]
         for h in horizons:
-            mse_cells, mae_cells = mark_best(cells[(dataset, h, "mse")]), mark_best(cells[(dataset, h, "mae")])
-            values = " | ".join(f"{_fmt(a.value, a.mark)} | {_fmt(b.value, b.mark)}"
-                                for a, b in zip(mse_cells, mae_cells, strict=True))
-            md.append(f"| {dataset} | {h} | {values} |")
+            texts = []
+            for i in range(len(rows)):
+                for metric in ("mse", "mae"):
+                    texts.append(_cell_text(view.marks[(dataset, h, metric)][i],
+                                            view.samples[(dataset, h, metric)][i], view))
+            dagger = view.seeded and not view.tested[(dataset, h, "mse")]
+            untested |= dagger
+            md.append(f"| {dataset} | {h}{' †' if dagger else ''} | {' | '.join(texts)} |")
     rank_cells = " | ".join(
         " | ".join("—" if stats[m][r][0] is None else f"{stats[m][r][0]:.1f}" for m in ("mse", "mae")) for r in rows)
     first_cells = " | ".join(" | ".join(str(stats[m][r][2]) for m in ("mse", "mae")) for r in rows)
     md += [f"| Avg rank | | {rank_cells} |", f"| 1st count | | {first_cells} |", ""]
-    md += ["**Bold**: best, _underline_: second best in the row (ties at 3 decimals share the mark). "
-           "*Avg*: mean over the dataset's horizons (only when the model has all of them). "
-           "*Avg rank*: mean over datasets of the model's rank on the horizon-averaged metric (the paper's "
-           "Table 2 rule; ties share the lowest rank). *1st count*: rows (horizons and Avg) where the model "
-           "is best.", ""]
+    if view.seeded:
+        seeds = ", ".join("?" if s is None else str(s) for s in view.seeds)
+        md += [f"Cells: mean ± sample standard deviation over n = {view.common_n} seeds (seeds {seeds}); a cell "
+               "with another number of seeds shows (n=k). Marks and ranks use the means. **Bold**: the lowest "
+               "mean, lower than every other row by Welch's t-test over the seeds (p < 0.05); _underline_: the "
+               "second-lowest mean, separated in the same way from the best and from every row after it; ≈: "
+               "within seed noise, i.e. the lowest mean and every row whose difference from it has Welch "
+               "p ≥ 0.05 (its 95 % interval contains 0) or is invisible at 3 decimals: no row wins that line. "
+               + ("†: a model of that line has a single seed, so its marks follow the means untested. "
+                  if untested else "")
+               + "*Avg*: mean over the dataset's horizons (only when the model has all of them); its ± and test "
+               "use the per-seed horizon averages of the seeds that have every horizon. *Avg rank*: mean over "
+               "datasets of the model's rank on the horizon-averaged mean (the paper's Table 2 rule; ties at "
+               "3 decimals share the lowest rank). *1st count*: lines (horizons and Avg) where the model is bold, "
+               "i.e. a win beyond seed noise.", ""]
+    else:
+        md += ["**Bold**: best, _underline_: second best in the row (ties at 3 decimals share the mark). "
+               "*Avg*: mean over the dataset's horizons (only when the model has all of them). "
+               "*Avg rank*: mean over datasets of the model's rank on the horizon-averaged metric (the paper's "
+               "Table 2 rule; ties share the lowest rank). *1st count*: rows (horizons and Avg) where the model "
+               "is best.", ""]
+    md += _seed_section(view, rows, datasets)
 
     horizons_of = {d: sorted({r.pred_len for r in runs if r.dataset == d}) for d in datasets}
     csv_rows: list[dict] = []
-    by_key = {(r.row, r.dataset, r.pred_len): r for r in runs}
+    by_key: dict[tuple[str, str, int], list[RunResult]] = {}
+    for r in sorted(runs, key=lambda r: _seed_order(r.seed)):
+        by_key.setdefault((r.row, r.dataset, r.pred_len), []).append(r)
     for (dataset, h, metric), values in cells.items():
         if metric != "mse":
             continue
@@ -366,16 +640,27 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
         mae_ranks = _competition_ranks(mae_values)
         for i, row in enumerate(rows):
             ref = _reference_value(reference, dataset, row, h, horizons_of[dataset]) if reference else None
-            run = by_key.get((row, dataset, h)) if h != AVG else None
+            found = by_key.get((row, dataset, h), []) if h != AVG else []
+            mse_sample, mae_sample = view.samples[(dataset, h, "mse")][i], view.samples[(dataset, h, "mae")][i]
+
+            def per_run(name: str, found: list[RunResult] = found) -> object:
+                # One value as before; the seeds' values joined by ';' in seed order with several seeds.
+                got = [getattr(r, name) for r in found if getattr(r, name) is not None]
+                return None if not got else got[0] if len(found) == 1 else ";".join(map(str, got))
+
             csv_rows.append({
                 "dataset": dataset, "pred_len": h if h != AVG else "avg", "model": row,
                 "mse": values[i], "mae": mae_values[i], "mse_rank": mse_ranks[i], "mae_rank": mae_ranks[i],
                 "ref_mse": ref[0] if ref else None, "ref_mae": ref[1] if ref else None,
                 "mse_diff_pct": _diff(values[i], ref[0] if ref else None),
                 "mae_diff_pct": _diff(mae_values[i], ref[1] if ref else None),
-                "epochs_run": run.epochs_run if run else None, "best_epoch": run.best_epoch if run else None,
-                "train_seconds": run.train_seconds if run else None, "params": run.params if run else None,
-                "settings": ";".join(run.settings) if run else None,
+                "epochs_run": per_run("epochs_run"), "best_epoch": per_run("best_epoch"),
+                "train_seconds": per_run("train_seconds"), "params": found[0].params if found else None,
+                "settings": ";".join(s for r in found for s in r.settings) if found else None,
+                "n_seeds": len(mse_sample), "seeds": ";".join(str(s) for s in mse_sample),
+                "mse_std": significance.summarize(list(mse_sample.values())).std if mse_sample else None,
+                "mae_std": significance.summarize(list(mae_sample.values())).std if mae_sample else None,
+                "mse_mark": view.marks[(dataset, h, "mse")][i].mark, "mae_mark": view.marks[(dataset, h, "mae")][i].mark,
             })
 
     if reference:
@@ -400,7 +685,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
         md += ["## Failed runs", "", "| Model | Dataset | H | Reason | Log |", "|---|---|---|---|---|"]
         for entry in failed:
             reason = str(entry.get("error") or "no result recorded").replace("|", "\\|").replace("\n", " ")
-            md.append(f"| {entry['row']} | {entry['dataset']} | {entry['pred_len']} | {reason} | "
+            seed = f" (seed {entry['seed']})" if entry.get("seed") is not None else ""
+            md.append(f"| {entry['row']} | {entry['dataset']} | {entry['pred_len']}{seed} | {reason} | "
                       f"{entry.get('log') or '—'} |")
         md.append("")
 
@@ -447,7 +733,8 @@ def _colors(rows: list[str]) -> dict[str, tuple]:
 
 
 def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, reference: dict | None) -> Path:
-    """`mse_by_horizon.png`: one panel per dataset, one line per model, reference values as x."""
+    """`mse_by_horizon.png`: one panel per dataset, one line per model (the mean over seeds, error bars
+    ± one sample standard deviation when a cell has several), reference values as x."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -456,6 +743,7 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
 
     rows, datasets, _ = _orders(runs, config)
     colors = _colors(rows)
+    samples = cell_samples(runs, rows, datasets)
     ncols = min(len(datasets), 3) or 1
     nrows = math.ceil(len(datasets) / ncols) or 1
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 4.0 * nrows), squeeze=False)
@@ -464,10 +752,12 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         horizons = sorted({r.pred_len for r in runs if r.dataset == dataset})
         xs = range(len(horizons))
-        for row in rows:
-            ys = [next((r.mse for r in runs if (r.row, r.dataset, r.pred_len) == (row, dataset, h)), np.nan)
-                  for h in horizons]
-            ax.plot(xs, ys, marker="o", color=colors[row], label=row)
+        for i, row in enumerate(rows):
+            summaries = [significance.summarize(list(samples[(dataset, h, "mse")][i].values()))
+                         if samples[(dataset, h, "mse")][i] else None for h in horizons]
+            ys = [np.nan if m is None else m.mean for m in summaries]
+            errors = [np.nan if m is None or m.std is None else m.std for m in summaries]
+            ax.errorbar(xs, ys, yerr=errors, marker="o", color=colors[row], label=row, capsize=3)
             if reference:
                 refs = [(_reference_for(reference, dataset, row, h) or (np.nan,))[0] for h in horizons]
                 ax.plot(xs, refs, linestyle="none", marker="x", markersize=8, color=colors[row])
@@ -479,12 +769,55 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     handles = [Line2D([], [], color=colors[r], marker="o", label=r) for r in rows]
     if reference:
         handles.append(Line2D([], [], color="grey", marker="x", linestyle="none", label="reference (same colour)"))
-    fig.suptitle("Test MSE by horizon")
+    seeded = any(len(d) > 1 for line in samples.values() for d in line)
+    fig.suptitle("Test MSE by horizon" + (" (mean ± std over seeds)" if seeded else ""))
     fig.tight_layout()
     # Below the panels, as many columns as the figure is wide (two per panel): never cut off.
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
                ncol=min(len(handles), 2 * ncols))
     path = out / "mse_by_horizon.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def plot_seed_differences(out: Path, runs: list[RunResult], config: dict, focus: str | None = None) -> Path | None:
+    """`seed_differences.png`: per (dataset, horizon) cell, the focus row's relative MSE difference to
+    each other row with its 95 % Welch interval over seeds (hollow markers: within seed noise), and the
+    zero line. None (nothing written) with one seed per cell or a single row."""
+    rows, datasets, _ = _orders(runs, config)
+    cells = accuracy_cells(runs, rows, datasets)
+    view = seed_view(runs, rows, datasets, cells, focus)
+    if not view.seeded or len(rows) < 2:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    differences = focus_differences(view, rows, datasets)
+    keys = sorted({c for by_cell in differences.values() for c in by_cell}, key=lambda c: (datasets.index(c[0]), c[1]))
+    colors = _colors(rows)
+    width = 0.8 / max(len(differences), 1)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(keys) + 2), 4.2))
+    for k, (other, by_cell) in enumerate(differences.items()):
+        for x, key in enumerate(keys):
+            d = by_cell.get(key)
+            if d is None:
+                continue
+            y = 100.0 * d.relative
+            err = None if d.low is None else [[y - 100.0 * d.low], [100.0 * d.high - y]]
+            ax.errorbar(x - 0.4 + width * (k + 0.5), y, yerr=err, marker="o", capsize=3, color=colors[other],
+                        markerfacecolor="white" if d.within_noise else colors[other],
+                        label=f"vs {other}" if x == min(i for i, c in enumerate(keys) if c in by_cell) else None)
+    ax.axhline(0.0, color="black", linewidth=1)
+    ax.set_xticks(range(len(keys)), [f"{d}\nH={h}" for d, h in keys])
+    ax.set_ylabel(f"({view.focus} − other) / other, test MSE (%)")
+    ax.set_title(f"{view.focus} against each row: mean over seeds, 95 % Welch interval (hollow: within seed noise)",
+                 fontsize=10)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False, ncol=min(len(differences), 4))
+    path = out / "seed_differences.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -499,7 +832,8 @@ def _series_of(true: np.ndarray, channel: int) -> np.ndarray:
 def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Path,
                    window: int | None = None) -> list[Path]:
     """`forecast_<data>_<H>.png` per dataset and horizon: truth, context and each model's forecast of
-    the last channel for the same test window (default: the middle window)."""
+    the last channel for the same test window (default: the middle window); with several seeds, each
+    row's run of its lowest seed."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -513,7 +847,7 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
         for h in sorted({r.pred_len for r in runs if r.dataset == dataset}):
             arrays = {}
             for row in rows:
-                run = next((r for r in runs if (r.row, r.dataset, r.pred_len) == (row, dataset, h)), None)
+                run = _first_run(runs, row, dataset, h)
                 folder = runs_dir / "results" / run.settings[0] if run else None
                 if folder is None or not (folder / "pred.npy").is_file():
                     continue
@@ -577,7 +911,7 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
         for row in rows:
             cols, timed = [], None
             for j, h in enumerate(horizons):
-                run = next((r for r in runs if (r.row, r.dataset, r.pred_len) == (row, dataset, h)), None)
+                run = _first_run(runs, row, dataset, h)
                 if run is None or not run.argv:
                     cols.append("— | —")
                     continue
@@ -604,8 +938,11 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
 
 
 def write_report(out: str | Path, *, runs_dir: str | Path | None = None, reference: str | Path | None = None,
-                 timing: bool = True, steps: int = 3, window: int | None = None, device: str = "cpu") -> list[Path]:
-    """Write every report file into `out` from the result files in `runs_dir` (default `out/runs`)."""
+                 timing: bool = True, steps: int = 3, window: int | None = None, device: str = "cpu",
+                 focus: str | None = None) -> list[Path]:
+    """Write every report file into `out` from the result files in `runs_dir` (default `out/runs`).
+
+    focus: the row compared with every other over seeds (default: the runner's --focus, else the first row)."""
     out = Path(out)
     runs_dir = Path(runs_dir) if runs_dir else out / RUNS_DIR
     config_path = out / CONFIG_FILE
@@ -616,9 +953,14 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     if reference is None and config.get("reference"):
         reference = config["reference"]
     ref_table = load_reference(reference) if reference else None
+    focus = focus if focus is not None else config.get("focus")
     out.mkdir(parents=True, exist_ok=True)
-    paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else ""))
+    paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
+                              focus=focus))
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
+    seed_plot = plot_seed_differences(out, runs, config, focus)
+    if seed_plot is not None:
+        paths.append(seed_plot)
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))
     # The run records beside the report (runs/ is git-ignored): committing the report commits them, and the
@@ -637,6 +979,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", default=None, help="folder with results.jsonl and results/ (default OUT/runs)")
     p.add_argument("--reference", default=None,
                    help="CSV dataset,pred_len,model,mse,mae of reference numbers (default: the runner's)")
+    p.add_argument("--focus", default=None, metavar="ROW",
+                   help="row compared with every other over seeds (default: the runner's --focus, else the first row)")
     p.add_argument("--window", type=int, default=None, help="test window of the forecast plots (default: middle)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--steps", type=int, default=3, help="timed train steps per model")
@@ -649,7 +993,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         paths = write_report(args.out, runs_dir=args.runs, reference=args.reference, timing=not args.no_timing,
-                             steps=args.steps, window=args.window, device=args.device)
+                             steps=args.steps, window=args.window, device=args.device, focus=args.focus)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

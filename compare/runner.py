@@ -18,6 +18,16 @@ are extra rows built on another row's recipe: `--variant "NAME=BASE:FLAGS"`, e.g
 `--variant "CAPS (official numerics)=CAPS:--caps_numerics official"`; their `--model_id` gets the
 suffix `_<NAME>` so their settings never collide with BASE's.
 
+Seeds: `--seeds 2021 2022 2023` repeats every planned run once per seed, with run.py's `--seed S`
+replacing the recipe's. TSLib's setting string has no seed, so the runner appends `_s<S>` to the
+`--model_id` (after a variant's tag: `ETTh1_96_96_s2021`, `ETTh1_96_96_LinAttn_s2021`) and the runs of
+different seeds never share a checkpoint, result folder or results.jsonl setting. Only runs planned
+with `--seeds` get the suffix: without it the recipe's seed is used and the settings are TSLib's, as
+before. Seeds are the outermost loop of the plan (every run of the first seed, then the second, ...),
+so a time-limited slice completes whole single-seed grids first. With `--itr K` a run's iterations use
+seeds S .. S + K - 1 as run.py does. The report (`--focus MODEL`, default the first row) gives mean ±
+standard deviation over the seeds and tests the differences (`compare.significance`).
+
 Time-limited slices (pre-emptible GPUs, cluster wall-time limits): `--time_budget MINUTES` makes the
 invocation end within the budget. Runs get SIGTERM at the *stop time* = budget - `--grace` - 30 s kept
 for the report (0 with `--no-report`); run.py then saves `last.pth` and exits, and a run still alive
@@ -74,6 +84,7 @@ from compare.report import (
     RESULTS_JSONL,
     RUNS_DIR,
     machine_info,
+    resolve_focus,
     write_report,
 )
 from compare.run_args import flag_value, merge_flags, parse_run_args
@@ -114,6 +125,8 @@ class PlannedRun:
     row: Row
     dataset: str
     pred_len: int
+    #: --seeds value of this run; None when the recipe's seed is used (no --seeds)
+    seed: int | None = None
     argv: list[str] = field(default_factory=list)
     settings: list[str] = field(default_factory=list)
     recipe: Recipe | None = None
@@ -121,7 +134,8 @@ class PlannedRun:
 
     @property
     def label(self) -> str:
-        return f"{self.row.name} | {self.dataset} | H={self.pred_len}"
+        seed = "" if self.seed is None else f" | seed {self.seed}"
+        return f"{self.row.name} | {self.dataset} | H={self.pred_len}{seed}"
 
 
 def _tag(name: str) -> str:
@@ -177,38 +191,22 @@ def _global_flags(args: argparse.Namespace) -> list[str]:
 
 
 def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECIPES) -> list[PlannedRun]:
-    """Every (dataset, horizon, row) with its final argv and settings; an unknown dataset raises
+    """Every (seed, dataset, horizon, row) with its final argv and settings; an unknown dataset raises
     UserInputError, other problems are recorded on the run (`error`) instead of raised, so one bad row
-    never stops the others."""
+    never stops the others. `args.seeds` (None: the recipes' seeds) adds `--seed S` and the model_id
+    suffix `_s<S>` to each run."""
     data_root = Path(args.root).resolve() if args.root else None
     overrides = _global_flags(args)
     datasets = [book.dataset(name).name for name in args.data]
+    seeds: list[int | None] = list(getattr(args, "seeds", None) or [None])
     plan = []
-    for dataset in datasets:
-        for pred_len in args.pred_lens:
-            for row in rows:
-                run = PlannedRun(row, dataset, pred_len)
-                plan.append(run)
-                try:
-                    run.recipe = book.recipe(row.base, dataset, pred_len)
-                    argv = merge_flags(run.recipe.argv, row.flags)
-                    argv = merge_flags(argv, overrides)
-                    model_id = flag_value(argv, "model_id") or dataset
-                    if row.tag:
-                        model_id = f"{model_id}_{row.tag}"
-                    root_path = _resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
-                    argv = merge_flags(argv, ["--model_id", model_id, "--root_path", root_path])
-                    parsed = parse_run_args(argv)
-                    data_file = Path(parsed.root_path) / parsed.data_path
-                    if not data_file.is_file():
-                        raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
-                                             " from the repository root, or pass --root DIR (a folder laid out "
-                                             "like ./dataset)")
-                except UserInputError as err:
-                    run.error = str(err)
-                    continue
-                run.argv = argv
-                run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
+    for seed in seeds:
+        for dataset in datasets:
+            for pred_len in args.pred_lens:
+                for row in rows:
+                    run = PlannedRun(row, dataset, pred_len, seed)
+                    plan.append(run)
+                    _plan_one(run, overrides, data_root, book)
     seen: dict[str, PlannedRun] = {}
     for run in plan:
         for setting in run.settings:
@@ -217,6 +215,35 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
                                      "give one of them a different --model_id")
             seen[setting] = run
     return plan
+
+
+def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: RecipeBook) -> None:
+    """Fill in run's recipe, argv and settings, or its `error` when it cannot run."""
+    row, dataset, pred_len = run.row, run.dataset, run.pred_len
+    try:
+        run.recipe = book.recipe(row.base, dataset, pred_len)
+        argv = merge_flags(run.recipe.argv, row.flags)
+        argv = merge_flags(argv, overrides)
+        model_id = flag_value(argv, "model_id") or dataset
+        if row.tag:
+            model_id = f"{model_id}_{row.tag}"
+        if run.seed is not None:
+            # TSLib's setting string has no seed: without the suffix the seeds would overwrite each other.
+            model_id = f"{model_id}_s{run.seed}"
+            argv = merge_flags(argv, ["--seed", str(run.seed)])
+        root_path = _resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
+        argv = merge_flags(argv, ["--model_id", model_id, "--root_path", root_path])
+        parsed = parse_run_args(argv)
+        data_file = Path(parsed.root_path) / parsed.data_path
+        if not data_file.is_file():
+            raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
+                                 " from the repository root, or pass --root DIR (a folder laid out "
+                                 "like ./dataset)")
+    except UserInputError as err:
+        run.error = str(err)
+        return
+    run.argv = argv
+    run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
 
 
 def _restore_committed_records(out: Path, runs_dir: Path) -> None:
@@ -496,6 +523,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="horizons (PEMS: 96 48 24 12)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
                    help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")
+    p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
+                   help="repeat every run once per seed (run.py --seed S; the model_id gets the suffix _sS); "
+                        "default: one run with the recipe's seed")
+    p.add_argument("--focus", default=None, metavar="ROW",
+                   help="row compared with every other over (dataset, horizon, seed) cells in the report "
+                        "(default: the first row)")
     p.add_argument("--epochs", type=int, default=None, help="override every recipe's --train_epochs")
     p.add_argument("--patience", type=int, default=None, help="override every recipe's --patience")
     p.add_argument("--num_workers", type=int, default=None, help="override --num_workers (0 loads in-process)")
@@ -541,6 +574,24 @@ def _rows(args: argparse.Namespace, book: RecipeBook = RECIPES) -> list[Row]:
     return rows
 
 
+def _check_seed_flags(args: argparse.Namespace, rows: list[Row], out: Path) -> None:
+    """--seeds must be distinct; --focus must name a row of this invocation or of an earlier one."""
+    if args.seeds is not None:
+        repeated = sorted({s for s in args.seeds if args.seeds.count(s) > 1})
+        if repeated:
+            raise UserInputError(f"--seeds repeats {', '.join(map(str, repeated))}: give each seed once")
+    if args.focus is not None:
+        path = out / CONFIG_FILE
+        earlier = [r["name"] for r in json.loads(path.read_text()).get("rows", [])] if path.is_file() else []
+        names = list(dict.fromkeys([r.name for r in rows] + earlier))
+        focus = resolve_focus(args.focus, names)
+        if focus is None:
+            raise UserInputError(f"--focus {args.focus!r} is not a row of this comparison; choose from "
+                                 f"{', '.join(names)}")
+        # The row's own spelling goes into compare.json, so a later `compare.report` finds it as is.
+        args.focus = focus
+
+
 def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: list[Row]) -> None:
     """Record this invocation in `out/compare.json`, merged with earlier ones (a comparison may be
     continued or extended by later commands): rows, datasets and horizons are united, and every
@@ -554,6 +605,8 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "pred_lens": sorted({*config.get("pred_lens", []), *args.pred_lens}),
         "rows": list(row_defs.values()),
         "reference": str(Path(args.reference).resolve()) if args.reference else config.get("reference"),
+        "seeds": sorted({*config.get("seeds", []), *(args.seeds or [])}),
+        "focus": args.focus if args.focus is not None else config.get("focus"),
     })
     config.setdefault("invocations", []).append({
         "command": "python -m compare " + " ".join(shlex.quote(a) for a in argv),
@@ -562,6 +615,7 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "extra": list(args.extra_flags),
         "inverse": args.inverse,
         "root": args.root,
+        "seeds": args.seeds,
         "machine": machine_info(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
     })
@@ -613,6 +667,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             raise UserInputError(f"--reference {args.reference} does not exist")
         args.data = [book.dataset(name).name for name in args.data]
         rows = _rows(args, book)
+        _check_seed_flags(args, rows, Path(args.out))
         plan = plan_runs(args, rows, book)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -654,7 +709,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     _write_config(out, args, argv, rows)
     for run in broken:
         _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
-                                    "status": "failed", "error": run.error, "settings": [], "argv": [],
+                                    "seed": run.seed, "status": "failed", "error": run.error, "settings": [], "argv": [],
                                     "seconds": 0.0, "log": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
 
     failures = [(r, r.error) for r in broken]
@@ -697,7 +752,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             if resume and "--resume" in error:
                 error += f"; to start this run over, delete its last.pth under {runs_dir / 'checkpoints'}"
         _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
-                                    "status": status, "error": error, "settings": run.settings,
+                                    "seed": run.seed, "status": status, "error": error, "settings": run.settings,
                                     "argv": run.argv, "resumed": resume, "seconds": round(seconds, 3),
                                     "log": str(outcome.log_path.relative_to(out)), "script": run.recipe.script,
                                     "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
@@ -753,7 +808,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     if not args.no_report:
         try:
             paths = write_report(out, reference=args.reference, timing=not args.no_timing,
-                                 device=args.efficiency_device)
+                                 device=args.efficiency_device, focus=args.focus)
         except UserInputError as err:
             if remain and not skipped and not finished:
                 logger.info("no report yet: no run has finished")
