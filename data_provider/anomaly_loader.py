@@ -65,10 +65,9 @@ class SegmentDataset(Dataset):
         self.data_path = root_path
         logger.info("test: %s", self.test.shape)
         logger.info("train: %s", self.train.shape)
-        if len(self) <= 0:
-            series = self.val if flag == "val" else self.train if flag == "train" else self.test
+        if len(self._series()) < self.win_size:
             raise UserInputError(f"--seq_len {self.win_size} is longer than the {flag} series of {self.name} "
-                                 f"({len(series)} steps); use a shorter --seq_len")
+                                 f"({len(self._series())} steps); use a shorter --seq_len")
 
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(train `[T, C]`, test `[T', C]`, test labels `[T']`) from the files of `paths`."""
