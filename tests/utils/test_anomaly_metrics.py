@@ -41,10 +41,10 @@ def tslib_adjustment_semantics(gt, pred):
 
 
 def scores_reference(gt, pred):
-    tp = sum(1 for g, p in zip(gt, pred) if g == 1 and p == 1)
-    fp = sum(1 for g, p in zip(gt, pred) if g == 0 and p == 1)
-    fn = sum(1 for g, p in zip(gt, pred) if g == 1 and p == 0)
-    correct = sum(1 for g, p in zip(gt, pred) if g == p)
+    tp = sum(1 for g, p in zip(gt, pred, strict=True) if g == 1 and p == 1)
+    fp = sum(1 for g, p in zip(gt, pred, strict=True) if g == 0 and p == 1)
+    fn = sum(1 for g, p in zip(gt, pred, strict=True) if g == 1 and p == 0)
+    correct = sum(1 for g, p in zip(gt, pred, strict=True) if g == p)
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
