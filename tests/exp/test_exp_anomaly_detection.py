@@ -107,3 +107,44 @@ def test_bad_input_is_one_line_and_writes_nothing(psm, capsys, bad, message):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err
     assert not Path("result_anomaly_detection.txt").exists() and not Path("results.jsonl").exists()
+
+
+def test_sigterm_then_resume_matches_an_uninterrupted_run(tmp_path, monkeypatch, capsys):
+    """The forecasting loop's resume carries over: dropout, shuffle and Adam state survive the restart."""
+    import os
+    import signal
+
+    from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+
+    def one_run(folder: Path, interrupt_at: int | None) -> tuple[dict, dict]:
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        write_anomaly_files("PSM", folder / "PSM", channels=C)
+        args_list = argv(folder / "PSM", model="iTransformer")
+        if interrupt_at is not None:
+            calls = {"train": 0}
+            original = Exp_Long_Term_Forecast._predict
+
+            def predict(self, batch, runner=None):
+                if runner is None:
+                    calls["train"] += 1
+                    if calls["train"] == interrupt_at:
+                        os.kill(os.getpid(), signal.SIGTERM)
+                return original(self, batch, runner)
+
+            with monkeypatch.context() as patch:
+                patch.setattr(Exp_Long_Term_Forecast, "_predict", predict)
+                assert run.main(args_list) == 128 + signal.SIGTERM
+            assert not Path("results.jsonl").exists()
+            args_list = [*args_list, "--resume"]
+        assert run.main(args_list) == 0
+        setting = make_setting(build_parser().parse_args(args_list), 0)
+        weights = torch.load(Path("checkpoints") / setting / "checkpoint.pth", weights_only=True)
+        return json.loads(Path("results.jsonl").read_text().splitlines()[-1]), weights
+
+    reference, ref_weights = one_run(tmp_path / "reference", None)
+    resumed, weights = one_run(tmp_path / "resumed", 6 + 3)  # 6 batches per epoch: epoch 2, batch 3
+    capsys.readouterr()
+    keys = ("threshold", "f_score", "unadjusted_f_score", "epochs_run")
+    assert [resumed[k] for k in keys] == [reference[k] for k in keys]
+    assert all(torch.equal(weights[k], ref_weights[k]) for k in ref_weights)
