@@ -14,15 +14,18 @@ report) go to the log and `results.jsonl` beside them.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
+from data_provider.anomaly_loader import SegmentDataset
 from data_provider.data_factory import build_dataset, make_loader
 from exp.checkpointing import BEST_FILE
 from exp.distributed import gather_to_main
@@ -42,14 +45,14 @@ class ReconstructionStep(ForecastStep):
     """The forecasting step with the window itself as the target: batch (x `[B, L, C]`, labels `[B, L]`)
     → (model(x, None, None, None) `[B, L, c_out]`, x `[B, L, C]`); loss, backward and update are inherited."""
 
-    def predict(self, batch: Batch, runner=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def predict(self, batch: Batch, runner: Callable[..., torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         x = batch[0].float().to(self.device, non_blocking=True)
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
             out = (runner or self.runner)(x, None, None, None)
         return out, x
 
 
-def check_anomaly_channels(args, dataset) -> None:
+def check_anomaly_channels(args: argparse.Namespace, dataset: SegmentDataset) -> None:
     """Reconstruction compares every channel: --enc_in and --c_out must both equal the file's channel count."""
     total = dataset.n_channels
     for flag in ("enc_in", "c_out"):
@@ -65,7 +68,7 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         super().__init__(args, run_seed)
         self.step = ReconstructionStep(self.model, args, self.device, runner=self.runner)
 
-    def _model_configs(self, model_class: type):
+    def _model_configs(self, model_class: type) -> argparse.Namespace:
         """The args: the models that read training statistics when built (Koopa, OLinear) forecast only,
         and reject this task themselves with a one-line error."""
         return self.args
