@@ -148,3 +148,27 @@ def test_sigterm_then_resume_matches_an_uninterrupted_run(tmp_path, monkeypatch,
     keys = ("threshold", "f_score", "unadjusted_f_score", "epochs_run")
     assert [resumed[k] for k in keys] == [reference[k] for k in keys]
     assert all(torch.equal(weights[k], ref_weights[k]) for k in ref_weights)
+
+
+@pytest.mark.slow
+def test_torchrun_two_processes_score_like_one(psm):
+    """Under torchrun the train and test energies are gathered in window order on rank 0: the threshold and
+    the scores equal a single process's on the same checkpoint (slow: two process start-ups)."""
+    import os
+    import subprocess
+    import sys
+
+    args_list = argv(psm, "--train_epochs", "1")
+    repo = Path(__file__).resolve().parents[2]
+    launched = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         str(repo / "run.py"), *args_list],
+        env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=300)
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    distributed = json.loads(Path("results.jsonl").read_text().splitlines()[-1])
+    assert distributed["world_size"] == 2
+    assert Path("result_anomaly_detection.txt").read_text().count("F-score") == 1
+    assert run.main(argv(psm, "--train_epochs", "1", "--is_training", "0")) == 0
+    single = json.loads(Path("results.jsonl").read_text().splitlines()[-1])
+    for key in ("threshold", "accuracy", "f_score", "unadjusted_f_score"):
+        assert distributed[key] == pytest.approx(single[key], rel=1e-6), key
