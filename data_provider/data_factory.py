@@ -20,6 +20,13 @@ import os
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from data_provider.anomaly_loader import (
+    MSLSegLoader,
+    PSMSegLoader,
+    SMAPSegLoader,
+    SMDSegLoader,
+    SWATSegLoader,
+)
 from data_provider.data_loader import (
     Dataset_Custom,
     Dataset_ETT_hour,
@@ -42,6 +49,11 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "custom": Dataset_Custom,
     "Solar": Dataset_Solar,
     "PEMS": Dataset_PEMS,
+    "PSM": PSMSegLoader,
+    "MSL": MSLSegLoader,
+    "SMAP": SMAPSegLoader,
+    "SMD": SMDSegLoader,
+    "SWAT": SWATSegLoader,
 }
 
 

@@ -14,7 +14,16 @@ from pathlib import Path, PurePosixPath
 
 from utils.errors import UserInputError
 
-__all__ = ["DATASETS", "TSLIB_DRIVE_URL", "DatasetInfo", "find_by_path", "lookup"]
+__all__ = [
+    "ANOMALY_DATASETS",
+    "DATASETS",
+    "TSLIB_DRIVE_URL",
+    "AnomalyDatasetInfo",
+    "DatasetInfo",
+    "anomaly_files",
+    "find_by_path",
+    "lookup",
+]
 
 #: The dataset folder linked from TSLib's README (a Google Drive folder: browser download only).
 TSLIB_DRIVE_URL = "https://drive.google.com/drive/folders/13Cg1KYOlzM5C7K8gK8NfC-F3EYxkM3D2"
@@ -120,3 +129,51 @@ def find_by_path(path: str | Path) -> tuple[DatasetInfo, Path] | None:
         if path.name == info.file_name:
             return info, Path("dataset")
     return None
+
+
+@dataclass(frozen=True)
+class AnomalyDatasetInfo:
+    """One anomaly-detection benchmark of TSLib: the `--data` key, the folder under the dataset root
+    (TSLib's scripts pass ``--root_path ./dataset/<folder>``), its files in the published format, and
+    the channel count the scripts pass as --enc_in/--c_out."""
+
+    name: str
+    folder: str
+    files: tuple[str, ...]
+    channels: int
+
+
+#: The anomaly benchmarks (TSLib's Google Drive folder, `TSLIB_DRIVE_URL`; none can be fetched here).
+#: Mirror layout (``$TSLIB_DATA_MIRROR`` or ``./dataset``), one folder per benchmark:
+#:
+#:     PSM/train.csv, PSM/test.csv       first column timestamp_(min), then 25 features (NaN allowed)
+#:     PSM/test_label.csv                timestamp_(min), label
+#:     MSL/MSL_train.npy, MSL_test.npy   float [T, 55]; MSL_test_label.npy 0/1 [T]
+#:     SMAP/SMAP_train.npy, ...          float [T, 25]; SMAP_test_label.npy 0/1 [T]
+#:     SMD/SMD_train.npy, ...            float [T, 38]; SMD_test_label.npy 0/1 [T]
+#:     SWaT/swat_train2.csv, swat2.csv   51 features then the label as the last column (header row)
+ANOMALY_DATASETS: dict[str, AnomalyDatasetInfo] = {
+    info.name: info
+    for info in (
+        AnomalyDatasetInfo("PSM", "PSM", ("train.csv", "test.csv", "test_label.csv"), 25),
+        AnomalyDatasetInfo("MSL", "MSL", ("MSL_train.npy", "MSL_test.npy", "MSL_test_label.npy"), 55),
+        AnomalyDatasetInfo("SMAP", "SMAP", ("SMAP_train.npy", "SMAP_test.npy", "SMAP_test_label.npy"), 25),
+        AnomalyDatasetInfo("SMD", "SMD", ("SMD_train.npy", "SMD_test.npy", "SMD_test_label.npy"), 38),
+        AnomalyDatasetInfo("SWAT", "SWaT", ("swat_train2.csv", "swat2.csv"), 51),
+    )
+}
+
+
+def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
+    """The files of anomaly benchmark `name` under `root_path` (its folder, as --root_path), in the
+    order of `AnomalyDatasetInfo.files`; a one-line UserInputError says where to put missing ones."""
+    info = ANOMALY_DATASETS[name]
+    paths = [Path(root_path) / file for file in info.files]
+    missing = [path.name for path in paths if not path.is_file()]
+    if missing:
+        raise UserInputError(
+            f"--data {name}: {', '.join(missing)} not found in --root_path {root_path}; {name} cannot be "
+            f"downloaded automatically: copy {', '.join(info.files)} from TSLib's dataset folder "
+            f"({TSLIB_DRIVE_URL}, folder {info.folder}/) into ./dataset/{info.folder}/ and pass "
+            f"--root_path ./dataset/{info.folder}")
+    return paths

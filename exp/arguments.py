@@ -233,9 +233,15 @@ def validate_args(args: argparse.Namespace) -> None:
         raise UserInputError(str(err)) from None
     positive = ("seq_len", "pred_len", "batch_size", "train_epochs", "itr", "grad_accum", "patience")
     for name in positive:
+        # Anomaly detection reconstructs the input window: TSLib's scripts pass --pred_len 0 (or 100).
+        if name == "pred_len" and args.task_name == "anomaly_detection":
+            continue
         if getattr(args, name) <= 0:
             raise UserInputError(f"--{name} must be a positive integer, got {getattr(args, name)}")
-    if args.label_len < 0 or args.label_len > args.seq_len:
+    if args.task_name == "anomaly_detection" and not 0.0 <= args.anomaly_ratio <= 100.0:
+        raise UserInputError(f"--anomaly_ratio is a percentage in [0, 100], got {args.anomaly_ratio}")
+    # --label_len (decoder start tokens) means nothing to reconstruction (anomaly detection).
+    if args.task_name != "anomaly_detection" and (args.label_len < 0 or args.label_len > args.seq_len):
         raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}")
     if args.learning_rate <= 0:
         raise UserInputError(f"--learning_rate must be positive, got {args.learning_rate}")

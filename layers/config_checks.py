@@ -91,6 +91,17 @@ def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: 
                              "starts from the last label_len input steps, so use --label_len <= --seq_len")
 
 
+def check_task_config(configs: argparse.Namespace, model: str, tasks: Iterable[str]) -> None:
+    """`check_forecast_config` for a model serving `tasks`: --pred_len must be positive only when
+    forecasting (the other tasks work on the input window; TSLib's scripts pass --pred_len 0 there)."""
+    check_task(configs, model, tasks)
+    if configs.task_name in FORECAST_TASKS:
+        check_forecast_config(configs, model)
+        return
+    check_positive(configs, "seq_len", "enc_in", "c_out")
+    check_dropout(configs)
+
+
 def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
     """The checks every forecasting model shares: task, window lengths, channel counts, dropout."""
     check_task(configs, model)

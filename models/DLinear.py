@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 
 from layers.Autoformer_EncDec import series_decomp
-from layers.config_checks import check_forecast_config, check_output_channels, check_positive
+from layers.config_checks import FORECAST_TASKS, check_output_channels, check_positive, check_task_config
 
 
 class PerVariateLinear(nn.Module):
@@ -42,8 +42,12 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
     return layer
 
 
+TASKS = FORECAST_TASKS + ("anomaly_detection",)
+
+
 class Model(nn.Module):
-    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for anomaly detection
+    it maps the window to itself (TSLib sets the output length to seq_len): `[B, L, enc_in]` → `[B, L, c_out]`.
 
     Reads seq_len, pred_len, moving_avg, enc_in, c_out, individual. With c_out < enc_in (features MS)
     the last c_out variates are returned.
@@ -51,20 +55,31 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "DLinear")
+        check_task_config(configs, "DLinear", TASKS)
         check_positive(configs, "moving_avg")
         check_output_channels(configs, "DLinear")
-        self.pred_len = configs.pred_len
+        self.task_name = configs.task_name
+        self.pred_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
         individual = bool(configs.individual)
         # TSLib's attribute names (its spelling of `decompsition` included), so its checkpoints load.
         self.decompsition = series_decomp(configs.moving_avg)
-        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
-        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
+        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        return self.encoder(x_enc)
+
+    def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """TSLib's shared body: `[B, L, enc_in]` → `[B, H, c_out]` (H = seq_len for anomaly detection)."""
         seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
         out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
         return out.transpose(1, 2)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""
+        return self.encoder(x_enc)

@@ -17,11 +17,12 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    FORECAST_TASKS,
     check_choice,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
+    check_task_config,
 )
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
@@ -47,6 +48,9 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
     return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
 
 
+TASKS = FORECAST_TASKS + ("anomaly_detection",)
+
+
 class Model(nn.Module):
     """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
 
@@ -56,7 +60,7 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace, patch_len: int = 16, stride: int = 8) -> None:
         super().__init__()
-        check_forecast_config(configs, "PatchTST")
+        check_task_config(configs, "PatchTST", TASKS)
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
@@ -66,7 +70,10 @@ class Model(nn.Module):
             raise UserInputError(
                 f"--seq_len {configs.seq_len} is too short for PatchTST's patch length {patch_len} "
                 f"(with {padding} steps of end padding); use --seq_len >= {patch_len - padding}")
+        self.task_name = configs.task_name
         self.pred_len = configs.pred_len
+        # Reconstruction tasks read out the input window itself.
+        out_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
         self.normalize = Normalize(configs.enc_in)
         self.patch_embedding = PatchEmbedding(configs.d_model, patch_len, stride, padding, configs.dropout)
@@ -74,16 +81,25 @@ class Model(nn.Module):
                                               configs.dropout, configs.activation, batch_norm_tokens(configs.d_model),
                                               configs.factor)
         num_patches = (configs.seq_len + padding - patch_len) // stride + 1
-        self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, configs.pred_len,
+        self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, out_len,
                                 head_dropout=configs.dropout)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        out = self._encode_decode(x_enc)  # [B, H, N]
+        return self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")  # [B, H, c_out]
+
+    def _encode_decode(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Normalise, patch, encode and read out: `[B, L, N]` → `[B, out_len, N]` (still normalised)."""
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens, n_vars = self.patch_embedding(x.transpose(1, 2))  # [B·N, P, D]
         tokens, _ = self.encoder(tokens)
         tokens = tokens.reshape(-1, n_vars, tokens.shape[-2], tokens.shape[-1])  # [B, N, P, D]
-        out = self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, H, N]
-        out = self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")
-        return out  # [B, H, c_out]
+        return self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, out_len, N]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""
+        return self.normalize(self._encode_decode(x_enc)[:, :, -self.c_out:], "denorm")

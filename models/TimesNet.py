@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from layers.config_checks import EMBED_TYPES, check_choice, check_forecast_config, check_positive
+from layers.config_checks import EMBED_TYPES, FORECAST_TASKS, check_choice, check_positive, check_task_config
 from layers.Conv_Blocks import Inception_Block_V1
 from layers.Embed import DataEmbedding
 from layers.Periods import fft_periods
@@ -54,8 +54,12 @@ class TimesBlock(nn.Module):
         return (res * weight).sum(dim=-1) + x  # [B, T, D]
 
 
+TASKS = FORECAST_TASKS + ("anomaly_detection",)
+
+
 class Model(nn.Module):
-    """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`.
+    """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
+    for anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`.
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff, e_layers, top_k, num_kernels, embed, freq,
     dropout. The projection outputs c_out channels; they are de-normalised with the statistics of
@@ -64,18 +68,21 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "TimesNet")
+        check_task_config(configs, "TimesNet", TASKS)
         check_positive(configs, "d_model", "d_ff", "e_layers", "top_k", "num_kernels")
         check_choice(configs, "embed", EMBED_TYPES)
         if configs.c_out > configs.enc_in:
             raise UserInputError(
                 f"--c_out {configs.c_out} exceeds --enc_in {configs.enc_in}: TimesNet de-normalises each "
                 "output with an input variate's statistics, so use --c_out <= --enc_in")
-        total_len = configs.seq_len + configs.pred_len
+        self.task_name = configs.task_name
+        forecasting = configs.task_name in FORECAST_TASKS
+        # Reconstruction tasks fold the input window itself (TSLib's scripts pass --pred_len 0 there).
+        total_len = configs.seq_len + configs.pred_len if forecasting else configs.seq_len
         if configs.top_k > total_len // 2:
             raise UserInputError(
                 f"--top_k {configs.top_k} exceeds the {total_len // 2} non-zero FFT frequencies of "
-                f"--seq_len + --pred_len = {total_len} steps; use --top_k <= {total_len // 2}")
+                f"the {total_len} steps folded (--seq_len, plus --pred_len when forecasting); use --top_k <= {total_len // 2}")
         self.seq_len = configs.seq_len
         self.pred_len = configs.pred_len
         self.normalize = Normalize(configs.enc_in)
@@ -90,12 +97,19 @@ class Model(nn.Module):
                                            configs.dropout)
         # One LayerNorm shared by every block, as in the reference implementation.
         self.layer_norm = nn.LayerNorm(configs.d_model)
-        self.predict_linear = nn.Linear(configs.seq_len, total_len)
+        if forecasting:
+            self.predict_linear = nn.Linear(configs.seq_len, total_len)
         self.projection = nn.Linear(configs.d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        return self.forecast(x_enc, x_mark_enc)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`."""
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens = self.enc_embedding(x, x_mark_enc)  # [B, L, D]
         tokens = self.predict_linear(tokens.transpose(1, 2)).transpose(1, 2)  # [B, T, D]
@@ -103,3 +117,11 @@ class Model(nn.Module):
             tokens = self.layer_norm(block(tokens))
         out = self.projection(tokens)  # [B, T, c_out]
         return self.normalize(out[:, -self.pred_len:, :], "denorm")  # [B, H, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]` (no time marks, no horizon)."""
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens = self.enc_embedding(x, None)  # [B, L, D]
+        for block in self.model:
+            tokens = self.layer_norm(block(tokens))
+        return self.normalize(self.projection(tokens), "denorm")  # [B, L, c_out]

@@ -17,15 +17,18 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    FORECAST_TASKS,
     check_choice,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding_inverted
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import full_attention_encoder
+
+TASKS = FORECAST_TASKS + ("anomaly_detection",)
 
 
 class Model(nn.Module):
@@ -37,12 +40,15 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "iTransformer")
+        check_task_config(configs, "iTransformer", TASKS)
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
         check_output_channels(configs, "iTransformer")
+        self.task_name = configs.task_name
         self.pred_len = configs.pred_len
+        # Reconstruction tasks read out the input window itself.
+        out_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
         if configs.use_norm not in (0, 1):
             raise ValueError(f"--use_norm {configs.use_norm!r} is not supported; use 1 (RevIN) or 0 (none)")
@@ -52,14 +58,24 @@ class Model(nn.Module):
         self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
                                               configs.dropout, configs.activation, nn.LayerNorm(configs.d_model),
                                               configs.factor)
-        self.projection = nn.Linear(configs.d_model, configs.pred_len)
+        self.projection = nn.Linear(configs.d_model, out_len)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
         n_vars = x_enc.shape[-1]
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens = self.enc_embedding(x, x_mark_enc)  # [B, N + F, D]
         tokens, _ = self.encoder(tokens)
         out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, H, N]
         return self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")  # [B, H, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window from variate tokens alone (no time marks): `[B, L, enc_in]` → `[B, L, c_out]`."""
+        n_vars = x_enc.shape[-1]
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens, _ = self.encoder(self.enc_embedding(x, None))  # [B, N, D]
+        out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, L, N]
+        return self.normalize(out[:, :, -self.c_out:], "denorm")  # [B, L, c_out]

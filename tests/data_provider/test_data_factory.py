@@ -11,6 +11,13 @@ import torch
 from torch.utils.data import RandomSampler, SequentialSampler
 
 from data_provider import data_factory
+from data_provider.anomaly_loader import (
+    MSLSegLoader,
+    PSMSegLoader,
+    SMAPSegLoader,
+    SMDSegLoader,
+    SWATSegLoader,
+)
 from data_provider.data_factory import DATA_DICT, check_channels, data_provider
 from data_provider.data_loader import (
     Dataset_Custom,
@@ -36,7 +43,8 @@ def custom_args(tmp_path, make_configs):
 def test_data_dict_covers_tslib_names_plus_solar_and_pems():
     assert DATA_DICT == {"ETTh1": Dataset_ETT_hour, "ETTh2": Dataset_ETT_hour, "ETTm1": Dataset_ETT_minute,
                          "ETTm2": Dataset_ETT_minute, "custom": Dataset_Custom, "Solar": Dataset_Solar,
-                         "PEMS": Dataset_PEMS}
+                         "PEMS": Dataset_PEMS, "PSM": PSMSegLoader, "MSL": MSLSegLoader, "SMAP": SMAPSegLoader,
+                         "SMD": SMDSegLoader, "SWAT": SWATSegLoader}
 
 
 @pytest.mark.parametrize("flag, shuffled", [("train", True), ("val", True), ("test", False)])
