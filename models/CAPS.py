@@ -25,6 +25,10 @@ depend on the batch. At run time the last min(F, marks width) mark columns are u
 finer than hourly, those are the four hourly features the official scripts use) and the remaining
 mark channels are zero; marks given as None count as all-zero marks. A zero channel contributes
 nothing through the bias-free mixer, so this is exactly "min(F, width) channels, or 0 without marks".
+
+TSLib's other tasks (imputation, anomaly detection, classification) reuse steps 3-6 and the tied
+read-out over the window alone (T = L), with bidirectional blocks by default (`--caps_direction`):
+layers/CAPS_Attention.md, "CAPS in TSLib's other tasks".
 """
 
 from __future__ import annotations
