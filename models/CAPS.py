@@ -25,6 +25,10 @@ depend on the batch. At run time the last min(F, marks width) mark columns are u
 finer than hourly, those are the four hourly features the official scripts use) and the remaining
 mark channels are zero; marks given as None count as all-zero marks. A zero channel contributes
 nothing through the bias-free mixer, so this is exactly "min(F, width) channels, or 0 without marks".
+
+TSLib's other tasks (imputation, anomaly detection, classification) reuse steps 3-6 and the tied
+read-out over the window alone (T = L), with bidirectional blocks by default (`--caps_direction`):
+layers/CAPS_Attention.md, "CAPS in TSLib's other tasks".
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ from torch.utils.checkpoint import checkpoint
 from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, parse_paths
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+# TSLib's tasks CAPS serves; the last three read the whole window (CAPS_Attention.md, "CAPS in TSLib's other tasks").
+CAPS_TASKS = (*FORECAST_TASKS, "imputation", "anomaly_detection", "classification")
+DIRECTION_CHOICES = ("auto", "causal", "bidirectional")
 # The model's own options (the attention's are CAPS_OPTIONS, beside the layer); run.py's flags come from both.
 CAPS_MODEL_OPTIONS: dict[str, CAPSOption] = {
     "caps_checkpoint_rows": CAPSOption(0, None, "CAPS: recompute the blocks in backward over groups of this many "
@@ -47,6 +54,10 @@ CAPS_MODEL_OPTIONS: dict[str, CAPSOption] = {
     "random_channel_dropout": CAPSOption(1, None, "CAPS: random-ratio channel dropout in training (1 on, 0 off)"),
     "number_of_targets": CAPSOption(0, None, "CAPS: decode only the last k channels; 0 = the last --c_out "
                                     "channels (all with --c_out = --enc_in, the target with --features MS --c_out 1)"),
+    "caps_direction": CAPSOption("auto", DIRECTION_CHOICES, "CAPS: causal blocks, or bidirectional (each attention "
+                                 "layer averages the causal kernel over the window and over the time-reversed "
+                                 "window); auto = causal for forecasting, bidirectional for imputation, anomaly "
+                                 "detection and classification"),
 }
 # Floor on the kept fraction (official) and on 1 − r (paper): keeps the survivor rescale finite.
 KEEP_FLOOR = 1e-6
@@ -138,8 +149,36 @@ class MLP(nn.Module):
         return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))
 
 
+def reverse_time(x: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:
+    """x `[N, T, D]` reordered along time by the index `[N, T]` (row n: out[n, t] = x[n, reverse[n, t]])."""
+    return x.gather(1, reverse[..., None].expand_as(x))
+
+
+def time_reversal(lengths: torch.Tensor, total: int) -> torch.Tensor:
+    """The index `[N, T]` that reverses the first lengths[n] steps of row n and keeps the rest in place.
+
+    It is an involution, so the same gather undoes it; the steps after lengths[n] (trailing padding) stay
+    after the valid ones, so a causal kernel on the reordered row never lets them reach a valid step."""
+    steps = torch.arange(total, device=lengths.device)  # [T]
+    lengths = lengths[:, None]  # [N, 1]
+    return torch.where(steps < lengths, lengths - 1 - steps, steps)  # [N, T]
+
+
+def bidirectional_attention(attn: nn.Module, x: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:
+    """½ (attn(x) + R attn(R x)), R = `reverse_time(·, reverse)`: the causal layer over the window and over
+    its time reversal (one call on the two stacked along the batch), so step t sees every step of the window.
+
+    x: `[N, T, D]`; reverse: `[N, T]` from `time_reversal`. The mean (not the sum) keeps the residual
+    branch at the scale the causal block's scaled `c_proj` init assumes."""
+    both = attn(torch.cat([x, reverse_time(x, reverse)]))  # [2N, T, D]
+    ahead, back = both.chunk(2)
+    return 0.5 * (ahead + reverse_time(back, reverse))
+
+
 class CAPSBlock(nn.Module):
-    """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`."""
+    """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`.
+
+    With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer."""
 
     def __init__(self, dim: int, attention: nn.Module, dropout: float) -> None:
         super().__init__()
@@ -148,8 +187,11 @@ class CAPSBlock(nn.Module):
         self.norm2 = RMSNorm(dim)
         self.mlp = MLP(dim, dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.norm1(x))
+    def forward(self, x: torch.Tensor, reverse: torch.Tensor | None = None) -> torch.Tensor:
+        if reverse is None:
+            x = x + self.attn(self.norm1(x))
+        else:
+            x = x + bidirectional_attention(self.attn, self.norm1(x), reverse)
         return x + self.mlp(self.norm2(x))
 
 
@@ -166,8 +208,8 @@ def _flag_int(configs, name: str, default: int | None, minimum: int) -> int:
 
 
 def _flag_choice(configs, name: str) -> str:
-    """A CAPS choice flag, checked against its CAPS_OPTIONS choice list."""
-    option = CAPS_OPTIONS[name]
+    """A CAPS choice flag, checked against its CAPS_OPTIONS / CAPS_MODEL_OPTIONS choice list."""
+    option = _option(name)
     value = getattr(configs, name, option.default)
     if value not in option.choices:
         raise ValueError(f"--{name} {value!r} is not valid; use one of {', '.join(option.choices)}")
@@ -175,16 +217,30 @@ def _flag_choice(configs, name: str) -> str:
 
 
 class Model(nn.Module):
-    """CAPS forecaster: forward(x_enc `[B, L, C]`, x_mark_enc `[B, L, F']` or None, x_dec (unused),
-    x_mark_dec `[B, ≥H, F']` or None) → `[B, H, Ct]` (a plain tensor in train and eval mode)."""
+    """CAPS: forward(x_enc, x_mark_enc, x_dec, x_mark_dec, mask=None) dispatches on `configs.task_name`
+    (TSLib's interface; plain tensors in train and eval mode):
+
+    - forecasting (`forecast`, `short_term_forecast`): x_enc `[B, L, C]`, marks `[B, L, F']` / `[B, ≥H, F']`
+      or None → `[B, H, Ct]`;
+    - `imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)`: x_enc `[B, L, C]` with zeros where mask
+      `[B, L, C]` is 0 → `[B, L, Ct]`;
+    - `anomaly_detection(x_enc)`: `[B, L, C]` → `[B, L, Ct]`;
+    - `classification(x_enc, padding_mask)`: `[B, L, C]`, `[B, L]` (1 = valid step, trailing padding) →
+      logits `[B, configs.num_class]`.
+
+    The non-forecast heads and their choices are described in layers/CAPS_Attention.md ("CAPS in TSLib's
+    other tasks")."""
 
     def __init__(self, configs) -> None:
         super().__init__()
         task = getattr(configs, "task_name", "long_term_forecast")
-        if task not in FORECAST_TASKS:
-            raise ValueError(f"--task_name {task!r} is not supported by CAPS; use one of {', '.join(FORECAST_TASKS)}")
+        if task not in CAPS_TASKS:
+            raise ValueError(f"--task_name {task!r} is not supported by CAPS; use one of {', '.join(CAPS_TASKS)}")
+        self.task_name = task
+        forecasting = task in FORECAST_TASKS
         self.seq_len = _flag_int(configs, "seq_len", 96, 1)
-        self.pred_len = _flag_int(configs, "pred_len", 96, 1)
+        # Only forecasting has a horizon; TSLib's other tasks run with --pred_len 0 (or leave the default).
+        self.pred_len = _flag_int(configs, "pred_len", 96, 1) if forecasting else 0
         self.enc_in = _flag_int(configs, "enc_in", 7, 1)
         e_layers = _flag_int(configs, "e_layers", 3, 1)
         d_model = _flag_int(configs, "d_model", 0, 0)
@@ -209,7 +265,15 @@ class Model(nn.Module):
         if self.time_emb_dim > 0 and self.seq_len < 2:
             raise ValueError(f"--seq_len {self.seq_len} leaves no spread to normalise time features by; "
                              "use --seq_len >= 2 or --time_emb_dim 0")
-        self.n_targets = self._decoded_channels(configs)
+        direction = _flag_choice(configs, "caps_direction")
+        self.bidirectional = direction == "bidirectional" or (direction == "auto" and not forecasting)
+        # Classification pools every channel (c_out means nothing there); the other tasks decode the last c_out.
+        self.n_targets = self.enc_in if task == "classification" else self._decoded_channels(configs)
+        if task == "classification":
+            num_class = getattr(configs, "num_class", None)
+            if isinstance(num_class, bool) or not isinstance(num_class, int) or num_class < 1:
+                raise ValueError(f"classification needs configs.num_class >= 1 (got {num_class!r}); the "
+                                 "classification experiment sets it from the training set's labels")
 
         d_input, d_emb, heads = caps_widths(self.enc_in, self.time_emb_dim, d_model, n_heads)
         width = d_input + d_emb
@@ -236,13 +300,22 @@ class Model(nn.Module):
                                            impl=impl), dropout)
             for _ in range(e_layers)
         )
+        if task == "classification":
+            # Masked mean over the valid steps of each channel's final states, then one linear layer.
+            self.class_norm = RMSNorm(width)
+            self.class_dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(self.n_targets * width, num_class)
         self.apply(self._init_module)
         proj_std = INIT_STD / math.sqrt(2 * e_layers)
         for name, param in self.named_parameters():
             if name.endswith("c_proj.weight"):
                 nn.init.normal_(param, mean=0.0, std=proj_std)
-        # Created after the custom init, as in the official code: PyTorch's default U(±1/√L) init.
-        self.out_fill = nn.Linear(self.seq_len, self.pred_len, bias=False)
+        if forecasting:
+            # Created after the custom init, as in the official code: PyTorch's default U(±1/√L) init.
+            self.out_fill = nn.Linear(self.seq_len, self.pred_len, bias=False)
+        if task == "imputation":
+            # Added to the token of every masked (channel, step): the model knows which zeros are missing values.
+            self.mask_emb = nn.Parameter(torch.zeros(1, self.n_targets, 1, width))
 
     def _decoded_channels(self, configs) -> int:
         """Ct, the number of last channels decoded: --number_of_targets k when given (k must equal --c_out),
@@ -273,7 +346,8 @@ class Model(nn.Module):
     def _time_channels(self, x_mark_enc: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
                        like: torch.Tensor) -> torch.Tensor:
         """The F = time_emb_dim mark channels `[B, F, T]`: the last min(F, width) normalised mark
-        columns, right-aligned, with zeros in front (all zeros when marks are None)."""
+        columns, right-aligned, with zeros in front (all zeros when marks are None). x_mark_dec's last
+        pred_len steps are the horizon's marks (none outside forecasting)."""
         batch, total = like.shape[0], like.shape[-1]
         channels = like.new_zeros(batch, self.time_emb_dim, total)  # [B, F, T]
         if x_mark_enc is None or x_mark_dec is None:
@@ -283,7 +357,7 @@ class Model(nn.Module):
             raise ValueError(f"x_mark_dec has {x_mark_dec.shape[1]} steps; CAPS needs its last "
                              f"--pred_len {self.pred_len} steps")
         enc = x_mark_enc[..., -used:].to(like.dtype)  # [B, L, used]
-        fut = x_mark_dec[:, -self.pred_len:, -used:].to(like.dtype)  # [B, H, used]
+        fut = x_mark_dec[:, x_mark_dec.shape[1] - self.pred_len:, -used:].to(like.dtype)  # [B, H, used]
         channels[:, self.time_emb_dim - used:] = normalise_marks(enc, fut, self.numerics).transpose(1, 2)
         return channels
 
@@ -295,26 +369,49 @@ class Model(nn.Module):
         uniform = torch.rand(batch, channels, 1, device=inputs.device)
         return random_ratio_channel_dropout(inputs, ratio, uniform, rescale=self.numerics)
 
-    def _block_stack(self, z: torch.Tensor) -> torch.Tensor:
+    def _block_stack(self, z: torch.Tensor, reverse: torch.Tensor | None = None) -> torch.Tensor:
         for block in self.blocks:
-            z = block(z)
+            z = block(z, reverse)
         return z
 
-    def _run_blocks(self, z: torch.Tensor) -> torch.Tensor:
-        """The block stack on z `[B·Ct, T, D]`. With `--caps_checkpoint_rows N` (N > 0) and gradients
-        on, it runs over groups of N channel sequences whose activations are recomputed in backward
-        (activation checkpointing): the sequences are independent, so only the group inputs are kept."""
+    def _run_blocks(self, z: torch.Tensor, reverse: torch.Tensor | None = None) -> torch.Tensor:
+        """The block stack on z `[B·Ct, T, D]` (bidirectional with the reversal index `[B·Ct, T]`, causal
+        without). With `--caps_checkpoint_rows N` (N > 0) and gradients on, it runs over groups of N channel
+        sequences whose activations are recomputed in backward (activation checkpointing): the sequences
+        are independent, so only the group inputs are kept."""
         rows = self.checkpoint_rows
         if rows == 0 or rows >= z.shape[0] or not torch.is_grad_enabled() or torch.compiler.is_compiling():
-            return self._block_stack(z)
-        return torch.cat([checkpoint(self._block_stack, part, use_reentrant=False) for part in z.split(rows)])
+            return self._block_stack(z, reverse)
+        reverses = [None] * len(z.split(rows)) if reverse is None else reverse.split(rows)
+        return torch.cat([checkpoint(self._block_stack, part, rev, use_reentrant=False)
+                          for part, rev in zip(z.split(rows), reverses, strict=True)])
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                 x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """TSLib's dispatch on `configs.task_name` (shapes in the class docstring)."""
+        if self.task_name == "long_term_forecast":
+            return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+        if self.task_name == "short_term_forecast":
+            return self.short_term_forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+        if self.task_name == "imputation":
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        return self.classification(x_enc, x_mark_enc)
+
+    def short_term_forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
+                            x_dec: torch.Tensor | None = None,
+                            x_mark_dec: torch.Tensor | None = None) -> torch.Tensor:
+        """The forecast path (`forecast`). TSLib's M4 experiment passes no marks (None): the time channels
+        are then zero and contribute nothing (pass `--time_emb_dim 0` to drop their mixer columns)."""
+        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
         """x_enc `[B, L, C]`, marks `[B, L, F']` / `[B, ≥H, F']` or None → ŷ `[B, H, Ct]`.
 
-        x_dec and mask are accepted for the TSLib signature and unused: the horizon is filled by
-        the learned extension W_ext, not by decoder inputs."""
+        x_dec is accepted for the TSLib signature and unused: the horizon is filled by the learned
+        extension W_ext, not by decoder inputs."""
         batch = x_enc.shape[0]
         targets, horizon = self.n_targets, self.pred_len
         x = x_enc.transpose(1, 2)  # [B, C, L]
@@ -335,8 +432,105 @@ class Model(nn.Module):
         h = torch.cat([channel_tok[:, None].expand(batch, targets, total, self.d_input), values], dim=-1)
         h += self.pos_emb.weight + self.channel_emb  # [B, Ct, T, D]
 
-        z = self._run_blocks(h.view(batch * targets, total, self.width))  # [B·Ct, T, D]
+        reverse = self._full_reversal(batch * targets, total, x.device) if self.bidirectional else None
+        z = self._run_blocks(h.view(batch * targets, total, self.width), reverse)  # [B·Ct, T, D]
 
         read = z.view(batch, targets, total, self.width)[:, :, -horizon:, -self.d_emb:]  # [B, Ct, H, d_emb]
         y = torch.einsum("bche,ce->bch", read, self.value_token_mixer[:, 0, :])  # [B, Ct, H]
         return (y + last[:, -targets:]).transpose(1, 2)  # [B, H, Ct]
+
+    # ---- TSLib's other tasks (layers/CAPS_Attention.md, "CAPS in TSLib's other tasks") ----------------
+
+    @staticmethod
+    def _full_reversal(rows: int, total: int, device: torch.device) -> torch.Tensor:
+        """The reversal index `[rows, T]` of whole windows (t ↦ T − 1 − t)."""
+        return torch.arange(total - 1, -1, -1, device=device).expand(rows, total)
+
+    def _check_window(self, x_enc: torch.Tensor) -> None:
+        if x_enc.shape[1] != self.seq_len:
+            raise ValueError(f"x_enc has {x_enc.shape[1]} steps but CAPS was built for --seq_len {self.seq_len}")
+
+    def _window_states(self, x: torch.Tensor, x_mark_enc: torch.Tensor | None,
+                       missing: torch.Tensor | None = None, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """The final states `[B, Ct, L, D]` of the window x `[B, C, L]` (already shifted), with no horizon.
+
+        x_mark_enc: `[B, L, F']` marks or None; missing: `[B, Ct, L]` bool, adds `mask_emb` where True;
+        lengths: `[B]` valid steps per sample (trailing padding) for the bidirectional reversal, None = L.
+        The tokens are the forecast path's (step 5), over T = L."""
+        batch, _, total = x.shape
+        targets = self.n_targets
+        mixer_in = x
+        if self.time_emb_dim > 0:
+            no_future = None if x_mark_enc is None else x_mark_enc[:, :0]
+            mixer_in = torch.cat([self._time_channels(x_mark_enc, no_future, x), x], dim=1)  # [B, F+C, L]
+        if self.training and self.channel_dropout:
+            mixer_in = self._drop_channels(mixer_in)
+        channel_tok = self.channel_token_mixer(mixer_in.transpose(1, 2))  # [B, L, d_input]
+        values = x[:, -targets:, :, None] * self.value_token_mixer  # [B, Ct, L, d_emb]
+        h = torch.cat([channel_tok[:, None].expand(batch, targets, total, self.d_input), values], dim=-1)
+        h = h + self.pos_emb.weight + self.channel_emb  # [B, Ct, L, D]
+        if missing is not None:
+            h = h + missing[..., None].to(h.dtype) * self.mask_emb
+        reverse = None
+        if self.bidirectional:
+            if lengths is None:
+                reverse = self._full_reversal(batch * targets, total, x.device)
+            else:
+                reverse = time_reversal(lengths.repeat_interleave(targets), total)  # [B·Ct, L]
+        z = self._run_blocks(h.reshape(batch * targets, total, self.width), reverse)  # [B·Ct, L, D]
+        return z.view(batch, targets, total, self.width)
+
+    def _read_out(self, z: torch.Tensor) -> torch.Tensor:
+        """The tied read-out ⟨z_{c,t}[−d_emb:], V_c⟩: z `[B, Ct, L, D]` → `[B, Ct, L]`."""
+        return torch.einsum("bcte,ce->bct", z[..., -self.d_emb:], self.value_token_mixer[:, 0, :])
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, C]` (zeros where masked, as TSLib feeds it), marks
+        `[B, L, F']` or None, mask `[B, L, C]` (1 observed, 0 missing; None = all observed) → `[B, L, Ct]`.
+
+        Each channel is shifted by the mean of its observed values (CAPS's location-only normalisation;
+        the last value may be missing), masked points enter as 0 (= that mean) and their tokens get
+        `mask_emb`. x_dec and x_mark_dec are unused (TSLib passes None)."""
+        self._check_window(x_enc)
+        x = x_enc.transpose(1, 2)  # [B, C, L]
+        observed = torch.ones_like(x, dtype=torch.bool) if mask is None else mask.transpose(1, 2) != 0
+        x = torch.where(observed, x, torch.zeros_like(x))
+        shift = x.sum(-1, keepdim=True) / observed.sum(-1, keepdim=True).clamp_min(1)  # [B, C, 1]
+        x = torch.where(observed, x - shift, torch.zeros_like(x))
+        z = self._window_states(x, x_mark_enc, missing=~observed[:, -self.n_targets:])
+        return (self._read_out(z) + shift[:, -self.n_targets:]).transpose(1, 2)  # [B, L, Ct]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window x_enc `[B, L, C]` → `[B, L, Ct]`; each channel is shifted by its window
+        mean (no marks: TSLib's anomaly loaders have none)."""
+        self._check_window(x_enc)
+        x = x_enc.transpose(1, 2)  # [B, C, L]
+        shift = x.mean(-1, keepdim=True)  # [B, C, 1]
+        z = self._window_states(x - shift, None)
+        return (self._read_out(z) + shift[:, -self.n_targets:]).transpose(1, 2)  # [B, L, Ct]
+
+    def classification(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
+        """Logits `[B, num_class]` of x_enc `[B, L, C]` with TSLib's padding mask x_mark_enc `[B, L]` (non-zero
+        = valid; padding trailing, as TSLib's collate_fn; None = no padding).
+
+        Values are not shifted (TSLib's UEA loader normalises each series already and the level may be
+        the class). Padded steps are zeroed, stay after the valid ones in both directions and are left
+        out of the mean over time of each channel's RMS-normed final states `[B, C, D]`, which are
+        flattened and projected: padded steps do not reach the logits."""
+        self._check_window(x_enc)
+        batch, total, _ = x_enc.shape
+        if x_mark_enc is None:
+            valid = torch.ones(batch, total, dtype=torch.bool, device=x_enc.device)
+        else:
+            valid = x_mark_enc.reshape(batch, total) != 0  # [B, L]
+            if not torch.compiler.is_compiling() and bool((valid[:, 1:] & ~valid[:, :-1]).any()):
+                raise ValueError("CAPS classification needs trailing padding (valid steps first, as TSLib's "
+                                 "collate_fn pads); got a padding mask with a valid step after a padded one")
+        x = torch.where(valid[:, None, :], x_enc.transpose(1, 2), torch.zeros((), dtype=x_enc.dtype,
+                                                                              device=x_enc.device))  # [B, C, L]
+        lengths = valid.sum(-1)  # [B]
+        z = self.class_norm(self._window_states(x, None, lengths=lengths))  # [B, C, L, D]
+        z = torch.where(valid[:, None, :, None], z, torch.zeros((), dtype=z.dtype, device=z.device))
+        pooled = z.sum(2) / lengths.clamp_min(1)[:, None, None].to(z.dtype)  # [B, C, D]
+        return self.projection(self.class_dropout(pooled.flatten(1)))  # [B, num_class]

@@ -385,7 +385,7 @@ CONFIG_ERRORS = {
     "time_emb_dim": (dict(time_emb_dim=-1), "--time_emb_dim"),
     "seq_len-for-marks": (dict(seq_len=1), "--seq_len 1"),
     "channel-dropout": (dict(random_channel_dropout=2), "--random_channel_dropout"),
-    "task": (dict(task_name="imputation"), "--task_name"),
+    "task": (dict(task_name="zero_shot_forecast"), "--task_name"),
     "e_layers": (dict(e_layers=0), "--e_layers"),
     "dropout": (dict(dropout=1.0), "--dropout"),
 }
