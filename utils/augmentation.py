@@ -194,15 +194,16 @@ def time_warp(x: np.ndarray, sigma: float = 0.2, knot: int = 4, rng: Rng | None 
     """Resample each series and channel along a smooth random time warp.
 
     The warp w(t) is the cubic spline through (k_i, k_i·r_i) for knot+2 knots k_i over [0, T-1] and
-    r_i ~ N(1, sigma²), made non-decreasing (a running maximum), rescaled so that w(T-1) = T-1 and
+    r_i ~ N(1, sigma²), made increasing (a running maximum), rescaled so that w(T-1) = T-1 and
     clipped to [0, T-1]. Sample t of x is placed at time w(t): out(u) = x(w⁻¹(u)), linearly interpolated.
     """
     length = x.shape[1]
     knots, values = _knot_curves(x, sigma, knot, _rng(rng))
     steps = np.arange(length, dtype=np.float64)
     warp = CubicSpline(knots, knots[None, :, None] * values, axis=1)(steps)  # [N, T, C]
-    # A large draw can make the spline dip; a warp must not reverse time.
-    warp = np.maximum.accumulate(warp, axis=1)
+    # A large draw can make the spline dip (np.interp then reads garbage); a warp must not reverse
+    # time, so take the running maximum and add a negligible slope to keep it strictly increasing.
+    warp = np.maximum.accumulate(warp, axis=1) + 1e-9 * steps[None, :, None]
     end = warp[:, -1:, :]
     warp = np.clip(warp * np.where(end > 0, (length - 1.0) / np.where(end > 0, end, 1.0), 1.0), 0.0, length - 1.0)
     source = np.empty_like(warp)  # w⁻¹(u) for u = 0..T-1
