@@ -277,13 +277,13 @@ def spawner(x: np.ndarray, labels: np.ndarray, sigma: float = 0.05, rng: Rng | N
     band = _band(length)
     out = np.array(x, dtype=np.float64, copy=True)
     partners = _same_class_partner(classes, rng)
-    for n in np.flatnonzero(partners >= 0):
-        pattern, partner, cut = x[n], x[partners[n]], splits[n]
-        _, (head,) = dtw_align(pattern[None, :cut], partner[None, :cut], band)
-        _, (tail,) = dtw_align(pattern[None, cut:], partner[None, cut:], band)
-        path_a = np.concatenate((head[0], tail[0] + cut))
-        path_b = np.concatenate((head[1], tail[1] + cut))
-        out[n] = _stretch(0.5 * (pattern[path_a] + partner[path_b]), length)
+    paired = np.flatnonzero(partners >= 0)
+    if paired.size:
+        # Both halves of every pair in one batch: a path that must cross the split diagonally is
+        # the head path followed by the tail path.
+        _, paths = dtw_align(x[paired], x[partners[paired]], band, split=splits[paired])
+        for n, (steps_a, steps_b) in zip(paired, paths, strict=True):
+            out[n] = _stretch(0.5 * (x[n, steps_a] + x[partners[n], steps_b]), length)
     return jitter(out, sigma=sigma, rng=rng)
 
 

@@ -20,34 +20,76 @@ import numpy as np
 __all__ = ["dtw_align", "shape_descriptors"]
 
 
-def _accumulated_cost(cost: np.ndarray) -> np.ndarray:
-    """D ``[N, P+1, S+1]`` (row and column 0 are the inf border, D[:, 0, 0] = 0) from cost ``[N, P, S]``."""
-    num, p_len, s_len = cost.shape
+def _accumulated_cost(prototypes: np.ndarray, samples: np.ndarray, band: int | None,
+                      split: np.ndarray | None) -> np.ndarray:
+    """D ``[N, P+1, S+1]`` (row and column 0 are the inf border, D[:, 0, 0] = 0) of the pairs
+    ``[N, P, C]``, ``[N, S, C]``; cells outside the band stay inf and are never computed, and so
+    do cells on opposite sides of a pair's `split` step ``[N]``."""
+    num, p_len, s_len = prototypes.shape[0], prototypes.shape[1], samples.shape[1]
+    band = max(p_len, s_len) if band is None else band
     acc = np.full((num, p_len + 1, s_len + 1), np.inf)
     acc[:, 0, 0] = 0.0
     for d in range(p_len + s_len - 1):
-        rows = np.arange(max(0, d - s_len + 1), min(p_len - 1, d) + 1)
+        rows = _band_rows(d, p_len, s_len, band)
         cols = d - rows
+        cost = np.linalg.norm(prototypes[:, rows] - samples[:, cols], axis=-1)  # [N, len(rows)]
+        if split is not None:
+            cost[(rows[None] < split[:, None]) != (cols[None] < split[:, None])] = np.inf
         best = np.minimum(np.minimum(acc[:, rows, cols], acc[:, rows, cols + 1]), acc[:, rows + 1, cols])
-        acc[:, rows + 1, cols + 1] = cost[:, rows, cols] + best
+        acc[:, rows + 1, cols + 1] = cost + best
     return acc
 
 
-def _traceback(acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Warping path (prototype indices, sample indices) through one accumulated matrix ``[P+1, S+1]``."""
-    i, j = acc.shape[0] - 1, acc.shape[1] - 1
-    path_p, path_s = [i - 1], [j - 1]
-    while i > 1 or j > 1:
-        step = int(np.argmin((acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1])))
-        if step == 0:
-            i, j = i - 1, j - 1
-        elif step == 1:
-            i -= 1
+def _band_rows(d: int, p_len: int, s_len: int, band: int) -> np.ndarray:
+    """Rows i of anti-diagonal d (cells (i, d - i)) inside the matrix and the band |i - j| <= band."""
+    low = max(0, d - s_len + 1, -((band - d) // 2))
+    high = min(p_len - 1, d, (d + band) // 2)
+    return np.arange(low, high + 1)
+
+
+def _distances(prototypes: np.ndarray, samples: np.ndarray, band: int, split: np.ndarray | None) -> np.ndarray:
+    """D[P-1, S-1] of every pair, keeping only the last two anti-diagonals (indexed by row + 1,
+    column 0 the inf border) instead of the whole matrix."""
+    num, p_len, s_len = prototypes.shape[0], prototypes.shape[1], samples.shape[1]
+    prev2 = np.full((num, p_len + 1), np.inf)
+    prev1 = np.full((num, p_len + 1), np.inf)
+    for d in range(p_len + s_len - 1):
+        rows = _band_rows(d, p_len, s_len, band)
+        cols = d - rows
+        cost = np.linalg.norm(prototypes[:, rows] - samples[:, cols], axis=-1)  # [N, len(rows)]
+        if split is not None:
+            cost[(rows[None] < split[:, None]) != (cols[None] < split[:, None])] = np.inf
+        if d == 0:
+            best = np.zeros_like(cost)
         else:
-            j -= 1
-        path_p.append(i - 1)
-        path_s.append(j - 1)
-    return np.asarray(path_p[::-1]), np.asarray(path_s[::-1])
+            # D[i-1, j-1] on diagonal d-2, D[i-1, j] and D[i, j-1] on diagonal d-1
+            best = np.minimum(np.minimum(prev2[:, rows], prev1[:, rows]), prev1[:, rows + 1])
+        current = np.full((num, p_len + 1), np.inf)
+        current[:, rows + 1] = cost + best
+        prev2, prev1 = prev1, current
+    return prev1[:, p_len]
+
+
+def _traceback(acc: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Warping paths (prototype indices, sample indices) through accumulated matrices ``[N, P+1, S+1]``,
+    all pairs walked back in lockstep; a finished pair waits at (1, 1)."""
+    num, rows, cols = acc.shape
+    batch = np.arange(num)
+    i, j = np.full(num, rows - 1), np.full(num, cols - 1)
+    trail_i, trail_j, alive = [i - 1], [j - 1], [np.ones(num, dtype=bool)]
+    while True:
+        active = (i > 1) | (j > 1)
+        if not active.any():
+            break
+        options = np.stack((acc[batch, i - 1, j - 1], acc[batch, i - 1, j], acc[batch, i, j - 1]))  # [3, N]
+        step = np.argmin(options, axis=0)  # first minimum: diagonal, then prototype, then sample step
+        i = np.where(active & (step != 2), i - 1, i)
+        j = np.where(active & (step != 1), j - 1, j)
+        trail_i.append(i - 1)
+        trail_j.append(j - 1)
+        alive.append(active)
+    trail_i, trail_j, alive = np.stack(trail_i), np.stack(trail_j), np.stack(alive)  # [K, N]
+    return [(trail_i[alive[:, n], n][::-1], trail_j[alive[:, n], n][::-1]) for n in range(num)]
 
 
 def shape_descriptors(x: np.ndarray, ratio: float = 0.05) -> np.ndarray:
@@ -65,14 +107,17 @@ def shape_descriptors(x: np.ndarray, ratio: float = 0.05) -> np.ndarray:
 
 
 def dtw_align(prototypes: np.ndarray, samples: np.ndarray, window: int | None = None,
-              return_path: bool = True, chunk: int = 64,
+              return_path: bool = True, chunk: int | None = None, split: np.ndarray | None = None,
               ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]] | None]:
     """DTW of each pair (prototypes[n], samples[n]): ``[N, P, C]`` and ``[N, S, C]``.
 
     window: Sakoe-Chiba band half-width (None: unconstrained); the band always admits a path
-    because it is widened to |P - S| when narrower. Returns the distances ``[N]`` and, when
+    because it is widened to |P - S| when narrower. split ``[N]`` (equal lengths only): align
+    steps [0, split) and [split, T) separately, i.e. the path passes from (split-1, split-1) to
+    (split, split), as SPAWNER does. Returns the distances ``[N]`` and, when
     return_path, a list of N paths (prototype indices ``[K]``, sample indices ``[K]``), monotone,
-    from (0, 0) to (P-1, S-1). Pairs are processed `chunk` at a time to bound memory (N*P*S floats).
+    from (0, 0) to (P-1, S-1). Pairs are processed `chunk` at a time (None: as many as fit in
+    about 64 MiB of accumulated cost).
     """
     prototypes = np.asarray(prototypes, dtype=np.float64)
     samples = np.asarray(samples, dtype=np.float64)
@@ -82,18 +127,20 @@ def dtw_align(prototypes: np.ndarray, samples: np.ndarray, window: int | None = 
     if p_len == 0 or s_len == 0:
         raise ValueError("dtw_align needs non-empty series")
     band = None if window is None else max(int(window), abs(p_len - s_len))
-    outside = None
-    if band is not None:
-        outside = np.abs(np.arange(p_len)[:, None] - np.arange(s_len)[None, :]) > band  # [P, S]
+    if split is not None:
+        split = np.asarray(split, dtype=np.int64)
+        if p_len != s_len or split.shape != (num,) or np.any((split < 1) | (split >= p_len)):
+            raise ValueError("split needs equal lengths T and one step in [1, T-1] per pair")
+    if not return_path:
+        return _distances(prototypes, samples, max(p_len, s_len) if band is None else band, split), None
+    if chunk is None:
+        # bound the accumulated matrices to about 2^23 cells (64 MiB)
+        chunk = max(1, 2 ** 23 // ((p_len + 1) * (s_len + 1)))
     distances = np.empty(num)
-    paths: list[tuple[np.ndarray, np.ndarray]] | None = [] if return_path else None
+    paths: list[tuple[np.ndarray, np.ndarray]] = []
     for start in range(0, num, chunk):
-        p, s = prototypes[start:start + chunk], samples[start:start + chunk]
-        cost = np.linalg.norm(p[:, :, None, :] - s[:, None, :, :], axis=-1)  # [n, P, S]
-        if outside is not None:
-            cost[:, outside] = np.inf
-        acc = _accumulated_cost(cost)
-        distances[start:start + len(p)] = acc[:, -1, -1]
-        if paths is not None:
-            paths.extend(_traceback(a) for a in acc)
+        part = None if split is None else split[start:start + chunk]
+        acc = _accumulated_cost(prototypes[start:start + chunk], samples[start:start + chunk], band, part)
+        distances[start:start + len(acc)] = acc[:, -1, -1]
+        paths.extend(_traceback(acc))
     return distances, paths

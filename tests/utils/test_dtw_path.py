@@ -29,12 +29,16 @@ def reference_dtw(p: np.ndarray, s: np.ndarray, window: int | None) -> tuple[flo
 
 @pytest.mark.parametrize("p_len, s_len, channels, window", [
     (1, 7, 1, None), (7, 1, 2, None), (13, 13, 3, 2), (17, 11, 2, None), (23, 23, 1, 3), (9, 14, 4, 1),
+    (12, 12, 2, 0),
 ], ids=lambda v: str(v))
 def test_dtw_align_matches_reference(p_len, s_len, channels, window):
     rng = np.random.default_rng(p_len * 100 + s_len)
     prototypes = rng.normal(size=(3, p_len, channels))
     samples = rng.normal(size=(3, s_len, channels))
     distances, paths = dtw_align(prototypes, samples, window, chunk=2)
+    only, none = dtw_align(prototypes, samples, window, return_path=False)
+    assert none is None
+    np.testing.assert_allclose(only, distances, rtol=1e-12)
     for n in range(3):
         value, path_p, path_s = reference_dtw(prototypes[n], samples[n], window)
         np.testing.assert_allclose(distances[n], value, rtol=1e-12)
@@ -80,3 +84,19 @@ def test_shape_descriptors_match_slow_windows(length):
     for t in (0, length // 2, length - 1):
         rows = np.clip(np.arange(t - front, t - front + width), 0, length - 1)  # edge padding
         np.testing.assert_array_equal(desc[:, t].reshape(2, 3, width), x[:, rows].transpose(0, 2, 1))
+
+
+def test_split_alignment_is_the_two_halves_aligned_separately():
+    rng = np.random.default_rng(11)
+    p, s = rng.normal(size=(4, 26, 2)), rng.normal(size=(4, 26, 2))
+    split = np.array([1, 9, 13, 25])
+    distances, paths = dtw_align(p, s, window=3, split=split)
+    np.testing.assert_allclose(dtw_align(p, s, window=3, split=split, return_path=False)[0], distances, rtol=1e-12)
+    for n, cut in enumerate(split):
+        head = reference_dtw(p[n, :cut], s[n, :cut], 3)
+        tail = reference_dtw(p[n, cut:], s[n, cut:], 3)
+        np.testing.assert_allclose(distances[n], head[0] + tail[0], rtol=1e-12)
+        np.testing.assert_array_equal(paths[n][0], np.concatenate((head[1], tail[1] + cut)))
+        np.testing.assert_array_equal(paths[n][1], np.concatenate((head[2], tail[2] + cut)))
+    with pytest.raises(ValueError, match="split needs"):
+        dtw_align(p, s, split=np.array([0, 1, 2, 3]))
