@@ -61,8 +61,9 @@ from scipy.interpolate import CubicSpline
 from utils.dtw_path import dtw_align, shape_descriptors
 
 __all__ = [
-    "LABEL_PRESETS", "PRESETS", "TIME_MOVING_PRESETS", "augment", "augment_series", "discriminative_guided_warp",
-    "jitter", "magnitude_warp", "permutation", "random_guided_warp", "rotation", "run_augmentation",
+    "LABEL_PRESETS", "PRESETS", "TIME_MOVING_PRESETS", "TSLIB_AUGMENTATION_SEED", "augment", "augment_series",
+    "chosen_presets", "discriminative_guided_warp", "discriminative_guided_warp_shape", "jitter", "magnitude_warp",
+    "permutation", "random_guided_warp", "random_guided_warp_shape", "rotation", "run_augmentation",
     "run_augmentation_single", "scaling", "spawner", "time_warp", "wdba", "window_slice", "window_warp",
 ]
 
