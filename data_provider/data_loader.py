@@ -35,6 +35,7 @@ from torch.utils.data import Dataset
 
 from data_provider.fetch import fetch_command
 from data_provider.registry import find_by_path
+from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
 from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_features
 
@@ -150,10 +151,11 @@ class WindowDataset(Dataset):
     Custom/Solar/PEMS), `used_columns` (the C columns served: all for M/MS, [target] for S),
     `scale`, `scaler` (fit on train rows), `border1s`/`border2s`.
 
-    Constructor (TSLib's signature): `args` supplies `fillna` and `augmentation_ratio` (None means
-    defaults); `size` = [seq_len L, label_len Ll, pred_len H]; `flag` picks the split; `timeenc` 1
-    gives timeF marks, 0 integer calendar marks, both for `freq`. `seasonal_patterns` is accepted for
-    signature compatibility only (it selects an M4 subset in TSLib).
+    Constructor (TSLib's signature): `args` supplies `fillna`, and `augmentation_ratio` with the
+    augmentation presets and `seed` (None means defaults); with a ratio > 0 the train split is
+    augmented once as a whole series (utils/augmentation.py::augment_series); `size` = [seq_len L,
+    label_len Ll, pred_len H]; `flag` picks the split; `timeenc` 1 gives timeF marks, 0 integer
+    calendar marks, both for `freq`. `seasonal_patterns` is accepted for signature compatibility only (it selects an M4 subset in TSLib).
     """
 
     #: val/test start seq_len rows early, so their first window's input lies in the previous split.
@@ -192,6 +194,13 @@ class WindowDataset(Dataset):
             values = self.scaler.transform(values)
         self.data_x = values[border1:border2].astype(np.float32)  # [rows, C]
         self.data_y = self.data_x
+        #: TSLib's augmentation tag ("1_jitter..."), "" when the split is not augmented.
+        self.augmentation_tags = ""
+        if flag == "train" and getattr(args, "augmentation_ratio", 0) > 0:
+            try:
+                self.data_x, self.data_y, self.augmentation_tags = augment_series(self.data_x, args)
+            except ValueError as exc:
+                raise UserInputError(str(exc)) from None
         split_dates = dates[border1:border2] if dates is not None else None
         self.data_stamp = self._marks(split_dates, border2 - border1)  # [rows, F]
 
@@ -208,9 +217,6 @@ class WindowDataset(Dataset):
             raise UserInputError(f"--seq_len {self.seq_len} and --pred_len {self.pred_len} must be at least 1")
         if not 0 <= self.label_len <= self.seq_len:
             raise UserInputError(f"--label_len {self.label_len} must be between 0 and --seq_len {self.seq_len}")
-        if getattr(args, "augmentation_ratio", 0) > 0:
-            raise UserInputError(f"--augmentation_ratio {args.augmentation_ratio}: data augmentation is not "
-                                 "implemented; pass --augmentation_ratio 0")
 
     def _load(self, path: Path) -> tuple[pd.DataFrame, pd.DatetimeIndex | None, Callable[[int], str]]:
         """Read the file: feature columns (no date), the timestamps or None, and a formatter that

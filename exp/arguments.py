@@ -22,6 +22,7 @@ LRADJ_CHOICES = ("type1", "type2", "type3", "cosine", "constant", "onecycle")
 OPTIMIZERS = ("adam", "adamw")
 AMP_DTYPES = ("fp16", "bf16")
 
+# TSLib's flag order (its --help); utils/augmentation.py applies them in its own fixed order.
 AUGMENTATIONS = ("jitter", "scaling", "permutation", "randompermutation", "magwarp", "timewarp", "windowslice",
                  "windowwarp", "rotation", "spawner", "dtwwarp", "shapedtwwarp", "wdba", "discdtw", "discsdtw")
 
@@ -173,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = p.add_argument_group("metrics and augmentation")
     g.add_argument("--use_dtw", action="store_true", default=False, help="compute DTW (slow)")
-    g.add_argument("--augmentation_ratio", type=int, default=0, help="how many times to augment (not implemented: must be 0)")
+    g.add_argument("--augmentation_ratio", type=int, default=0,
+                   help="how many times to augment the train split (0: off); forecasting augments its train "
+                        "series once, classification adds this many augmented copies")
     g.add_argument("--seed", type=int, default=TSLIB_DEFAULT_SEED, help="seed for python, numpy and torch; each itr run ii uses seed + ii")
     g.add_argument("--rng_stream", type=str, default="tslib", choices=RNG_STREAMS,
                    help="tslib: the train shuffle and the loaders' seeds are drawn from the global torch RNG where "
@@ -181,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "out as TSLib does; epoch: the train order is a function of (seed, epoch) and evaluation "
                         "draws nothing (used under torchrun)")
     for name in AUGMENTATIONS:
-        g.add_argument(f"--{name}", action="store_true", default=False, help=f"{name} augmentation preset (not implemented)")
+        g.add_argument(f"--{name}", action="store_true", default=False,
+                       help=f"{name} augmentation preset (with --augmentation_ratio > 0; see utils/augmentation.py)")
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")
     # Not a command-line flag: the training split that Koopa/OLinear read when built
     # (utils/train_split.py); the experiment attaches it to a copy of the args.
@@ -253,5 +257,22 @@ def validate_args(args: argparse.Namespace) -> None:
         raise UserInputError(f"--save_every_steps must be >= 0 (0 saves last.pth at epoch ends only), got {args.save_every_steps}")
     if args.num_workers < 0:
         raise UserInputError(f"--num_workers must be >= 0, got {args.num_workers}")
-    if args.augmentation_ratio != 0 or any(getattr(args, name) for name in AUGMENTATIONS):
-        raise UserInputError("data augmentation (--augmentation_ratio and its presets) is not implemented; drop those flags")
+    check_augmentation(args)
+
+
+def check_augmentation(args: argparse.Namespace) -> None:
+    """Reject augmentation flags that would do nothing or cannot apply to --task_name."""
+    from utils.augmentation import LABEL_PRESETS
+
+    presets = [name for name in AUGMENTATIONS if getattr(args, name)]
+    if args.augmentation_ratio < 0:
+        raise UserInputError(f"--augmentation_ratio must be >= 0 (0 turns augmentation off), got {args.augmentation_ratio}")
+    if args.augmentation_ratio == 0 and presets:
+        raise UserInputError(f"--{presets[0]} does nothing without --augmentation_ratio N (N >= 1); add it or drop the preset")
+    if args.augmentation_ratio > 0 and not presets:
+        raise UserInputError(f"--augmentation_ratio {args.augmentation_ratio} needs at least one preset "
+                             f"(--{' --'.join(AUGMENTATIONS)})")
+    labelled = [name for name in presets if name in LABEL_PRESETS]
+    if labelled and args.task_name != "classification":
+        raise UserInputError(f"--{labelled[0]} needs class labels (--task_name classification); "
+                             f"--task_name {args.task_name} has none")

@@ -298,10 +298,27 @@ def test_ett_file_too_short_for_fixed_borders(tmp_path):
         Dataset_ETT_hour(None, str(tmp_path), size=SIZE, data_path="ETTh1.csv")
 
 
-def test_augmentation_is_rejected(tmp_path):
+def test_augmentation_changes_train_inputs_only(tmp_path):
     write_custom(tmp_path / "data.csv")
-    args = argparse.Namespace(augmentation_ratio=1, fillna="none")
-    with pytest.raises(UserInputError, match=r"--augmentation_ratio 1: data augmentation is not implemented"):
+    clean = {flag: custom(tmp_path / "data.csv", flag=flag) for flag in ("train", "val", "test")}
+    args = argparse.Namespace(augmentation_ratio=1, fillna="none", jitter=True, seed=2)
+    noisy = {flag: custom(tmp_path / "data.csv", flag=flag, args=args) for flag in ("train", "val", "test")}
+    assert noisy["train"].augmentation_tags == "1_jitter"
+    assert noisy["train"].data_x.dtype == np.float32
+    assert not np.array_equal(noisy["train"].data_x, clean["train"].data_x)
+    np.testing.assert_array_equal(noisy["train"].data_y, clean["train"].data_y)
+    for flag in ("val", "test"):
+        np.testing.assert_array_equal(noisy[flag].data_x, clean[flag].data_x)
+    # A preset that moves values in time serves the targets from the same augmented series.
+    warped = custom(tmp_path / "data.csv", args=argparse.Namespace(augmentation_ratio=1, fillna="none",
+                                                                   timewarp=True, seed=2))
+    assert warped.data_y is warped.data_x
+
+
+def test_augmentation_label_preset_is_rejected(tmp_path):
+    write_custom(tmp_path / "data.csv")
+    args = argparse.Namespace(augmentation_ratio=1, fillna="none", spawner=True, seed=2)
+    with pytest.raises(UserInputError, match=r"^--spawner needs class labels"):
         custom(tmp_path / "data.csv", args=args)
 
 

@@ -65,8 +65,9 @@ def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
         ("freq", "fortnight", "--freq"),
         ("pred_len", 0, "--pred_len must be a positive integer"),
         ("label_len", 200, "--label_len must lie in"),
-        ("augmentation_ratio", 2, "augmentation"),
-        ("jitter", True, "augmentation"),
+        ("augmentation_ratio", 2, "--augmentation_ratio 2 needs at least one preset"),
+        ("augmentation_ratio", -1, "--augmentation_ratio must be >= 0"),
+        ("jitter", True, "--jitter does nothing without --augmentation_ratio"),
     ],
     ids=lambda v: str(v),
 )
@@ -78,6 +79,17 @@ def test_validate_args_rejects_bad_values_listing_choices(make_configs, flag, va
 
 def test_validate_args_accepts_defaults(make_configs):
     validate_args(make_configs())
+
+
+def test_validate_args_accepts_augmentation(make_configs):
+    validate_args(make_configs(augmentation_ratio=1, jitter=True, timewarp=True))
+
+
+def test_validate_args_rejects_label_presets_without_labels(make_configs):
+    args = make_configs(augmentation_ratio=1, jitter=True, wdba=True)
+    with pytest.raises(UserInputError, match=r"^--wdba needs class labels \(--task_name classification\); "
+                                             r"--task_name long_term_forecast has none$"):
+        validate_args(args)
 
 
 def test_caps_flags_are_the_options_defined_beside_the_code():
