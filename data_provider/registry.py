@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from utils.errors import UserInputError
 
-__all__ = ["DATASETS", "TSLIB_DRIVE_URL", "DatasetInfo", "find_by_path", "lookup"]
+__all__ = ["DATASETS", "DATASET_GROUPS", "TSLIB_DRIVE_URL", "DatasetInfo", "expand_names", "find_by_path", "lookup"]
 
 #: The dataset folder linked from TSLib's README (a Google Drive folder: browser download only).
 TSLIB_DRIVE_URL = "https://drive.google.com/drive/folders/13Cg1KYOlzM5C7K8gK8NfC-F3EYxkM3D2"
@@ -61,6 +61,13 @@ def _pems(number: str, steps: int, nodes: int) -> DatasetInfo:
     return DatasetInfo(f"PEMS{number}", f"PEMS/PEMS{number}.npz", "PEMS", steps, nodes)
 
 
+def _m4(name: str, file: str, rows: int, cols: int | None, mirrored: bool = True) -> DatasetInfo:
+    """An M4 file under ``m4/`` (rows: series; cols: CSV columns, None for the per-series arrays).
+    TSLib downloads the first three from its Hugging Face mirror; the Naive2 forecasts (for OWA) come from
+    the M4 competition's published submissions and must be placed by hand."""
+    return DatasetInfo(name, f"m4/{file}", "m4", rows, cols, url=_HF + f"m4/{file}" if mirrored else None)
+
+
 DATASETS: dict[str, DatasetInfo] = {
     info.name: info
     for info in (
@@ -89,8 +96,15 @@ DATASETS: dict[str, DatasetInfo] = {
         _pems("04", 16992, 307),
         _pems("07", 28224, 883),
         _pems("08", 17856, 170),
+        _m4("M4-info", "M4-info.csv", 100000, 6),
+        _m4("M4-training", "training.npz", 100000, None),
+        _m4("M4-test", "test.npz", 100000, None),
+        _m4("M4-Naive2", "submission-Naive2.csv", 100000, 49, mirrored=False),
     )
 }
+
+#: Names that stand for several files (`python -m data_provider.fetch m4`).
+DATASET_GROUPS: dict[str, tuple[str, ...]] = {"m4": ("M4-info", "M4-training", "M4-test", "M4-Naive2")}
 
 # Names people use for the same files (TSLib scripts say ECL and ILI; Solar-Energy papers say solar).
 _ALIASES = {"ecl": "electricity", "ili": "illness", "exchange": "exchange_rate", "solar_al": "Solar"}
@@ -120,3 +134,8 @@ def find_by_path(path: str | Path) -> tuple[DatasetInfo, Path] | None:
         if path.name == info.file_name:
             return info, Path("dataset")
     return None
+
+
+def expand_names(names: list[str]) -> list[str]:
+    """Replace each group name (case-insensitive, e.g. ``m4``) by the names of its files."""
+    return [member for name in names for member in DATASET_GROUPS.get(name.lower(), (name,))]
