@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,8 +104,8 @@ def _read_series(path: Path) -> list[np.ndarray]:
     """The per-series float arrays of a training/test file (pickled object array, .npy or one-array .npz)."""
     try:
         loaded = np.load(path, allow_pickle=True)
-    except (OSError, ValueError, EOFError) as exc:
-        raise UserInputError(f"M4 file {path} is not a numpy array file: {exc}") from exc
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError) as exc:
+        raise UserInputError(f"M4 file {path} is not a numpy array file ({exc})") from exc
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
             if len(loaded.files) != 1:
