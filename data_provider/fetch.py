@@ -24,7 +24,14 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from data_provider.registry import DATASET_GROUPS, DATASETS, TSLIB_DRIVE_URL, DatasetInfo, expand_names, lookup
+from data_provider.registry import (
+    DATASET_GROUPS,
+    DATASETS,
+    TSLIB_DRIVE_URL,
+    DatasetInfo,
+    expand_names,
+    lookup,
+)
 from utils.errors import MissingDataError, UserInputError
 
 __all__ = ["ChecksumError", "fetch", "fetch_command", "main", "verify"]

@@ -179,7 +179,7 @@ class Dataset_M4(Dataset):  # noqa: N801 - TSLib's public name
         if not self.timeseries:
             raise UserInputError(f"{Path(root_path) / M4_FILES['info']} lists no {seasonal_patterns} series")
         if flag == "train":
-            short = [i for i, ts in zip(self.ids, self.timeseries) if len(ts) < 2]
+            short = [i for i, ts in zip(self.ids, self.timeseries, strict=True) if len(ts) < 2]
             if short:
                 raise UserInputError(f"M4 series {short[0]} has fewer than 2 training values; "
                                      "a training window needs at least one input and one target value")

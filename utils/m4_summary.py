@@ -62,7 +62,7 @@ def group_scores(forecast: np.ndarray, insample: Sequence[np.ndarray], target: n
     return {
         "smape": float(np.mean(smape(forecast, target))),
         "mape": float(np.mean(mape(forecast, target))),
-        "mase": float(np.mean([mase(f, x, y, frequency) for f, x, y in zip(forecast, insample, target)])),
+        "mase": float(np.mean([mase(f, x, y, frequency) for f, x, y in zip(forecast, insample, target, strict=True)])),
     }
 
 

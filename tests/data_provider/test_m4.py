@@ -52,7 +52,7 @@ def test_groups_in_file_order_and_test_split(m4_root):
     monthly = dataset(root, "Monthly")
     assert list(monthly.ids) == ["M1", "M2", "M3"]
     assert len(monthly) == 3
-    for got, want in zip(monthly.timeseries, written["training"][6:9]):
+    for got, want in zip(monthly.timeseries, written["training"][6:9], strict=True):
         np.testing.assert_array_equal(got, want)
     test = dataset(root, "Monthly", flag="test")
     assert [len(ts) for ts in test.timeseries] == [18, 18, 18]
@@ -94,7 +94,7 @@ def test_cut_points_follow_numpys_global_rng_in_tslibs_range(m4_root):
         item = ds[index]
         np.random.seed(index)
         cut = np.random.randint(low=max(1, len(series) - limit), high=len(series), size=1)[0]
-        for got, want in zip(item, ds.window(series, cut)):
+        for got, want in zip(item, ds.window(series, cut), strict=True):
             np.testing.assert_array_equal(got, want)
         assert max(1, len(series) - limit) <= cut < len(series)
     assert item[0].shape == (16, 1) and item[1].shape == (16, 1) and item[0].dtype == np.float64

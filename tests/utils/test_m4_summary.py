@@ -35,15 +35,15 @@ def test_group_scores_rejects_a_wrong_number_of_forecasts():
 
 
 def test_summarize_groups_pools_weekly_daily_hourly_and_weights_by_series():
-    scores = dict(zip(M4_GROUPS, [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]))
-    counts = dict(zip(M4_GROUPS, [2, 1, 1, 1, 1, 2]))
+    scores = dict(zip(M4_GROUPS, [10.0, 20.0, 30.0, 40.0, 50.0, 60.0], strict=True))
+    counts = dict(zip(M4_GROUPS, [2, 1, 1, 1, 1, 2], strict=True))
     out = summarize_groups(scores, counts)
     assert out == pytest.approx({"Yearly": 10.0, "Quarterly": 20.0, "Monthly": 30.0,
                                  "Others": (40 + 50 + 120) / 4, "Average": 280 / 8})
 
 
 def test_owa_is_half_the_sum_of_the_ratios_of_pooled_scores():
-    counts = dict(zip(M4_GROUPS, [1, 1, 1, 1, 1, 1]))
+    counts = dict(zip(M4_GROUPS, [1, 1, 1, 1, 1, 1], strict=True))
     model = {g: {"smape": 10.0, "mape": 1.0, "mase": 1.0} for g in M4_GROUPS}
     naive2 = {g: {"smape": 20.0, "mape": 2.0, "mase": 4.0} for g in M4_GROUPS}
     # (1/4 + 10/20) / 2 = 0.375 everywhere.
@@ -60,14 +60,14 @@ def slow_summary(data: dict) -> dict:
     per_group = {}
     for g, d in data.items():
         acc = {"smape": [], "mape": [], "mase": [], "n_smape": [], "n_mase": []}
-        for f, n2, x, y in zip(d["forecast"], d["naive2"], d["insample"], d["target"]):
+        for f, n2, x, y in zip(d["forecast"], d["naive2"], d["insample"], d["target"], strict=True):
             m = d["frequency"]
             scale = sum(abs(x[i] - x[i - m]) for i in range(m, len(x))) / (len(x) - m)
             for name, fc in (("", f), ("n_", n2)):
-                sm = [200 * abs(a - b) / (abs(a) + abs(b)) if abs(a) + abs(b) else 0.0 for a, b in zip(fc, y)]
+                sm = [200 * abs(a - b) / (abs(a) + abs(b)) if abs(a) + abs(b) else 0.0 for a, b in zip(fc, y, strict=True)]
                 acc[name + "smape"].extend(sm)
-                acc[name + "mase"].append(sum(abs(a - b) for a, b in zip(fc, y)) / len(y) / scale)
-            acc["mape"].extend(100 * abs(a - b) / (abs(b) if b else 1.0) for a, b in zip(f, y))
+                acc[name + "mase"].append(sum(abs(a - b) for a, b in zip(fc, y, strict=True)) / len(y) / scale)
+            acc["mape"].extend(100 * abs(a - b) / (abs(b) if b else 1.0) for a, b in zip(f, y, strict=True))
         per_group[g] = {k: sum(v) / len(v) for k, v in acc.items()} | {"count": len(d["target"])}
     out = {}
     for name in ("smape", "mape", "mase", "n_smape", "n_mase"):
@@ -86,7 +86,7 @@ def slow_summary(data: dict) -> dict:
 def test_summary_matches_the_slow_reference():
     rng = np.random.default_rng(7)
     data = {}
-    for g, (n, h, m) in zip(M4_GROUPS, [(4, 6, 1), (3, 8, 4), (5, 18, 12), (2, 13, 1), (3, 14, 1), (2, 48, 24)]):
+    for g, (n, h, m) in zip(M4_GROUPS, [(4, 6, 1), (3, 8, 4), (5, 18, 12), (2, 13, 1), (3, 14, 1), (2, 48, 24)], strict=True):
         target = rng.uniform(50, 150, (n, h))
         target[0, 0] = 0.0  # a zero target: MAPE divides by 1
         data[g] = {"forecast": target + rng.normal(0, 10, (n, h)), "naive2": target + rng.normal(0, 20, (n, h)),
