@@ -1,10 +1,13 @@
 """Short-term forecasting on M4 (exp/exp_short_term_forecasting.py), on small files in the published
 format: tiny end-to-end `run.py` runs writing TSLib's files and the M4 summary (checked against a slow
-reference), validation and training losses, the four baseline models without time marks, test-only reload."""
+reference), validation and training losses, the four baseline models without time marks, test-only reload, resume."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +17,8 @@ import torch
 
 import run
 from data_provider.m4 import FREQUENCIES, HORIZONS
-from exp.arguments import build_parser
-from exp.exp_short_term_forecasting import Exp_Short_Term_Forecast, ShortTermStep
+from exp.arguments import build_parser, make_setting
+from exp.exp_short_term_forecasting import Exp_Short_Term_Forecast, ShortTermStep, apply_m4_lengths
 from exp.m4_summary import M4Summary, read_forecasts
 from tests.data_provider.m4_synthetic import write_m4
 from tests.utils.test_m4_summary import slow_summary
@@ -168,3 +171,36 @@ def test_missing_m4_files_end_in_one_error_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: M4 file dataset/m4/M4-info.csv not found; put M4-info.csv, training.npz, test.npz")
     assert "\n" not in err
+
+
+def test_sigterm_then_resume_matches_an_uninterrupted_run(m4, tmp_path, quick_plots, monkeypatch):
+    # 3 epochs of 3 one-series batches; the cut points come from numpy's global RNG, whose state last.pth keeps.
+    recipe = argv("Monthly", "DLinear", "--batch_size", "1", "--train_epochs", "3", "--patience", "5")
+    assert run.main(recipe) == 0
+    forecast = tmp_path / "m4_results" / "DLinear" / "Monthly_forecast.csv"
+    reference = forecast.read_text()
+    args = build_parser().parse_args(recipe)
+    apply_m4_lengths(args)  # the setting string shows the lengths the experiment sets
+    setting = make_setting(args, 0)
+    weights = torch.load(tmp_path / "checkpoints" / setting / "checkpoint.pth")
+    shutil.rmtree(tmp_path / "checkpoints")
+    forecast.unlink()
+
+    calls = {"train": 0}
+    original = Exp_Short_Term_Forecast._predict
+
+    def predict(self, batch, runner=None):
+        if runner is None:
+            calls["train"] += 1
+            if calls["train"] == 3 + 2:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, batch, runner)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Exp_Short_Term_Forecast, "_predict", predict)
+        assert run.main(recipe) == 128 + signal.SIGTERM
+    assert torch.load(tmp_path / "checkpoints" / setting / "last.pth")["progress"]["step"] == 2
+    assert run.main([*recipe, "--resume"]) == 0
+    assert forecast.read_text() == reference
+    resumed = torch.load(tmp_path / "checkpoints" / setting / "checkpoint.pth")
+    assert all(torch.equal(resumed[k], weights[k]) for k in weights)
