@@ -35,6 +35,7 @@ from data_provider.data_loader import (
     Dataset_Solar,
     WindowDataset,
 )
+from data_provider.m4 import Dataset_M4
 from utils.errors import UserInputError
 
 __all__ = ["DATA_DICT", "build_dataset", "check_channels", "data_provider", "make_loader"]
@@ -49,6 +50,7 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "custom": Dataset_Custom,
     "Solar": Dataset_Solar,
     "PEMS": Dataset_PEMS,
+    "m4": Dataset_M4,
     "PSM": PSMSegLoader,
     "MSL": MSLSegLoader,
     "SMAP": SMAPSegLoader,

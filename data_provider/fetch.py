@@ -24,7 +24,14 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from data_provider.registry import DATASETS, TSLIB_DRIVE_URL, DatasetInfo, lookup
+from data_provider.registry import (
+    DATASET_GROUPS,
+    DATASETS,
+    TSLIB_DRIVE_URL,
+    DatasetInfo,
+    expand_names,
+    lookup,
+)
 from utils.errors import MissingDataError, UserInputError
 
 __all__ = ["ChecksumError", "fetch", "fetch_command", "main", "verify"]
@@ -46,7 +53,8 @@ def fetch_command(name: str, root: str | Path = "./dataset") -> str:
     root = str(root)
     if not (Path(root).is_absolute() or root.startswith(".")):
         root = f"./{root}"
-    return f"python -m data_provider.fetch {lookup(name).name} --root {root}"
+    shown = name.lower() if name.lower() in DATASET_GROUPS else lookup(name).name
+    return f"python -m data_provider.fetch {shown} --root {root}"
 
 
 def _digest(path: Path, algorithm: str) -> str:
@@ -195,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit code (0 when every dataset is in place, else 1)."""
     parser = argparse.ArgumentParser(prog="python -m data_provider.fetch", description="Put benchmark files under ./dataset/ in TSLib's layout.")
     parser.add_argument("names", nargs="+", metavar="NAME",
-                        help=f"dataset names ({', '.join(DATASETS)}) or 'all' (every mirrored dataset)")
+                        help=f"dataset names ({', '.join(DATASETS)}), m4 (its four files) or 'all' (every mirrored dataset)")
     parser.add_argument("--root", default="./dataset", help="dataset root (TSLib scripts use ./dataset)")
     parser.add_argument("--mirror", default=None, help=f"local mirror folder (default: env {MIRROR_ENV})")
     parser.add_argument("--offline", action="store_true", help="only copy from the mirror; never download")
@@ -217,7 +225,7 @@ def _run(args: argparse.Namespace) -> int:
     mirror = args.mirror if args.mirror is not None else os.environ.get(MIRROR_ENV)
     failures = 0
     try:
-        names = _names_in_mirror(mirror) if args.names == ["all"] else args.names
+        names = _names_in_mirror(mirror) if args.names == ["all"] else expand_names(args.names)
     except UserInputError as exc:
         logger.error("error: %s", exc)
         return 1

@@ -17,10 +17,12 @@ from utils.errors import UserInputError
 __all__ = [
     "ANOMALY_DATASETS",
     "DATASETS",
+    "DATASET_GROUPS",
     "TSLIB_DRIVE_URL",
     "AnomalyDatasetInfo",
     "DatasetInfo",
     "anomaly_files",
+    "expand_names",
     "find_by_path",
     "lookup",
 ]
@@ -70,6 +72,13 @@ def _pems(number: str, steps: int, nodes: int) -> DatasetInfo:
     return DatasetInfo(f"PEMS{number}", f"PEMS/PEMS{number}.npz", "PEMS", steps, nodes)
 
 
+def _m4(name: str, file: str, rows: int, cols: int | None, mirrored: bool = True) -> DatasetInfo:
+    """An M4 file under ``m4/`` (rows: series; cols: CSV columns, None for the per-series arrays).
+    TSLib downloads the first three from its Hugging Face mirror; the Naive2 forecasts (for OWA) come from
+    the M4 competition's published submissions and must be placed by hand."""
+    return DatasetInfo(name, f"m4/{file}", "m4", rows, cols, url=_HF + f"m4/{file}" if mirrored else None)
+
+
 DATASETS: dict[str, DatasetInfo] = {
     info.name: info
     for info in (
@@ -98,8 +107,15 @@ DATASETS: dict[str, DatasetInfo] = {
         _pems("04", 16992, 307),
         _pems("07", 28224, 883),
         _pems("08", 17856, 170),
+        _m4("M4-info", "M4-info.csv", 100000, 6),
+        _m4("M4-training", "training.npz", 100000, None),
+        _m4("M4-test", "test.npz", 100000, None),
+        _m4("M4-Naive2", "submission-Naive2.csv", 100000, 49, mirrored=False),
     )
 }
+
+#: Names that stand for several files (`python -m data_provider.fetch m4`).
+DATASET_GROUPS: dict[str, tuple[str, ...]] = {"m4": ("M4-info", "M4-training", "M4-test", "M4-Naive2")}
 
 # Names people use for the same files (TSLib scripts say ECL and ILI; Solar-Energy papers say solar).
 _ALIASES = {"ecl": "electricity", "ili": "illness", "exchange": "exchange_rate", "solar_al": "Solar"}
@@ -177,3 +193,8 @@ def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
             f"({TSLIB_DRIVE_URL}, folder {info.folder}/) into ./dataset/{info.folder}/ and pass "
             f"--root_path ./dataset/{info.folder}")
     return paths
+
+
+def expand_names(names: list[str]) -> list[str]:
+    """Replace each group name (case-insensitive, e.g. ``m4``) by the names of its files."""
+    return [member for name in names for member in DATASET_GROUPS.get(name.lower(), (name,))]

@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model name (a file in models/): " + ", ".join(MODEL_REGISTRY))
 
     g = p.add_argument_group("data loader")
-    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS)")
+    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4)")
     g.add_argument("--root_path", type=str, default="./data/ETT/", help="root folder of the data file")
     g.add_argument("--data_path", type=str, default="ETTh1.csv", help="data file name inside --root_path")
     g.add_argument("--features", type=str, default="M", help="M: multivariate->multivariate, S: univariate, MS: multivariate->target")
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seq_len", type=int, default=96, help="input sequence length")
     g.add_argument("--label_len", type=int, default=48, help="decoder start-token length")
     g.add_argument("--pred_len", type=int, default=96, help="prediction horizon")
-    g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 subset (kept for compatibility)")
+    g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 group for --task_name short_term_forecast: Yearly, Quarterly, Monthly, Weekly, Daily, Hourly")
     g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
 
     g = p.add_argument_group("other tasks (kept for flag compatibility)")
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--patience", type=int, default=3, help="early-stopping patience")
     g.add_argument("--learning_rate", type=float, default=0.0001, help="learning rate")
     g.add_argument("--des", type=str, default="test", help="experiment description (in the setting string)")
-    g.add_argument("--loss", type=str, default="MSE", help="loss function (long-term forecasting uses MSE)")
+    g.add_argument("--loss", type=str, default="MSE", help="short_term_forecast loss: MSE, MAPE, MASE, SMAPE (long-term forecasting always uses MSE)")
     g.add_argument("--lradj", type=str, default="type1", help="learning-rate schedule: " + ", ".join(LRADJ_CHOICES))
     g.add_argument("--pct_start", type=float, default=0.3, help="onecycle: fraction of steps spent warming up")
     g.add_argument("--use_amp", action="store_true", default=False, help="automatic mixed precision")
@@ -210,6 +210,7 @@ def _choice_error(flag: str, value: object, choices) -> UserInputError:
 def validate_args(args: argparse.Namespace) -> None:
     """Reject unusable flag values up front (before any file is read or written)."""
     from data_provider.data_factory import DATA_DICT
+    from data_provider.m4 import check_m4_args
     from exp.model_registry import FOUNDATION_MODELS, MODEL_REGISTRY, not_included_error
     from utils.timefeatures import num_time_features
 
@@ -221,6 +222,7 @@ def validate_args(args: argparse.Namespace) -> None:
         raise _choice_error("model", args.model, list(MODEL_REGISTRY))
     if args.data not in DATA_DICT:
         raise _choice_error("data", args.data, list(DATA_DICT))
+    check_m4_args(args)
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
     try:

@@ -46,7 +46,9 @@ def test_registry_has_every_tslib_file_with_known_checksums():
                 "electricity": "electricity/electricity.csv", "traffic": "traffic/traffic.csv",
                 "exchange_rate": "exchange_rate/exchange_rate.csv", "illness": "illness/national_illness.csv",
                 "Solar": "Solar/solar_AL.txt", "PEMS03": "PEMS/PEMS03.npz", "PEMS04": "PEMS/PEMS04.npz",
-                "PEMS07": "PEMS/PEMS07.npz", "PEMS08": "PEMS/PEMS08.npz"}
+                "PEMS07": "PEMS/PEMS07.npz", "PEMS08": "PEMS/PEMS08.npz",
+                "M4-info": "m4/M4-info.csv", "M4-training": "m4/training.npz", "M4-test": "m4/test.npz",
+                "M4-Naive2": "m4/submission-Naive2.csv"}
     assert {name: info.relpath for name, info in DATASETS.items()} == expected
     assert all(DATASETS[n].sha256 for n in ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather"))
     assert DATASETS["electricity"].md5 == "a1973ba4f4bed84136013ffa1ca27dc8"

@@ -61,11 +61,12 @@ MATRIX = {
         "error: --model 'Informer2' is not supported; valid choices: {models}"),
     "unknown-data": (
         ("--data", "ETTh3"), None,
-        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, PSM, MSL, "
-        "SMAP, SMD, SWAT"),
+        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, PSM, "
+        "MSL, SMAP, SMD, SWAT"),
     "unknown-task": (
         ("--task_name", "imputation"), None,
-        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast, anomaly_detection"),
+        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast, short_term_forecast, "
+        "anomaly_detection"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
         "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),

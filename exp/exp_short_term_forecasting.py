@@ -1,0 +1,220 @@
+"""Exp_Short_Term_Forecast: TSLib's M4 short-term forecasting on the long-term experiment's machinery.
+
+What differs from `Exp_Long_Term_Forecast` (everything else — resume, checkpoints, early stopping, DDP,
+AMP, non-finite guards, seeded sampling — is inherited):
+
+- lengths: the experiment sets --pred_len to the group's horizon H, --seq_len to 2·H, --label_len to H
+  and `frequency_map` to its frequency m before the model is built (so the setting string shows them);
+- data: `Dataset_M4` items (insample, outsample, insample_mask, outsample_mask); the models get no time
+  marks (`model(x, None, dec, None)`) and the decoder input is [outsample[:Ll]; 0];
+- loss: --loss SMAPE | MASE | MAPE | MSE on (insample, m, forecast, target, outsample_mask) (utils/losses.py);
+- validation: forecast every series from the last L values of its training history and score the M4
+  test values with --loss (there is no validation split; the N-BEATS convention TSLib follows, #117);
+- test: the same forecasts, written to ``./m4_results/<model>/<Group>_forecast.csv`` (id, V1..VH); once all
+  six groups' files exist, the M4 summary (sMAPE, MAPE, MASE, OWA; exp/m4_summary.py) is logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from data_provider.m4 import FREQUENCIES, HORIZONS, check_m4_args
+from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.m4_summary import M4Summary
+from exp.train_step import Batch, ForecastStep, model_inputs
+from utils.errors import MissingDataError, UserInputError
+from utils.losses import LOSSES
+from utils.m4_summary import group_scores
+from utils.tools import append_jsonl, append_text, visual
+
+logger = logging.getLogger(__name__)
+
+RESULT_FILE = "result_short_term_forecast.txt"
+M4_RESULTS = "./m4_results"
+# Series forecast per forward pass in validation and test (TSLib: 500 in validation, 1 in test; the
+# outputs do not depend on it, the models being in eval mode).
+FORECAST_CHUNK = 500
+
+
+def apply_m4_lengths(args: argparse.Namespace) -> None:
+    """Check the flags and set pred_len = H, seq_len = 2·H, label_len = H and frequency_map = m of
+    --seasonal_patterns, in place (as TSLib's `_build_model`)."""
+    check_m4_args(args)
+    horizon = HORIZONS[args.seasonal_patterns]
+    args.pred_len, args.seq_len, args.label_len = horizon, 2 * horizon, horizon
+    args.frequency_map = FREQUENCIES[args.seasonal_patterns]
+
+
+class ShortTermStep(ForecastStep):
+    """`ForecastStep` with M4's inputs and losses. `predict` keeps the batch's input window and target
+    mask for the `loss` call that follows it (the experiment always calls them in that order)."""
+
+    def __init__(self, model: torch.nn.Module, args: argparse.Namespace, device: torch.device, **kwargs) -> None:
+        super().__init__(model, args, device, **kwargs)
+        self.frequency = args.frequency_map
+        self.criterion = LOSSES[args.loss]
+        self._window: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def predict(self, batch: Batch, runner: Callable[..., torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ŷ, y) over the last H steps: `[B, H, c_out]`, `[B, H, 1]`."""
+        x, _, dec, target_mask, y = model_inputs(batch, self.label_len, self.pred_len, self.device)
+        with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
+            out = (runner or self.runner)(x, None, dec, None)
+        self._window = (x, target_mask[:, -self.pred_len:, self.target_from:])
+        return out[:, -self.pred_len:, :], y[:, -self.pred_len:, :]
+
+    def loss(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """--loss on the scored channel of the last `predict` batch, padded target steps masked out."""
+        insample, mask = self._window
+        return self.criterion(insample, self.frequency, *self.targets(out, y), mask)
+
+    @torch.no_grad()
+    def forecast(self, windows: np.ndarray, runner: Callable[..., torch.Tensor]) -> np.ndarray:
+        """Forecast from input windows `[N, L]` (no marks; decoder input [x[-Ll:]; 0]) → `[N, H]` float32."""
+        x = torch.tensor(windows, dtype=torch.float32).unsqueeze(-1)  # [N, L, 1]
+        preds = []
+        for chunk in torch.split(x, FORECAST_CHUNK):
+            chunk = chunk.to(self.device)
+            dec = torch.cat([chunk[:, chunk.shape[1] - self.label_len:],
+                             torch.zeros(chunk.shape[0], self.pred_len, 1, device=self.device)], dim=1)
+            with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
+                out = runner(chunk, None, dec, None)
+            preds.append(out[:, -self.pred_len:, self.target_from:][..., 0].float().cpu())
+        return torch.cat(preds).numpy()
+
+
+class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
+    def __init__(self, args: argparse.Namespace, run_seed: int | None = None) -> None:
+        apply_m4_lengths(args)
+        super().__init__(args, run_seed)
+        self.step = ShortTermStep(self.model, args, self.device, runner=self.runner)
+        self._train_set = None
+
+    def _start_training(self, setting: str, data: dict) -> _Training:
+        t = super()._start_training(setting, data)
+        self.step = ShortTermStep(self.model, self.args, self.device, runner=self.runner, optimizer=t.optimizer,
+                                  scaler=t.scaler, scheduler=t.scheduler)
+        return t
+
+    def _load_datasets(self) -> dict:
+        """Train and 'val' (the M4 test values); the epoch's 'test' loss is the validation loss, as TSLib."""
+        loaded = {flag: self._get_data(flag) for flag in ("train", "val")}
+        loaded["test"] = loaded["val"]
+        self._train_set = loaded["train"][0]
+        return loaded
+
+    def _train_dataset(self):
+        if self._train_set is None:
+            self._train_set = self._get_data("train")[0]
+        return self._train_set
+
+    def _forecast_last_windows(self) -> np.ndarray:
+        """Forecasts `[N, H]` of every series of the group from its last training window."""
+        windows, _ = self._train_dataset().last_insample_window()
+        self.model.eval()
+        preds = self.step.forecast(windows, self.eval_runner)
+        self.model.train()
+        return preds
+
+    def vali(self, vali_data, vali_loader, criterion=None) -> float:
+        """--loss of the last-window forecasts against the M4 test values (all series, every rank)."""
+        train = self._train_dataset()
+        if list(vali_data.ids) != list(train.ids):
+            raise UserInputError(f"the M4 training and test files list different {self.args.seasonal_patterns} series")
+        windows, _ = train.last_insample_window()
+        preds = torch.from_numpy(self._forecast_last_windows()).double()
+        target = torch.from_numpy(np.stack(vali_data.timeseries))
+        loss = self.step.criterion(torch.from_numpy(windows), self.args.frequency_map, preds, target,
+                                   torch.ones_like(target))
+        return float(loss)
+
+    def test(self, setting: str, test: int = 0) -> dict:
+        args = self.args
+        if test:
+            ckpt = self._checkpoint_path(setting)
+            if not ckpt.is_file():
+                raise UserInputError(
+                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
+                    "folder that holds <setting>/checkpoint.pth")
+            logger.info("loading model")
+            self._load_best(ckpt)
+        if not self.dist.is_main:
+            return {}
+        train = self._train_dataset()
+        test_data, _ = self._get_data("test")
+        windows, _ = train.last_insample_window()
+        preds = self._forecast_last_windows()  # [N, H]
+        trues = np.stack(test_data.timeseries)  # [N, H]
+        logger.info("test shape: %s", preds.shape)
+
+        folder = os.path.join("./test_results", setting)
+        os.makedirs(folder, exist_ok=True)
+        for i in range(0, len(preds), max(1, len(preds) // 10)):
+            visual(np.concatenate([windows[i], trues[i]]), np.concatenate([windows[i], preds[i]]),
+                   os.path.join(folder, f"{i}.pdf"))
+
+        results = Path(M4_RESULTS) / args.model
+        self._write_forecasts(results / f"{args.seasonal_patterns}_forecast.csv", test_data.ids, preds)
+        scores = group_scores(preds, train.timeseries, trues, args.frequency_map)
+        logger.info("%s smape:%s, mape:%s, mase:%s", args.seasonal_patterns, scores["smape"], scores["mape"],
+                    scores["mase"])
+        m4 = self._summary(results)
+        append_text(RESULT_FILE, f"{setting}  \nsmape:{scores['smape']}, mape:{scores['mape']}, "
+                                 f"mase:{scores['mase']}\n\n")
+        record = {
+            "setting": setting,
+            "task_name": args.task_name,
+            "model": args.model,
+            "model_id": args.model_id,
+            "data": args.data,
+            "seasonal_patterns": args.seasonal_patterns,
+            "loss": args.loss,
+            "seq_len": args.seq_len,
+            "pred_len": args.pred_len,
+            "seed": self.run_seed,
+            "series": int(len(preds)),
+            **scores,
+            "m4_summary": m4,
+            "epochs_run": self.train_stats.get("epochs_run"),
+            "best_epoch": self.train_stats.get("best_epoch"),
+            "train_seconds": self.train_stats.get("train_seconds"),
+            "params": sum(p.numel() for p in self._bare_model().parameters()),
+            "world_size": self.dist.world_size,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        append_jsonl(RESULTS_JSONL, record)
+        return record
+
+    @staticmethod
+    def _write_forecasts(path: Path, ids: np.ndarray, preds: np.ndarray) -> None:
+        """`<Group>_forecast.csv`: columns id, V1..VH, one row per series (written atomically)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame = pd.DataFrame(preds, columns=[f"V{i + 1}" for i in range(preds.shape[1])])
+        frame.insert(0, "id", ids)
+        tmp = path.with_name(f".{path.name}.part")
+        frame.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+
+    def _summary(self, results: Path) -> dict | None:
+        """TSLib's M4 summary once all six groups' forecasts exist (None before, or without Naive2)."""
+        summary = M4Summary(results, self.args.root_path)
+        if not summary.complete():
+            logger.info("After all 6 tasks are finished, you can calculate the averaged index")
+            return None
+        try:
+            scores = summary.evaluate_full()
+        except MissingDataError as err:
+            logger.warning("M4 summary skipped: %s", err)
+            return None
+        for name in ("smape", "mape", "mase", "owa"):
+            logger.info("%s: %s", name, {k: round(v, 3) for k, v in scores[name].items()})
+        return scores
