@@ -28,6 +28,7 @@ from data_provider.data_loader import (
     Dataset_Solar,
     WindowDataset,
 )
+from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
 __all__ = ["DATA_DICT", "build_dataset", "check_channels", "data_provider", "make_loader"]
@@ -42,6 +43,7 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "custom": Dataset_Custom,
     "Solar": Dataset_Solar,
     "PEMS": Dataset_PEMS,
+    "UEA": UEAloader,
 }
 
 

@@ -97,3 +97,17 @@ def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
     check_positive(configs, "seq_len", "pred_len", "enc_in", "c_out")
     check_non_negative(configs, "label_len")
     check_dropout(configs)
+
+
+CLASSIFICATION = "classification"
+
+
+def check_classification_config(configs: argparse.Namespace, model: str) -> None:
+    """The checks a classification head shares: `--seq_len`, `--enc_in` and `num_class` (set by the
+    experiment from the data) are positive, and dropout is valid."""
+    check_positive(configs, "seq_len", "enc_in")
+    num_class = getattr(configs, "num_class", None)
+    if isinstance(num_class, bool) or not isinstance(num_class, int) or num_class < 2:
+        raise UserInputError(f"{model} classification needs num_class >= 2 (the experiment sets it from the "
+                             f"data), got {num_class!r}")
+    check_dropout(configs)

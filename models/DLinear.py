@@ -15,7 +15,13 @@ import torch
 import torch.nn as nn
 
 from layers.Autoformer_EncDec import series_decomp
-from layers.config_checks import check_forecast_config, check_output_channels, check_positive
+from layers.config_checks import (
+    CLASSIFICATION,
+    check_classification_config,
+    check_forecast_config,
+    check_output_channels,
+    check_positive,
+)
 
 
 class PerVariateLinear(nn.Module):
@@ -43,7 +49,8 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
 
 
 class Model(nn.Module):
-    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for classification
+    `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, moving_avg, enc_in, c_out, individual. With c_out < enc_in (features MS)
     the last c_out variates are returned.
@@ -51,20 +58,40 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "DLinear")
+        self.task_name = configs.task_name
+        classify = self.task_name == CLASSIFICATION
+        if classify:
+            check_classification_config(configs, "DLinear")
+        else:
+            check_forecast_config(configs, "DLinear")
+            check_output_channels(configs, "DLinear")
         check_positive(configs, "moving_avg")
-        check_output_channels(configs, "DLinear")
-        self.pred_len = configs.pred_len
+        # Classification maps each window onto itself (L → L) before the class projection, as TSLib.
+        self.pred_len = configs.seq_len if classify else configs.pred_len
         self.c_out = configs.c_out
         individual = bool(configs.individual)
         # TSLib's attribute names (its spelling of `decompsition` included), so its checkpoints load.
         self.decompsition = series_decomp(configs.moving_avg)
-        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
-        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
+        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
+        if classify:
+            self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc)
+        return self.encoder(x_enc)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
+
+    def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Seasonal and trend maps along time: `[B, L, N]` → `[B, H, N]`."""
         seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
         out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
-        return out.transpose(1, 2)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
+        return out.transpose(1, 2)  # [B, H, N]
+
+    def classification(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L maps, flattened time-major, then
+        Linear(L·N → classes). TSLib's DLinear ignores the padding mask (padded steps are zeros)."""
+        out = self.encoder(x_enc)  # [B, L, N]
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
