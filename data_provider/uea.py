@@ -114,6 +114,9 @@ class UEAloader(Dataset):
     def __init__(self, args: argparse.Namespace, root_path: str, flag: str = "train", **_unused) -> None:
         if flag not in SPLIT_FILE:
             raise ValueError(f"flag must be one of {', '.join(SPLIT_FILE)}, got {flag!r}")
+        if args.task_name != "classification":
+            raise UserInputError(f"--data UEA holds classification data: use it with --task_name classification, "
+                                 f"not {args.task_name}")
         self.root_path = root_path
         self.name = args.model_id
         self.flag = flag

@@ -12,6 +12,7 @@ from utils.errors import UserInputError
 # task name -> (module, class), in TSLib's order.
 TASK_EXPERIMENTS: dict[str, tuple[str, str]] = {
     "long_term_forecast": ("exp.exp_long_term_forecasting", "Exp_Long_Term_Forecast"),
+    "classification": ("exp.exp_classification", "Exp_Classification"),
 }
 TASK_NAMES = tuple(TASK_EXPERIMENTS)
 
