@@ -19,6 +19,7 @@ mask (1 = observed step).
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 from pathlib import Path
 
@@ -78,17 +79,30 @@ def read_ts(path: str | Path) -> tuple[list[np.ndarray], list[str]]:
     stacked into `[T, C]` and a UserInputError names it. NaNs are interpolated (`interpolate_missing`).
     """
     path = Path(path)
+    stat = path.stat()
+    samples, labels = _read_ts_cached(str(path), stat.st_mtime_ns, stat.st_size)
+    return list(samples), list(labels)
+
+
+# The experiment builds each split several times (model size, train/val/test, test again); parsing is the
+# slow part, so parsed files are kept, keyed by path, modification time and size. Arrays are never mutated.
+@functools.lru_cache(maxsize=8)
+def _read_ts_cached(path_str: str, mtime_ns: int, size: int) -> tuple[tuple[np.ndarray, ...], tuple[str, ...]]:
+    path = Path(path_str)
     frame, labels = _load_ts(path)
+    cells = frame.to_numpy()  # [N, C] of pandas Series
     samples = []
-    for row in range(frame.shape[0]):
-        dims = [np.asarray(frame.iat[row, col], dtype=np.float64) for col in range(frame.shape[1])]
+    for index, row in enumerate(cells):
+        dims = [cell.to_numpy(dtype=np.float64) for cell in row]
         if len({len(d) for d in dims}) > 1:
             dims = [subsample(d) for d in dims]
             if len({len(d) for d in dims}) > 1:
-                raise UserInputError(f"{path}: sample {row} has dimensions of lengths "
+                raise UserInputError(f"{path}: sample {index} has dimensions of lengths "
                                      f"{sorted({len(d) for d in dims})}; they must be equal per sample")
-        samples.append(np.stack([interpolate_missing(d) for d in dims], axis=1))  # [T_i, C]
-    return samples, [str(label) for label in labels]
+        sample = np.stack([interpolate_missing(d) for d in dims], axis=1)  # [T_i, C]
+        sample.flags.writeable = False
+        samples.append(sample)
+    return tuple(samples), tuple(str(label) for label in labels)
 
 
 def pad_batch(series: list[torch.Tensor], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,0 +1,106 @@
+"""`run.py --task_name classification`: TSLib's output files, data-driven seq_len/enc_in/num_class in the
+setting, test-only reload, resume after a signal equal to an uninterrupted run, one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+
+import pytest
+import torch
+
+import run
+from exp.exp_classification import Exp_Classification
+from tests.data_provider.uea_files import sktime_data_folder, toy_dataset
+
+SETTING = "classification_Toy_TimesNet_UEA_ftM_sl20_ll48_pl0_dm8_nh8_el1_dl1_df8_expand2_dc4_fc1_ebtimeF_dtTrue_Exp_0"
+
+
+def toy_argv(root, *extra: str, model: str = "TimesNet", name: str = "Toy") -> list[str]:
+    return ["--task_name", "classification", "--is_training", "1", "--root_path", str(root), "--model_id", name,
+            "--model", model, "--data", "UEA", "--e_layers", "1", "--d_model", "8", "--d_ff", "8", "--top_k", "2",
+            "--num_kernels", "2", "--batch_size", "4", "--learning_rate", "0.01", "--train_epochs", "2",
+            "--patience", "5", "--des", "Exp", "--num_workers", "0", "--no_progress", *extra]
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    toy_dataset(tmp_path / "Toy")
+    return tmp_path
+
+
+def test_run_writes_tslib_classification_files(in_tmp, results):
+    assert run.main(toy_argv(in_tmp / "Toy")) == 0
+    (record,) = results(in_tmp)
+    assert record["setting"] == SETTING
+    assert (record["seq_len"], record["enc_in"], record["num_class"], record["n_test"]) == (20, 3, 3, 12)
+    accuracy = record["accuracy"]
+    assert (in_tmp / "result_classification.txt").read_text() == f"{SETTING}  \naccuracy:{accuracy}\n\n"
+    folder = in_tmp / "results" / SETTING
+    assert (folder / "metrics.txt").read_text().startswith(f"{SETTING}  \naccuracy:{accuracy}\nmacro_f1:")
+    rows = list(csv.DictReader((folder / "pred.csv").open()))
+    assert len(rows) == 12 and set(rows[0]) == {"true_index", "pred_index", "true_label", "pred_label"}
+    hits = sum(r["true_index"] == r["pred_index"] for r in rows)
+    assert hits / 12 == pytest.approx(accuracy)
+    cm = list(csv.reader((folder / "cm.csv").open()))
+    assert cm[0] == ["", "a", "b", "c"] and sum(int(v) for row in cm[1:] for v in row[1:]) == 12
+    assert (in_tmp / "checkpoints" / SETTING / "checkpoint.pth").is_file()
+    assert (in_tmp / "test_results" / SETTING).is_dir()
+
+    # Test only: reloads the checkpoint and scores the same.
+    assert run.main([*toy_argv(in_tmp / "Toy"), "--is_training", "0"]) == 0
+    assert results(in_tmp)[-1]["accuracy"] == accuracy
+
+
+def test_resume_after_sigterm_matches_uninterrupted(in_tmp, results, monkeypatch):
+    argv = toy_argv(in_tmp / "Toy", "--rng_stream", "tslib")
+    assert run.main(argv) == 0
+    reference = results(in_tmp)[0]
+    weights = torch.load(in_tmp / "checkpoints" / SETTING / "checkpoint.pth")
+    (in_tmp / "results.jsonl").unlink()
+    os.rename(in_tmp / "checkpoints", in_tmp / "reference_checkpoints")
+
+    # 6 batches per epoch: the signal arrives during batch 2 of epoch 2.
+    calls = {"train": 0}
+    original = Exp_Classification._predict
+
+    def predict(self, batch, runner=None):
+        if runner is None:
+            calls["train"] += 1
+            if calls["train"] == 6 + 2:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, batch, runner)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Exp_Classification, "_predict", predict)
+        assert run.main(argv) == 128 + signal.SIGTERM
+    assert results(in_tmp) == []
+    assert run.main([*argv, "--resume"]) == 0
+    resumed = results(in_tmp)[0]
+    assert (resumed["accuracy"], resumed["epochs_run"], resumed["best_epoch"]) == (
+        reference["accuracy"], reference["epochs_run"], reference["best_epoch"])
+    again = torch.load(in_tmp / "checkpoints" / SETTING / "checkpoint.pth")
+    assert all(torch.equal(again[k], weights[k]) for k in weights)
+
+
+def test_basic_motions_from_the_sktime_package(tmp_path, monkeypatch, results):
+    monkeypatch.chdir(tmp_path)
+    argv = toy_argv(sktime_data_folder("BasicMotions"), "--train_epochs", "1", model="DLinear", name="BasicMotions")
+    assert run.main(argv) == 0
+    (record,) = results(tmp_path)
+    assert (record["seq_len"], record["enc_in"], record["num_class"], record["n_test"]) == (100, 6, 4, 40)
+    assert record["params"] == 2 * (100 * 100 + 100) + 6 * 100 * 4 + 4
+
+
+@pytest.mark.parametrize("extra,message", [
+    (("--data", "custom"), "--task_name classification reads UEA .ts files: pass --data UEA"),
+    (("--optimizer", "adamw"), "--optimizer adamw applies to forecasting"),
+    (("--model_id", "Missing"), "Missing_TRAIN.ts not found: put Missing_TRAIN.ts and Missing_TEST.ts"),
+], ids=["data", "optimizer", "missing-file"])
+def test_bad_input_is_one_error_line_and_no_output(in_tmp, capsys, extra, message):
+    assert run.main([*toy_argv(in_tmp / "Toy"), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+    assert not (in_tmp / "result_classification.txt").exists() and not (in_tmp / "checkpoints").exists()
