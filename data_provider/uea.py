@@ -185,6 +185,6 @@ class UEAloader(Dataset):
 
     def collate_fn(self, items: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, ...]:
         """(x `[B, max_len, C]`, labels `[B, 1]`, padding mask `[B, max_len]`), TSLib's batch order."""
-        series, labels = zip(*items)
+        series, labels = zip(*items, strict=True)
         x, mask = pad_batch(list(series), self.max_len)
         return x, torch.stack(labels), mask

@@ -214,9 +214,9 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
             f"weighted_f1:{scores['weighted_f1']}\nbalanced_accuracy:{scores['balanced_accuracy']}\n"
             f"{scores['report']}\n\n"))
         rows = [["true_index", "pred_index", "true_label", "pred_label"]]
-        rows += [[int(t), int(p), names[t], names[p]] for t, p in zip(trues, preds)]
+        rows += [[int(t), int(p), names[t], names[p]] for t, p in zip(trues, preds, strict=True)]
         (folder / "pred.csv").write_text(_csv(rows))
-        matrix = [[""] + names] + [[name, *map(int, row)] for name, row in zip(names, scores["confusion"])]
+        matrix = [[""] + names] + [[name, *map(int, row)] for name, row in zip(names, scores["confusion"], strict=True)]
         (folder / "cm.csv").write_text(_csv(matrix))
 
 

@@ -127,3 +127,18 @@ def test_test_labels_unknown_to_train_are_refused(tmp_path):
     write_ts(tmp_path / "L_TEST.ts", one, ["b"], ["a", "b"], "L")
     with pytest.raises(UserInputError, match=r"labels \['b'\] that the TRAIN file never uses"):
         UEAloader(uea_args("L"), str(tmp_path), flag="test")
+
+
+@pytest.mark.parametrize("name", ["JapaneseVowels", "BasicMotions"])
+def test_registry_facts_match_the_shipped_files(name):
+    import hashlib
+
+    from data_provider.registry import UEA_DATASETS
+
+    info, folder = UEA_DATASETS[name], sktime_data_folder(name)
+    for split, digest in (("TRAIN", info.train_sha256), ("TEST", info.test_sha256)):
+        assert hashlib.sha256((folder / f"{name}_{split}.ts").read_bytes()).hexdigest() == digest
+    train = UEAloader(uea_args(name), str(folder), flag="train")
+    test = UEAloader(uea_args(name), str(folder), flag="test")
+    assert (len(train), len(test), train.n_channels, max(train.max_seq_len, test.max_seq_len),
+            len(train.class_names)) == (info.n_train, info.n_test, info.dimensions, info.max_len, info.classes)

@@ -31,7 +31,7 @@ def write_ts(path: Path, samples: list[np.ndarray], labels: list[str], classes: 
         f"@classLabel true {' '.join(classes)}", "@data",
     ]
     lines = [":".join(",".join(_fmt(v) for v in s[:, c]) for c in range(s.shape[1])) + f":{label}"
-             for s, label in zip(samples, labels)]
+             for s, label in zip(samples, labels, strict=True)]
     path.write_text("\n".join(header + lines) + "\n")
     return path
 
