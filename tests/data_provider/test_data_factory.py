@@ -19,6 +19,7 @@ from data_provider.data_loader import (
     Dataset_PEMS,
     Dataset_Solar,
 )
+from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
 
@@ -36,7 +37,7 @@ def custom_args(tmp_path, make_configs):
 def test_data_dict_covers_tslib_names_plus_solar_and_pems():
     assert DATA_DICT == {"ETTh1": Dataset_ETT_hour, "ETTh2": Dataset_ETT_hour, "ETTm1": Dataset_ETT_minute,
                          "ETTm2": Dataset_ETT_minute, "custom": Dataset_Custom, "Solar": Dataset_Solar,
-                         "PEMS": Dataset_PEMS}
+                         "PEMS": Dataset_PEMS, "UEA": UEAloader}
 
 
 @pytest.mark.parametrize("flag, shuffled", [("train", True), ("val", True), ("test", False)])

@@ -61,10 +61,10 @@ MATRIX = {
         "error: --model 'Informer2' is not supported; valid choices: {models}"),
     "unknown-data": (
         ("--data", "ETTh3"), None,
-        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS"),
+        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, UEA"),
     "unknown-task": (
         ("--task_name", "imputation"), None,
-        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast"),
+        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast, classification"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
         "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),
