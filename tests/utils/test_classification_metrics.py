@@ -37,7 +37,7 @@ def balanced_reference(pred, true) -> float:
     return sum(recalls) / len(recalls)
 
 
-@pytest.mark.parametrize("n,k,seed", [(2, 2, 0), (37, 3, 1), (370, 9, 2)], ids=["N2-K2", "N37-K3", "N370-K9"])
+@pytest.mark.parametrize("n,k,seed", [(5, 2, 0), (37, 3, 1), (370, 9, 2)], ids=["N5-K2", "N37-K3", "N370-K9"])
 def test_scores_match_loop_references(n, k, seed):
     rng = np.random.default_rng(seed)
     true = rng.integers(0, k, size=n)
