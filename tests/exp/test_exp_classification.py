@@ -104,3 +104,31 @@ def test_bad_input_is_one_error_line_and_no_output(in_tmp, capsys, extra, messag
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
     assert not (in_tmp / "result_classification.txt").exists() and not (in_tmp / "checkpoints").exists()
+
+
+# TSLib's JapaneseVowels blocks (scripts/classification/<Model>.sh) and its parameter counts there
+# (docs: tslib_models/classification_JapaneseVowels.csv). iTransformer's block passes --enc_in 3, which
+# the experiment overwrites with the data's 12 dimensions, as TSLib's does.
+JV_BLOCKS = {
+    "TimesNet": (["--e_layers", "2", "--d_model", "16", "--d_ff", "32", "--train_epochs", "60"], 591161),
+    "PatchTST": (["--e_layers", "3", "--d_model", "128", "--d_ff", "256", "--train_epochs", "100"], 441225),
+    "iTransformer": (["--e_layers", "3", "--d_model", "128", "--d_ff", "256", "--train_epochs", "100",
+                      "--enc_in", "3"], 415369),
+    "DLinear": (["--e_layers", "3", "--d_model", "128", "--d_ff", "256", "--train_epochs", "100"], 4881),
+}
+
+
+@pytest.mark.parametrize("model", list(JV_BLOCKS))
+def test_tslib_japanese_vowels_block_builds_tslib_model(model):
+    from exp.arguments import build_parser, make_setting, validate_args
+
+    flags, params = JV_BLOCKS[model]
+    args = build_parser().parse_args([
+        "--task_name", "classification", "--is_training", "1", "--root_path", str(sktime_data_folder("JapaneseVowels")),
+        "--model_id", "JapaneseVowels", "--model", model, "--data", "UEA", "--batch_size", "16", "--top_k", "3",
+        "--des", "Exp", "--itr", "1", "--learning_rate", "0.001", "--patience", "10", "--no_use_gpu", *flags])
+    validate_args(args)
+    exp = Exp_Classification(args)
+    assert (args.seq_len, args.pred_len, args.enc_in, args.num_class) == (29, 0, 12, 9)
+    assert sum(p.numel() for p in exp.model.parameters()) == params
+    assert make_setting(args, 0).startswith(f"classification_JapaneseVowels_{model}_UEA_ftM_sl29_ll48_pl0_")
