@@ -101,6 +101,9 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         """The forecasting state with RAdam, TSLib's classification optimiser, and the classification step."""
         t = super()._start_training(setting, data)
         args = self.args
+        if args.lradj not in ("type1", "onecycle"):
+            logger.info("--lradj %s is not applied: classification keeps the learning rate constant, as TSLib "
+                        "(only --lradj onecycle schedules it)", args.lradj)
         t.optimizer = torch.optim.RAdam(self.model.parameters(), lr=args.learning_rate,
                                         weight_decay=args.weight_decay)
         t.scheduler = (make_onecycle(t.optimizer, args, onecycle_steps_per_epoch(args, t.steps_per_epoch))

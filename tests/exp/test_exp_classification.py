@@ -132,3 +132,18 @@ def test_tslib_japanese_vowels_block_builds_tslib_model(model):
     assert (args.seq_len, args.pred_len, args.enc_in, args.num_class) == (29, 0, 12, 9)
     assert sum(p.numel() for p in exp.model.parameters()) == params
     assert make_setting(args, 0).startswith(f"classification_JapaneseVowels_{model}_UEA_ftM_sl29_ll48_pl0_")
+
+
+@pytest.mark.parametrize("extra,clip,onecycle", [((), 4.0, False), (("--max_grad_norm", "1.5", "--lradj", "onecycle"),
+                                                                     1.5, True)], ids=["tslib", "clip-onecycle"])
+def test_training_uses_radam_and_the_classification_step(in_tmp, extra, clip, onecycle):
+    from exp.arguments import build_parser
+    from exp.exp_classification import ClassificationStep
+
+    exp = Exp_Classification(build_parser().parse_args(toy_argv(in_tmp / "Toy", *extra)))
+    t = exp._start_training("s", exp._load_datasets())
+    assert isinstance(t.optimizer, torch.optim.RAdam) and isinstance(exp.step, ClassificationStep)
+    assert exp.step.optimizer is t.optimizer and exp.step.max_grad_norm == clip
+    assert (t.scheduler is not None) == onecycle
+    if onecycle:
+        assert t.scheduler.optimizer is t.optimizer and t.scheduler.total_steps == 3 * 6
