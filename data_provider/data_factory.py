@@ -36,6 +36,7 @@ from data_provider.data_loader import (
     WindowDataset,
 )
 from data_provider.m4 import Dataset_M4
+from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
 __all__ = ["DATA_DICT", "build_dataset", "check_channels", "data_provider", "make_loader"]
@@ -56,6 +57,7 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "SMAP": SMAPSegLoader,
     "SMD": SMDSegLoader,
     "SWAT": SWATSegLoader,
+    "UEA": UEAloader,
 }
 
 

@@ -21,6 +21,8 @@ __all__ = [
     "TSLIB_DRIVE_URL",
     "AnomalyDatasetInfo",
     "DatasetInfo",
+    "UEA_DATASETS",
+    "UEADatasetInfo",
     "anomaly_files",
     "expand_names",
     "find_by_path",
@@ -198,3 +200,48 @@ def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
 def expand_names(names: list[str]) -> list[str]:
     """Replace each group name (case-insensitive, e.g. ``m4``) by the names of its files."""
     return [member for name in names for member in DATASET_GROUPS.get(name.lower(), (name,))]
+
+
+@dataclass(frozen=True)
+class UEADatasetInfo:
+    """One UEA classification dataset (`--data UEA`): `<name>/<name>_TRAIN.ts` and `_TEST.ts` under the
+    dataset root, sample counts, dimensions, longest series, classes, and the files' sha256 where known
+    (None otherwise)."""
+
+    name: str
+    n_train: int | None = None
+    n_test: int | None = None
+    dimensions: int | None = None
+    max_len: int | None = None
+    classes: int | None = None
+    train_sha256: str | None = None
+    test_sha256: str | None = None
+
+    @property
+    def root_dir(self) -> str:
+        """The `--root_path` TSLib scripts pass, e.g. ``./dataset/JapaneseVowels/``."""
+        return f"./dataset/{self.name}/"
+
+
+#: The UEA datasets of TSLib's classification scripts, plus BasicMotions. Counts and checksums are those
+#: of the copies sktime ships (sktime/datasets/data/<name>/), the only ones at hand here.
+UEA_DATASETS: dict[str, UEADatasetInfo] = {
+    info.name: info
+    for info in (
+        UEADatasetInfo("EthanolConcentration"),
+        UEADatasetInfo("FaceDetection"),
+        UEADatasetInfo("Handwriting"),
+        UEADatasetInfo("Heartbeat"),
+        UEADatasetInfo("JapaneseVowels", 270, 370, 12, 29, 9,
+                       "68a430eabd919cc77f40b1f5f3bc0dcafacc1486bca9260785aeb7d262cc78cd",
+                       "b3d41d6a0ca3bcad3afb9ca7d4365382aa51341e2e58bae2a574babdda5b9462"),
+        UEADatasetInfo("PEMS-SF"),
+        UEADatasetInfo("SelfRegulationSCP1"),
+        UEADatasetInfo("SelfRegulationSCP2"),
+        UEADatasetInfo("SpokenArabicDigits"),
+        UEADatasetInfo("UWaveGestureLibrary"),
+        UEADatasetInfo("BasicMotions", 40, 40, 6, 100, 4,
+                       "8dc43cc6306cb679c888c01e26f91772ac4441a916da43bac8b79734a538b9d6",
+                       "79213102bc6fca1a398ad98ce1185dff0208fa3d1465e687f48288946b0ff8dc"),
+    )
+}

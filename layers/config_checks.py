@@ -93,10 +93,14 @@ def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: 
 
 def check_task_config(configs: argparse.Namespace, model: str, tasks: Iterable[str]) -> None:
     """`check_forecast_config` for a model serving `tasks`: --pred_len must be positive only when
-    forecasting (the other tasks work on the input window; TSLib's scripts pass --pred_len 0 there)."""
+    forecasting (the other tasks work on the input window; TSLib's scripts pass --pred_len 0 there);
+    classification checks `num_class` instead of the output channels."""
     check_task(configs, model, tasks)
     if configs.task_name in FORECAST_TASKS:
         check_forecast_config(configs, model)
+        return
+    if configs.task_name == CLASSIFICATION:
+        check_classification_config(configs, model)
         return
     check_positive(configs, "seq_len", "enc_in", "c_out")
     check_dropout(configs)
@@ -107,4 +111,18 @@ def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
     check_task(configs, model)
     check_positive(configs, "seq_len", "pred_len", "enc_in", "c_out")
     check_non_negative(configs, "label_len")
+    check_dropout(configs)
+
+
+CLASSIFICATION = "classification"
+
+
+def check_classification_config(configs: argparse.Namespace, model: str) -> None:
+    """The checks a classification head shares: `--seq_len`, `--enc_in` and `num_class` (set by the
+    experiment from the data) are positive, and dropout is valid."""
+    check_positive(configs, "seq_len", "enc_in")
+    num_class = getattr(configs, "num_class", None)
+    if isinstance(num_class, bool) or not isinstance(num_class, int) or num_class < 2:
+        raise UserInputError(f"{model} classification needs num_class >= 2 (the experiment sets it from the "
+                             f"data), got {num_class!r}")
     check_dropout(configs)

@@ -15,7 +15,13 @@ import torch
 import torch.nn as nn
 
 from layers.Autoformer_EncDec import series_decomp
-from layers.config_checks import FORECAST_TASKS, check_output_channels, check_positive, check_task_config
+from layers.config_checks import (
+    CLASSIFICATION,
+    FORECAST_TASKS,
+    check_output_channels,
+    check_positive,
+    check_task_config,
+)
 
 
 class PerVariateLinear(nn.Module):
@@ -42,12 +48,13 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
     return layer
 
 
-TASKS = FORECAST_TASKS + ("anomaly_detection",)
+TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
     """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for anomaly detection
-    it maps the window to itself (TSLib sets the output length to seq_len): `[B, L, enc_in]` → `[B, L, c_out]`.
+    it maps the window to itself (TSLib sets the output length to seq_len): `[B, L, enc_in]` → `[B, L, c_out]`;
+    for classification `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, moving_avg, enc_in, c_out, individual. With c_out < enc_in (features MS)
     the last c_out variates are returned.
@@ -57,8 +64,11 @@ class Model(nn.Module):
         super().__init__()
         check_task_config(configs, "DLinear", TASKS)
         check_positive(configs, "moving_avg")
-        check_output_channels(configs, "DLinear")
         self.task_name = configs.task_name
+        classify = self.task_name == CLASSIFICATION
+        if not classify:
+            check_output_channels(configs, "DLinear")
+        # Anomaly detection and classification map each window onto itself (L → L), as TSLib.
         self.pred_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
         individual = bool(configs.individual)
@@ -66,20 +76,30 @@ class Model(nn.Module):
         self.decompsition = series_decomp(configs.moving_avg)
         self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
         self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
+        if classify:
+            self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
-        return self.encoder(x_enc)
-
-    def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """TSLib's shared body: `[B, L, enc_in]` → `[B, H, c_out]` (H = seq_len for anomaly detection)."""
-        seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
-        out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
-        return out.transpose(1, 2)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc)
+        return self.encoder(x_enc)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
 
     def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
         """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""
-        return self.encoder(x_enc)
+        return self.encoder(x_enc)[:, :, -self.c_out:]
+
+    def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Seasonal and trend maps along time: `[B, L, N]` → `[B, H, N]`."""
+        seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
+        out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
+        return out.transpose(1, 2)  # [B, H, N]
+
+    def classification(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L maps, flattened time-major, then
+        Linear(L·N → classes). TSLib's DLinear ignores the padding mask (padded steps are zeros)."""
+        out = self.encoder(x_enc)  # [B, L, N]
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]

@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     FORECAST_TASKS,
     check_choice,
     check_heads,
@@ -48,11 +49,13 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
     return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
 
 
-TASKS = FORECAST_TASKS + ("anomaly_detection",)
+TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for anomaly detection
+    it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]` →
+    `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
@@ -61,10 +64,12 @@ class Model(nn.Module):
     def __init__(self, configs: argparse.Namespace, patch_len: int = 16, stride: int = 8) -> None:
         super().__init__()
         check_task_config(configs, "PatchTST", TASKS)
+        classify = configs.task_name == CLASSIFICATION
+        if not classify:
+            check_output_channels(configs, "PatchTST")
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
-        check_output_channels(configs, "PatchTST")
         padding = stride
         if configs.seq_len + padding < patch_len:
             raise UserInputError(
@@ -81,25 +86,44 @@ class Model(nn.Module):
                                               configs.dropout, configs.activation, batch_norm_tokens(configs.d_model),
                                               configs.factor)
         num_patches = (configs.seq_len + padding - patch_len) // stride + 1
-        self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, out_len,
-                                head_dropout=configs.dropout)
+        if classify:
+            self.flatten = nn.Flatten(start_dim=-2)
+            self.dropout = nn.Dropout(configs.dropout)
+            self.projection = nn.Linear(configs.d_model * num_patches * configs.enc_in, configs.num_class)
+        else:
+            self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, out_len,
+                                    head_dropout=configs.dropout)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
-        out = self._encode_decode(x_enc)  # [B, H, N]
-        return self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")  # [B, H, c_out]
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc)
 
-    def _encode_decode(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """Normalise, patch, encode and read out: `[B, L, N]` → `[B, out_len, N]` (still normalised)."""
+    def _encode(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """RevIN-normalised patches through the encoder: `[B, L, N]` → `[B, N, D, P]`."""
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens, n_vars = self.patch_embedding(x.transpose(1, 2))  # [B·N, P, D]
         tokens, _ = self.encoder(tokens)
         tokens = tokens.reshape(-1, n_vars, tokens.shape[-2], tokens.shape[-1])  # [B, N, P, D]
-        return self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, out_len, N]
+        return tokens.transpose(2, 3)  # [B, N, D, P]
 
     def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
         """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""
-        return self.normalize(self._encode_decode(x_enc)[:, :, -self.c_out:], "denorm")
+        out = self.head(self._encode(x_enc)).transpose(1, 2)  # [B, L, N]
+        return self.normalize(out[:, :, -self.c_out:], "denorm")
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]` → logits `[B, num_class]`: encode, flatten each variate's `[D, P]`, dropout,
+        Linear(N·D·P → classes). As TSLib, the padding mask is not used (padding enters the statistics)."""
+        out = self.dropout(self.flatten(self._encode(x_enc)))  # [B, N, D·P]
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
+
+    def forecast(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """`[B, L, enc_in]` → `[B, H, c_out]`."""
+        out = self.head(self._encode(x_enc)).transpose(1, 2)  # [B, H, N]
+        out = self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")
+        return out  # [B, H, c_out]

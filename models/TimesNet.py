@@ -16,7 +16,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from layers.config_checks import EMBED_TYPES, FORECAST_TASKS, check_choice, check_positive, check_task_config
+from layers.config_checks import (
+    CLASSIFICATION,
+    EMBED_TYPES,
+    FORECAST_TASKS,
+    check_choice,
+    check_positive,
+    check_task_config,
+)
 from layers.Conv_Blocks import Inception_Block_V1
 from layers.Embed import DataEmbedding
 from layers.Periods import fft_periods
@@ -54,12 +61,13 @@ class TimesBlock(nn.Module):
         return (res * weight).sum(dim=-1) + x  # [B, T, D]
 
 
-TASKS = FORECAST_TASKS + ("anomaly_detection",)
+TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
     """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
-    for anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`.
+    for anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification:
+    `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff, e_layers, top_k, num_kernels, embed, freq,
     dropout. The projection outputs c_out channels; they are de-normalised with the statistics of
@@ -69,9 +77,10 @@ class Model(nn.Module):
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
         check_task_config(configs, "TimesNet", TASKS)
+        classify = configs.task_name == CLASSIFICATION
         check_positive(configs, "d_model", "d_ff", "e_layers", "top_k", "num_kernels")
         check_choice(configs, "embed", EMBED_TYPES)
-        if configs.c_out > configs.enc_in:
+        if not classify and configs.c_out > configs.enc_in:
             raise UserInputError(
                 f"--c_out {configs.c_out} exceeds --enc_in {configs.enc_in}: TimesNet de-normalises each "
                 "output with an input variate's statistics, so use --c_out <= --enc_in")
@@ -97,15 +106,21 @@ class Model(nn.Module):
                                            configs.dropout)
         # One LayerNorm shared by every block, as in the reference implementation.
         self.layer_norm = nn.LayerNorm(configs.d_model)
-        if forecasting:
-            self.predict_linear = nn.Linear(configs.seq_len, total_len)
-        self.projection = nn.Linear(configs.d_model, configs.c_out)
+        if classify:
+            self.dropout = nn.Dropout(configs.dropout)
+            self.projection = nn.Linear(configs.d_model * configs.seq_len, configs.num_class)
+        else:
+            if forecasting:
+                self.predict_linear = nn.Linear(configs.seq_len, total_len)
+            self.projection = nn.Linear(configs.d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
         return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
@@ -125,3 +140,12 @@ class Model(nn.Module):
         for block in self.model:
             tokens = self.layer_norm(block(tokens))
         return self.normalize(self.projection(tokens), "denorm")  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor) -> torch.Tensor:
+        """`[B, L, enc_in]` (not normalised here: the loader standardises), padding mask `[B, L]` (1 = observed)
+        → logits `[B, num_class]`: GELU, dropout, zero the padded steps, flatten, Linear(L·D → classes)."""
+        tokens = self.enc_embedding(x_enc, None)  # [B, L, D]
+        for block in self.model:
+            tokens = self.layer_norm(block(tokens))
+        out = self.dropout(F.gelu(tokens)) * padding_mask.unsqueeze(-1)  # [B, L, D]
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]

@@ -14,9 +14,11 @@ import argparse
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     FORECAST_TASKS,
     check_choice,
     check_heads,
@@ -28,11 +30,13 @@ from layers.Embed import DataEmbedding_inverted
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import full_attention_encoder
 
-TASKS = FORECAST_TASKS + ("anomaly_detection",)
+TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`.
+    """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
+    for anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
+    `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
@@ -44,8 +48,10 @@ class Model(nn.Module):
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
-        check_output_channels(configs, "iTransformer")
         self.task_name = configs.task_name
+        classify = self.task_name == CLASSIFICATION
+        if not classify:
+            check_output_channels(configs, "iTransformer")
         self.pred_len = configs.pred_len
         # Reconstruction tasks read out the input window itself.
         out_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
@@ -58,13 +64,23 @@ class Model(nn.Module):
         self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
                                               configs.dropout, configs.activation, nn.LayerNorm(configs.d_model),
                                               configs.factor)
-        self.projection = nn.Linear(configs.d_model, out_len)
+        if classify:
+            self.dropout = nn.Dropout(configs.dropout)
+            self.projection = nn.Linear(configs.d_model * configs.enc_in, configs.num_class)
+        else:
+            self.projection = nn.Linear(configs.d_model, out_len)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`."""
         n_vars = x_enc.shape[-1]
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens = self.enc_embedding(x, x_mark_enc)  # [B, N + F, D]
@@ -79,3 +95,11 @@ class Model(nn.Module):
         tokens, _ = self.encoder(self.enc_embedding(x, None))  # [B, N, D]
         out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, L, N]
         return self.normalize(out[:, :, -self.c_out:], "denorm")  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]` → logits `[B, num_class]`: variate tokens (no normalisation, no marks), encoder,
+        GELU, dropout, flatten, Linear(N·D → classes). As TSLib, the padding mask is not used."""
+        tokens = self.enc_embedding(x_enc, None)  # [B, N, D]
+        tokens, _ = self.encoder(tokens)
+        out = self.dropout(F.gelu(tokens))
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]

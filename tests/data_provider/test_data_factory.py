@@ -27,6 +27,7 @@ from data_provider.data_loader import (
     Dataset_Solar,
 )
 from data_provider.m4 import Dataset_M4
+from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
 
@@ -45,7 +46,7 @@ def test_data_dict_covers_tslib_names_plus_solar_and_pems():
     assert DATA_DICT == {"ETTh1": Dataset_ETT_hour, "ETTh2": Dataset_ETT_hour, "ETTm1": Dataset_ETT_minute,
                          "ETTm2": Dataset_ETT_minute, "custom": Dataset_Custom, "Solar": Dataset_Solar,
                          "PEMS": Dataset_PEMS, "m4": Dataset_M4, "PSM": PSMSegLoader, "MSL": MSLSegLoader,
-                         "SMAP": SMAPSegLoader, "SMD": SMDSegLoader, "SWAT": SWATSegLoader}
+                         "SMAP": SMAPSegLoader, "SMD": SMDSegLoader, "SWAT": SWATSegLoader, "UEA": UEAloader}
 
 
 @pytest.mark.parametrize("flag, shuffled", [("train", True), ("val", True), ("test", False)])

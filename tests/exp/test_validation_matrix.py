@@ -62,11 +62,11 @@ MATRIX = {
     "unknown-data": (
         ("--data", "ETTh3"), None,
         "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, PSM, "
-        "MSL, SMAP, SMD, SWAT"),
+        "MSL, SMAP, SMD, SWAT, UEA"),
     "unknown-task": (
-        ("--task_name", "imputation"), None,
-        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast, short_term_forecast, "
-        "anomaly_detection"),
+        ("--task_name", "zero_shot_forecast"), None,
+        "error: --task_name 'zero_shot_forecast' is not supported; valid choices: long_term_forecast, "
+        "short_term_forecast, anomaly_detection, classification"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
         "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),

@@ -1,0 +1,230 @@
+"""Exp_Classification: TSLib's classification experiment (`--task_name classification`, `--data UEA`) on the
+long-term experiment's machinery (resume, last.pth, guards, seeded sampling, DDP).
+
+What differs from forecasting, as TSLib's `exp_classification.py`:
+- the model is built after reading the data: `seq_len` = the longest series of the TRAIN and TEST files,
+  `pred_len` = 0, `enc_in` = their number of dimensions, `num_class` = their number of labels (these
+  overwrite the flags, so the setting string reads e.g. `sl29_ll48_pl0`);
+- batches are (x `[B, L, C]`, labels `[B, 1]`, padding mask `[B, L]`); the model is called as
+  `model(x, padding_mask, None, None)` and returns logits `[B, num_class]`;
+- loss: cross-entropy; optimiser: RAdam at --learning_rate; gradient norm clipped at 4.0 (or at
+  --max_grad_norm when set); the learning rate stays constant (no --lradj step, as TSLib's current
+  classification loop; --lradj onecycle still schedules);
+- validation reads the TEST file (TSLib's convention: UEA has no validation split) and early stopping
+  watches validation accuracy (an equal accuracy counts as an improvement, as TSLib);
+- test: accuracy, macro/weighted F1, balanced accuracy; `result_classification.txt` in the working
+  directory (setting line, `accuracy:<acc>` line, empty line) and `./results/<setting>/metrics.txt`,
+  `pred.csv`, `cm.csv` as TSLib's current code writes them; one JSON line in `results.jsonl`.
+
+Validation loss is the sample-weighted mean cross-entropy (TSLib averages per-batch means).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import logging
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from data_provider.data_factory import build_dataset
+from exp.distributed import all_reduce_sum, gather_to_main
+from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.train_step import Batch, ForecastStep, make_onecycle, onecycle_steps_per_epoch
+from utils.classification_metrics import classification_scores
+from utils.errors import UserInputError
+from utils.tools import append_jsonl, append_text
+
+logger = logging.getLogger(__name__)
+
+RESULT_FILE = "result_classification.txt"
+# TSLib's classification loop clips the gradient norm at this value.
+TSLIB_CLIP_NORM = 4.0
+
+
+class ClassificationStep(ForecastStep):
+    """Forward, cross-entropy loss, backward and update of classification (the update is ForecastStep's)."""
+
+    def __init__(self, model: nn.Module, args: argparse.Namespace, device: torch.device, **kwargs) -> None:
+        super().__init__(model, args, device, **kwargs)
+        self.max_grad_norm = args.max_grad_norm if args.max_grad_norm > 0 else TSLIB_CLIP_NORM
+
+    def predict(self, batch: Batch, runner=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits `[B, num_class]`, class ids `[B]`) of a (x, labels, padding mask) batch."""
+        x, labels, padding_mask = batch
+        x = x.float().to(self.device, non_blocking=True)
+        padding_mask = padding_mask.float().to(self.device, non_blocking=True)
+        with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
+            logits = (runner or self.runner)(x, padding_mask, None, None)
+        return logits, labels.to(self.device).long().reshape(-1)
+
+    def targets(self, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return out.float(), y
+
+    def loss(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy of the logits against the class ids."""
+        return F.cross_entropy(*self.targets(out, y))
+
+
+class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
+    def __init__(self, args: argparse.Namespace, run_seed: int | None = None) -> None:
+        if args.data != "UEA":
+            raise UserInputError(f"--task_name classification reads UEA .ts files: pass --data UEA, not "
+                                 f"--data {args.data}")
+        if args.optimizer != "adam":
+            raise UserInputError(f"--optimizer {args.optimizer} applies to forecasting; classification trains "
+                                 "with RAdam as TSLib (drop the flag)")
+        super().__init__(args, run_seed)
+        self.step = ClassificationStep(self.model, args, self.device, runner=self.runner)
+
+    def _build_model(self) -> nn.Module:
+        """Set seq_len, pred_len, enc_in and num_class from the TRAIN and TEST files, then build."""
+        args = self.args
+        train, test = build_dataset(args, "train"), build_dataset(args, "test")
+        args.seq_len = max(train.max_seq_len, test.max_seq_len)
+        args.pred_len = 0
+        args.enc_in = train.n_channels
+        args.num_class = len(train.class_names)
+        return super()._build_model()
+
+    def _load_datasets(self) -> dict:
+        return {flag: self._get_data(flag) for flag in ("train", "val", "test")}
+
+    def _start_training(self, setting: str, data: dict) -> _Training:
+        """The forecasting state with RAdam, TSLib's classification optimiser, and the classification step."""
+        t = super()._start_training(setting, data)
+        args = self.args
+        if args.lradj not in ("type1", "onecycle"):
+            logger.info("--lradj %s is not applied: classification keeps the learning rate constant, as TSLib "
+                        "(only --lradj onecycle schedules it)", args.lradj)
+        t.optimizer = torch.optim.RAdam(self.model.parameters(), lr=args.learning_rate,
+                                        weight_decay=args.weight_decay)
+        t.scheduler = (make_onecycle(t.optimizer, args, onecycle_steps_per_epoch(args, t.steps_per_epoch))
+                       if args.lradj == "onecycle" else None)
+        self.step = ClassificationStep(self.model, args, self.device, runner=self.runner,
+                                       optimizer=t.optimizer, scheduler=t.scheduler)
+        t.scaler = self.step.scaler
+        return t
+
+    def _classify(self, loader) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """(predicted ids `[n]`, true ids `[n]`, summed cross-entropy) of this rank's shard; None when empty."""
+        preds, trues, loss_sum = [], [], 0.0
+        self.model.eval()
+        with torch.no_grad():
+            for batch in loader:
+                logits, y = self.step.targets(*self._predict(batch, self.eval_runner))
+                loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
+                preds.append(logits.argmax(dim=1).cpu().numpy())
+                trues.append(y.cpu().numpy())
+        self.model.train()
+        if not preds:
+            return None
+        return np.concatenate(preds), np.concatenate(trues), loss_sum
+
+    def vali(self, vali_data, vali_loader, criterion=None) -> tuple[float, float]:
+        """(mean cross-entropy, accuracy) over every sample of the split, summed over all ranks' shards."""
+        shard = self._classify(vali_loader)
+        loss_sum, correct, count = (0.0, 0.0, 0.0) if shard is None else (
+            shard[2], float(np.sum(shard[0] == shard[1])), float(len(shard[1])))
+        loss_sum, correct, count = all_reduce_sum([loss_sum, correct, count], self.dist)
+        return loss_sum / max(count, 1.0), correct / max(count, 1.0)
+
+    def _finish_epoch(self, t: _Training) -> None:
+        """Validate, early-stop on validation accuracy, save last.pth; the learning rate stays (TSLib)."""
+        p = t.progress
+        loss_sum, loss_count = all_reduce_sum([p.loss_sum, float(p.loss_count)], self.dist)
+        train_loss = loss_sum / max(loss_count, 1.0)
+        vali_loss, val_accuracy = self.vali(*t.data["val"])
+        test_loss, test_accuracy = self.vali(*t.data["test"])
+        logger.info("Epoch: %d, Steps: %d | Train Loss: %.3f Vali Loss: %.3f Vali Acc: %.3f Test Loss: %.3f "
+                    "Test Acc: %.3f", p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, val_accuracy,
+                    test_loss, test_accuracy)
+        t.early_stopping(-val_accuracy, self._bare_model(), str(t.path), epoch=p.epoch + 1)
+        p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
+        if t.early_stopping.early_stop:
+            logger.info("Early stopping")
+        p.finished = t.early_stopping.early_stop or p.epoch >= self.args.train_epochs
+        self._save_last(t)
+        self._stop_if_requested(t)
+
+    def test(self, setting: str, test: int = 0) -> dict:
+        args = self.args
+        if test:
+            ckpt = self._checkpoint_path(setting)
+            if not ckpt.is_file():
+                raise UserInputError(
+                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
+                    "folder that holds <setting>/checkpoint.pth")
+            logger.info("loading model")
+            self._load_best(ckpt)
+        test_data, test_loader = self._get_data("test")
+        shards = gather_to_main(self._classify(test_loader), self.dist)
+        if not self.dist.is_main:
+            return {}
+        shards = [shard for shard in shards if shard is not None]
+        preds = np.concatenate([shard[0] for shard in shards])  # [N] in sample order
+        trues = np.concatenate([shard[1] for shard in shards])
+        logger.info("test shape: %s %s", preds.shape, trues.shape)
+        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
+
+        names = [str(name) for name in test_data.class_names]
+        scores = classification_scores(preds, trues, names)
+        for key in ("accuracy", "macro_f1", "weighted_f1", "balanced_accuracy"):
+            logger.info("%s:%s", key, scores[key])
+        logger.info("%s", scores["report"])
+        self._write_results(setting, preds, trues, names, scores)
+        record = {
+            "setting": setting,
+            "task_name": args.task_name,
+            "model": args.model,
+            "model_id": args.model_id,
+            "data": args.data,
+            "seq_len": args.seq_len,
+            "enc_in": args.enc_in,
+            "num_class": args.num_class,
+            "seed": self.run_seed,
+            "accuracy": scores["accuracy"],
+            "macro_f1": scores["macro_f1"],
+            "weighted_f1": scores["weighted_f1"],
+            "balanced_accuracy": scores["balanced_accuracy"],
+            "n_test": int(len(trues)),
+            "epochs_run": self.train_stats.get("epochs_run"),
+            "best_epoch": self.train_stats.get("best_epoch"),
+            "train_seconds": self.train_stats.get("train_seconds"),
+            "params": sum(p.numel() for p in self._bare_model().parameters()),
+            "world_size": self.dist.world_size,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        append_jsonl(RESULTS_JSONL, record)
+        return record
+
+    @staticmethod
+    def _write_results(setting: str, preds: np.ndarray, trues: np.ndarray, names: list[str], scores: dict) -> None:
+        """TSLib's files: result_classification.txt (working directory), results/<setting>/metrics.txt,
+        pred.csv (true/predicted index and label per test sample) and cm.csv (confusion matrix)."""
+        append_text(RESULT_FILE, f"{setting}  \naccuracy:{scores['accuracy']}\n\n")
+        folder = Path("./results") / setting
+        folder.mkdir(parents=True, exist_ok=True)
+        append_text(folder / "metrics.txt", (
+            f"{setting}  \naccuracy:{scores['accuracy']}\nmacro_f1:{scores['macro_f1']}\n"
+            f"weighted_f1:{scores['weighted_f1']}\nbalanced_accuracy:{scores['balanced_accuracy']}\n"
+            f"{scores['report']}\n\n"))
+        rows = [["true_index", "pred_index", "true_label", "pred_label"]]
+        rows += [[int(t), int(p), names[t], names[p]] for t, p in zip(trues, preds, strict=True)]
+        (folder / "pred.csv").write_text(_csv(rows))
+        matrix = [[""] + names] + [[name, *map(int, row)] for name, row in zip(names, scores["confusion"], strict=True)]
+        (folder / "cm.csv").write_text(_csv(matrix))
+
+
+def _csv(rows: list[list]) -> str:
+    """Rows as CSV text (lines end in \\n)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
