@@ -100,4 +100,4 @@ def test_timesnet_projection_is_drawn_right_after_the_embedding(make_configs):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_unsupported_task_is_rejected(name, make_configs):
     with pytest.raises(UserInputError, match="anomaly_detection"):
-        MODELS[name].Model(anomaly_configs(make_configs, name, task_name="classification"))
+        MODELS[name].Model(anomaly_configs(make_configs, name, task_name="zero_shot_forecast"))
