@@ -12,6 +12,7 @@ from utils.errors import UserInputError
 # task name -> (module, class), in TSLib's order.
 TASK_EXPERIMENTS: dict[str, tuple[str, str]] = {
     "long_term_forecast": ("exp.exp_long_term_forecasting", "Exp_Long_Term_Forecast"),
+    "imputation": ("exp.exp_imputation", "Exp_Imputation"),
 }
 TASK_NAMES = tuple(TASK_EXPERIMENTS)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from utils.errors import UserInputError
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+IMPUTATION = "imputation"
 EMBED_TYPES = ("timeF", "fixed", "learned")
 ACTIVATIONS = ("relu", "gelu")
 
@@ -97,3 +98,18 @@ def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
     check_positive(configs, "seq_len", "pred_len", "enc_in", "c_out")
     check_non_negative(configs, "label_len")
     check_dropout(configs)
+
+
+def check_imputation_config(configs: argparse.Namespace, model: str) -> None:
+    """The checks of an imputation head: the window `--seq_len` is reconstructed (`--pred_len` unused)."""
+    check_task(configs, model, (IMPUTATION,))
+    check_positive(configs, "seq_len", "enc_in", "c_out")
+    check_dropout(configs)
+
+
+def check_window_config(configs: argparse.Namespace, model: str) -> None:
+    """`check_imputation_config` under `--task_name imputation`, else `check_forecast_config`."""
+    if configs.task_name == IMPUTATION:
+        check_imputation_config(configs, model)
+    else:
+        check_forecast_config(configs, model)

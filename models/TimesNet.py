@@ -16,9 +16,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from layers.config_checks import EMBED_TYPES, check_choice, check_forecast_config, check_positive
+from layers.config_checks import EMBED_TYPES, IMPUTATION, check_choice, check_positive, check_window_config
 from layers.Conv_Blocks import Inception_Block_V1
 from layers.Embed import DataEmbedding
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
@@ -55,7 +56,8 @@ class TimesBlock(nn.Module):
 
 
 class Model(nn.Module):
-    """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`.
+    """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
+    for imputation (`imputation`): masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`.
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff, e_layers, top_k, num_kernels, embed, freq,
     dropout. The projection outputs c_out channels; they are de-normalised with the statistics of
@@ -64,14 +66,18 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "TimesNet")
+        check_window_config(configs, "TimesNet")
         check_positive(configs, "d_model", "d_ff", "e_layers", "top_k", "num_kernels")
         check_choice(configs, "embed", EMBED_TYPES)
         if configs.c_out > configs.enc_in:
             raise UserInputError(
                 f"--c_out {configs.c_out} exceeds --enc_in {configs.enc_in}: TimesNet de-normalises each "
                 "output with an input variate's statistics, so use --c_out <= --enc_in")
-        total_len = configs.seq_len + configs.pred_len
+        self.task_name = configs.task_name
+        imputing = configs.task_name == IMPUTATION
+        # Imputation reconstructs the input window only (TSLib folds seq_len + pred_len steps there
+        # too, which breaks for any --pred_len but its scripts' 0).
+        total_len = configs.seq_len if imputing else configs.seq_len + configs.pred_len
         if configs.top_k > total_len // 2:
             raise UserInputError(
                 f"--top_k {configs.top_k} exceeds the {total_len // 2} non-zero FFT frequencies of "
@@ -90,12 +96,15 @@ class Model(nn.Module):
                                            configs.dropout)
         # One LayerNorm shared by every block, as in the reference implementation.
         self.layer_norm = nn.LayerNorm(configs.d_model)
-        self.predict_linear = nn.Linear(configs.seq_len, total_len)
+        if not imputing:
+            self.predict_linear = nn.Linear(configs.seq_len, total_len)
         self.projection = nn.Linear(configs.d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens = self.enc_embedding(x, x_mark_enc)  # [B, L, D]
         tokens = self.predict_linear(tokens.transpose(1, 2)).transpose(1, 2)  # [B, T, D]
@@ -103,3 +112,13 @@ class Model(nn.Module):
             tokens = self.layer_norm(block(tokens))
         out = self.projection(tokens)  # [B, T, c_out]
         return self.normalize(out[:, -self.pred_len:, :], "denorm")  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), mask `[B, L, N]` (1 observed, 0
+        masked) → `[B, L, c_out]`, normalised with the observed points' statistics."""
+        x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
+        tokens = self.enc_embedding(x, x_mark_enc)  # [B, L, D]
+        for block in self.model:
+            tokens = self.layer_norm(block(tokens))
+        return masked_denormalize(self.projection(tokens), means, stdev)  # [B, L, c_out]
