@@ -1,9 +1,9 @@
 """Instance normalisation over the observed points only (TimesNet's imputation normalisation, TSLib's
 `imputation` heads of TimesNet and PatchTST).
 
-With m = 1 where a value is observed and 0 where it is masked (masked inputs are already 0):
+With m = 1 where a value is observed and 0 where it is masked:
 
-    μ = Σ_t x_t / max(1, Σ_t m_t)
+    μ = Σ_t m_t x_t / max(1, Σ_t m_t)
     σ = √(Σ_t m_t (x_t − μ)² / max(1, Σ_t m_t) + eps)
 
 per sample and variate; x̂ = m (x − μ) / σ, so masked points stay 0 after normalising. The statistics
@@ -21,7 +21,7 @@ def masked_normalize(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-5
     """(x̂, μ, σ) for x `[B, L, N]` and mask `[B, L, N]` (1 observed, 0 masked); μ, σ are `[B, 1, N]`."""
     observed = (mask == 1).to(x.dtype)
     count = observed.sum(dim=1, keepdim=True).clamp(min=1.0)  # [B, 1, N]
-    means = (x.sum(dim=1, keepdim=True) / count).detach()
+    means = ((x * observed).sum(dim=1, keepdim=True) / count).detach()
     centred = (x - means) * observed
     stdev = torch.sqrt((centred * centred).sum(dim=1, keepdim=True) / count + eps).detach()
     return centred / stdev, means, stdev

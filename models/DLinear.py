@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 
 from layers.Autoformer_EncDec import series_decomp
-from layers.config_checks import check_forecast_config, check_output_channels, check_positive
+from layers.config_checks import IMPUTATION, check_output_channels, check_positive, check_window_config
 
 
 class PerVariateLinear(nn.Module):
@@ -43,7 +43,8 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
 
 
 class Model(nn.Module):
-    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation
+    (`imputation`): masked `[B, L, enc_in]` → `[B, L, c_out]`.
 
     Reads seq_len, pred_len, moving_avg, enc_in, c_out, individual. With c_out < enc_in (features MS)
     the last c_out variates are returned.
@@ -51,20 +52,32 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "DLinear")
+        check_window_config(configs, "DLinear")
         check_positive(configs, "moving_avg")
         check_output_channels(configs, "DLinear")
-        self.pred_len = configs.pred_len
+        self.task_name = configs.task_name
+        # Imputation maps the window onto itself (L → L), as TSLib's DLinear does for it.
+        self.pred_len = configs.seq_len if configs.task_name == IMPUTATION else configs.pred_len
         self.c_out = configs.c_out
         individual = bool(configs.individual)
         # TSLib's attribute names (its spelling of `decompsition` included), so its checkpoints load.
         self.decompsition = series_decomp(configs.moving_avg)
-        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
-        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, configs.pred_len, individual)
+        self.Linear_Seasonal = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
+        self.Linear_Trend = _time_linear(configs.enc_in, configs.seq_len, self.pred_len, individual)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
         out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
         return out.transpose(1, 2)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window `[B, L, N]` (0 where masked) → `[B, L, c_out]`: the same decomposition and
+        linear maps, L → L; as TSLib's, neither the marks nor the mask are read."""
+        seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
+        out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, L]
+        return out.transpose(1, 2)[:, :, -self.c_out:]  # [B, L, c_out]

@@ -17,14 +17,16 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    IMPUTATION,
     check_choice,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
+    check_window_config,
 )
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
@@ -48,7 +50,8 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
 
 
 class Model(nn.Module):
-    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation
+    (`imputation`): masked `[B, L, enc_in]`, mask → `[B, L, c_out]`.
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
@@ -56,7 +59,7 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace, patch_len: int = 16, stride: int = 8) -> None:
         super().__init__()
-        check_forecast_config(configs, "PatchTST")
+        check_window_config(configs, "PatchTST")
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
@@ -66,6 +69,7 @@ class Model(nn.Module):
             raise UserInputError(
                 f"--seq_len {configs.seq_len} is too short for PatchTST's patch length {patch_len} "
                 f"(with {padding} steps of end padding); use --seq_len >= {patch_len - padding}")
+        self.task_name = configs.task_name
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
         self.normalize = Normalize(configs.enc_in)
@@ -74,12 +78,16 @@ class Model(nn.Module):
                                               configs.dropout, configs.activation, batch_norm_tokens(configs.d_model),
                                               configs.factor)
         num_patches = (configs.seq_len + padding - patch_len) // stride + 1
-        self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, configs.pred_len,
+        # Imputation's head reads the tokens out over the whole window instead of the horizon.
+        out_len = configs.seq_len if configs.task_name == IMPUTATION else configs.pred_len
+        self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, out_len,
                                 head_dropout=configs.dropout)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens, n_vars = self.patch_embedding(x.transpose(1, 2))  # [B·N, P, D]
         tokens, _ = self.encoder(tokens)
@@ -87,3 +95,14 @@ class Model(nn.Module):
         out = self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, H, N]
         out = self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")
         return out  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), mask `[B, L, N]` (1 observed, 0
+        masked) → `[B, L, c_out]`, normalised with the observed points' statistics."""
+        x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
+        tokens, n_vars = self.patch_embedding(x.transpose(1, 2))  # [B·N, P, D]
+        tokens, _ = self.encoder(tokens)
+        tokens = tokens.reshape(-1, n_vars, tokens.shape[-2], tokens.shape[-1])  # [B, N, P, D]
+        out = self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, L, N]
+        return masked_denormalize(out[:, :, -self.c_out:], means, stdev)  # [B, L, c_out]

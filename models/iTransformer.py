@@ -17,11 +17,12 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    IMPUTATION,
     check_choice,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
+    check_window_config,
 )
 from layers.Embed import DataEmbedding_inverted
 from layers.StandardNorm import Normalize
@@ -29,7 +30,8 @@ from layers.Transformer_EncDec import full_attention_encoder
 
 
 class Model(nn.Module):
-    """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`.
+    """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
+    for imputation (`imputation`): masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`.
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
@@ -37,11 +39,12 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "iTransformer")
+        check_window_config(configs, "iTransformer")
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
         check_output_channels(configs, "iTransformer")
+        self.task_name = configs.task_name
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
         if configs.use_norm not in (0, 1):
@@ -52,14 +55,29 @@ class Model(nn.Module):
         self.encoder = full_attention_encoder(configs.d_model, configs.n_heads, configs.d_ff, configs.e_layers,
                                               configs.dropout, configs.activation, nn.LayerNorm(configs.d_model),
                                               configs.factor)
-        self.projection = nn.Linear(configs.d_model, configs.pred_len)
+        # Imputation reads each token out over the whole window instead of the horizon.
+        out_len = configs.seq_len if configs.task_name == IMPUTATION else configs.pred_len
+        self.projection = nn.Linear(configs.d_model, out_len)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         n_vars = x_enc.shape[-1]
         x = self.normalize(x_enc, "norm")  # [B, L, N]
         tokens = self.enc_embedding(x, x_mark_enc)  # [B, N + F, D]
         tokens, _ = self.encoder(tokens)
         out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, H, N]
         return self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window `[B, L, N]` (0 where masked) → `[B, L, c_out]`. As TSLib's, the mask is
+        not read: RevIN takes the statistics of the zero-filled window."""
+        n_vars = x_enc.shape[-1]
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens = self.enc_embedding(x, x_mark_enc)  # [B, N + F, D]
+        tokens, _ = self.encoder(tokens)
+        out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, L, N]
+        return self.normalize(out[:, :, -self.c_out:], "denorm")  # [B, L, c_out]

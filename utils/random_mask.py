@@ -9,6 +9,8 @@ too, then calls `.to(device)`). `generator` None draws from the global torch RNG
 
 from __future__ import annotations
 
+import hashlib
+
 import torch
 
 #: mask value of a hidden (to be imputed, scored) point and of an observed one
@@ -23,13 +25,7 @@ def random_point_mask(shape: tuple[int, ...], mask_rate: float, generator: torch
 
 
 def mask_seed(seed: int, *parts: int) -> int:
-    """A 63-bit seed for a `torch.Generator`, a fixed function of (seed, parts) (SplitMix64 mixing), so
-    a mask drawn under it depends on what is named and nothing else (not on earlier draws)."""
-    value = seed & 0xFFFFFFFFFFFFFFFF
-    for part in parts:
-        value = (value ^ (part & 0xFFFFFFFFFFFFFFFF)) + 0x9E3779B97F4A7C15
-        value &= 0xFFFFFFFFFFFFFFFF
-        value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-        value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-        value ^= value >> 31
-    return value >> 1
+    """A 63-bit seed for a `torch.Generator`, a fixed function of (seed, parts) (SHA-256 of their decimal
+    form), so a mask drawn under it depends on what is named and nothing else (not on earlier draws)."""
+    digest = hashlib.sha256(",".join(str(int(v)) for v in (seed, *parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1

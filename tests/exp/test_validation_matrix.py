@@ -63,8 +63,8 @@ MATRIX = {
         ("--data", "ETTh3"), None,
         "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS"),
     "unknown-task": (
-        ("--task_name", "imputation"), None,
-        "error: --task_name 'imputation' is not supported; valid choices: long_term_forecast"),
+        ("--task_name", "no_such_task"), None,
+        "error: --task_name 'no_such_task' is not supported; valid choices: long_term_forecast, imputation"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
         "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),
