@@ -119,3 +119,53 @@ def test_bad_input_is_one_line_and_writes_nothing(in_tmp, toy_csv, capsys, flags
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (in_tmp / "results").exists() and not (in_tmp / "result_imputation.txt").exists()
+
+
+@pytest.mark.parametrize("stream", ["tslib", "epoch"])
+def test_sigterm_then_resume_matches_the_uninterrupted_run(tmp_path, monkeypatch, toy_csv, capsys, stream):
+    """Masks, shuffle and dropout all survive a restart: 12 train batches per epoch, SIGTERM in batch 5 of
+    epoch 2, then --resume ends with the uninterrupted run's metrics."""
+    import os
+    import signal
+
+    from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+
+    records = []
+    for name, interrupt in (("reference", False), ("resumed", True)):
+        folder = tmp_path / name
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        toy_csv(folder / "toy.csv")
+        argv = toy_imputation_argv(folder, "TimesNet", "--rng_stream", stream, "--train_epochs", "2",
+                                   "--dropout", "0.3")
+        if interrupt:
+            calls = {"train": 0}
+            original = Exp_Long_Term_Forecast._predict
+
+            def predict(self, batch, runner=None, calls=calls, original=original):
+                if runner is None:
+                    calls["train"] += 1
+                    if calls["train"] == 12 + 5:
+                        os.kill(os.getpid(), signal.SIGTERM)
+                return original(self, batch, runner)
+
+            with monkeypatch.context() as patch:
+                patch.setattr(Exp_Long_Term_Forecast, "_predict", predict)
+                assert run.main(argv) == 128 + signal.SIGTERM
+            assert "at epoch 2, batch 5" in capsys.readouterr().err
+            assert not (folder / "results.jsonl").exists()
+            argv = [*argv, "--resume"]
+        assert run.main(argv) == 0
+        records.append(json.loads((folder / "results.jsonl").read_text()))
+    assert (records[0]["mse"], records[0]["mae"]) == (records[1]["mse"], records[1]["mae"])
+
+
+def test_test_only_runs_reload_the_checkpoint_and_repeat_exactly(in_tmp, toy_csv):
+    toy_csv(in_tmp / "toy.csv")
+    argv = toy_imputation_argv(in_tmp, "DLinear")
+    assert run.main(argv) == 0
+    argv[argv.index("--is_training") + 1] = "0"
+    assert run.main(argv) == 0 and run.main(argv) == 0
+    records = [json.loads(line) for line in (in_tmp / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and records[1]["mse"] == records[2]["mse"]
+    assert records[1]["epochs_run"] is None and np.isfinite(records[1]["mse"])
