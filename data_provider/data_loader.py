@@ -213,8 +213,10 @@ class WindowDataset(Dataset):
             raise UserInputError(f"timeenc {timeenc!r} must be 0 (--embed fixed/learned) or 1 (--embed timeF)")
         # Resolving the width validates --freq before the file is read.
         num_time_features(self.freq)
-        if self.seq_len < 1 or self.pred_len < 1:
-            raise UserInputError(f"--seq_len {self.seq_len} and --pred_len {self.pred_len} must be at least 1")
+        # pred_len 0 is a window with no future part (TSLib's imputation scripts pass it).
+        if self.seq_len < 1 or self.pred_len < 0:
+            raise UserInputError(f"--seq_len {self.seq_len} must be at least 1 and --pred_len {self.pred_len} "
+                                 "at least 0")
         if not 0 <= self.label_len <= self.seq_len:
             raise UserInputError(f"--label_len {self.label_len} must be between 0 and --seq_len {self.seq_len}")
 

@@ -238,6 +238,13 @@ def validate_args(args: argparse.Namespace) -> None:
     except ValueError as err:
         raise UserInputError(str(err)) from None
     positive = ("seq_len", "pred_len", "batch_size", "train_epochs", "itr", "grad_accum", "patience")
+    if args.task_name == "imputation":
+        # Imputation reconstructs the input window; TSLib's scripts pass --pred_len 0 (or 96, unused).
+        positive = tuple(name for name in positive if name != "pred_len")
+        if args.pred_len < 0:
+            raise UserInputError(f"--pred_len must be >= 0, got {args.pred_len}")
+        if not 0.0 < args.mask_rate < 1.0:
+            raise UserInputError(f"--mask_rate must lie in (0, 1) (the share of points hidden), got {args.mask_rate}")
     for name in positive:
         # Anomaly detection reconstructs the input window: TSLib's scripts pass --pred_len 0 (or 100).
         if name == "pred_len" and args.task_name == "anomaly_detection":

@@ -111,6 +111,9 @@ class _Training:
 
 
 class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
+    #: the training step (forward, loss, backward, update); a task's experiment names its own
+    step_class: type[ForecastStep] = ForecastStep
+
     def __init__(self, args, run_seed: int | None = None) -> None:
         """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed."""
         self.run_seed = args.seed if run_seed is None else run_seed
@@ -125,7 +128,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         else:
             self.eval_runner = self.runner
         # Forward and loss for evaluation; `_start_training` makes the one with an optimiser.
-        self.step = ForecastStep(self.model, args, self.device, runner=self.runner)
+        self.step = self.step_class(self.model, args, self.device, runner=self.runner)
         self.train_stats: dict = {}
         self._last_state: dict | None = None
         self._stream_noted = False
@@ -239,7 +242,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         optimizer = make_optimizer(self.model, args)
         scheduler = (make_onecycle(optimizer, args, onecycle_steps_per_epoch(args, steps))
                      if args.lradj == "onecycle" else None)
-        self.step = ForecastStep(self.model, args, self.device, runner=self.runner, optimizer=optimizer,
+        self.step = self.step_class(self.model, args, self.device, runner=self.runner, optimizer=optimizer,
                                  scheduler=scheduler)
         return _Training(
             path=path,

@@ -13,6 +13,7 @@ from utils.errors import UserInputError
 TASK_EXPERIMENTS: dict[str, tuple[str, str]] = {
     "long_term_forecast": ("exp.exp_long_term_forecasting", "Exp_Long_Term_Forecast"),
     "short_term_forecast": ("exp.exp_short_term_forecasting", "Exp_Short_Term_Forecast"),
+    "imputation": ("exp.exp_imputation", "Exp_Imputation"),
     "anomaly_detection": ("exp.exp_anomaly_detection", "Exp_Anomaly_Detection"),
     "classification": ("exp.exp_classification", "Exp_Classification"),
 }

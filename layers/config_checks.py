@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from utils.errors import UserInputError
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+IMPUTATION = "imputation"
 EMBED_TYPES = ("timeF", "fixed", "learned")
 ACTIVATIONS = ("relu", "gelu")
 

@@ -18,6 +18,7 @@ from layers.Autoformer_EncDec import series_decomp
 from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
+    IMPUTATION,
     check_output_channels,
     check_positive,
     check_task_config,
@@ -48,13 +49,14 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
     return layer
 
 
-TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for anomaly detection
-    it maps the window to itself (TSLib sets the output length to seq_len): `[B, L, enc_in]` → `[B, L, c_out]`;
-    for classification `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
+    """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation (masked
+    window) and anomaly detection it maps the window to itself (TSLib sets the output length to seq_len):
+    `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]` → `[B, num_class]` (reads
+    num_class, set by the experiment).
 
     Reads seq_len, pred_len, moving_avg, enc_in, c_out, individual. With c_out < enc_in (features MS)
     the last c_out variates are returned.
@@ -68,7 +70,7 @@ class Model(nn.Module):
         classify = self.task_name == CLASSIFICATION
         if not classify:
             check_output_channels(configs, "DLinear")
-        # Anomaly detection and classification map each window onto itself (L → L), as TSLib.
+        # Imputation, anomaly detection and classification map each window onto itself (L → L), as TSLib.
         self.pred_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
         individual = bool(configs.individual)
@@ -82,11 +84,19 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
         if self.task_name == CLASSIFICATION:
             return self.classification(x_enc)
         return self.encoder(x_enc)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window `[B, L, N]` (0 where masked) → `[B, L, c_out]`: the same decomposition and
+        linear maps, L → L; as TSLib's, neither the marks nor the mask are read."""
+        return self.encoder(x_enc)[:, :, -self.c_out:]
 
     def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
         """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""

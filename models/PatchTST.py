@@ -19,6 +19,7 @@ from layers.config_checks import (
     ACTIVATIONS,
     CLASSIFICATION,
     FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_heads,
     check_output_channels,
@@ -27,6 +28,7 @@ from layers.config_checks import (
 )
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
@@ -49,13 +51,14 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
     return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
 
 
-TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for anomaly detection
-    it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]` →
-    `[B, num_class]` (reads num_class, set by the experiment).
+    """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation
+    (masked `[B, L, enc_in]`, mask) and anomaly detection it reconstructs the window, `[B, L, enc_in]` →
+    `[B, L, c_out]`; for classification `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the
+    experiment).
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
@@ -97,6 +100,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
         if self.task_name == CLASSIFICATION:
@@ -127,3 +132,14 @@ class Model(nn.Module):
         out = self.head(self._encode(x_enc)).transpose(1, 2)  # [B, H, N]
         out = self.normalize(out[:, -self.pred_len:, -self.c_out:], "denorm")
         return out  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), mask `[B, L, N]` (1 observed, 0
+        masked) → `[B, L, c_out]`, normalised with the observed points' statistics."""
+        x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
+        tokens, n_vars = self.patch_embedding(x.transpose(1, 2))  # [B·N, P, D]
+        tokens, _ = self.encoder(tokens)
+        tokens = tokens.reshape(-1, n_vars, tokens.shape[-2], tokens.shape[-1])  # [B, N, P, D]
+        out = self.head(tokens.transpose(2, 3)).transpose(1, 2)  # [B, L, N]
+        return masked_denormalize(out[:, :, -self.c_out:], means, stdev)  # [B, L, c_out]

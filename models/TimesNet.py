@@ -20,12 +20,14 @@ from layers.config_checks import (
     CLASSIFICATION,
     EMBED_TYPES,
     FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_positive,
     check_task_config,
 )
 from layers.Conv_Blocks import Inception_Block_V1
 from layers.Embed import DataEmbedding
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
@@ -61,13 +63,14 @@ class TimesBlock(nn.Module):
         return (res * weight).sum(dim=-1) + x  # [B, T, D]
 
 
-TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
     """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
-    for anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification:
-    `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
+    for imputation: masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`; for anomaly detection it
+    reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification: `[B, L, enc_in]`,
+    padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, d_ff, e_layers, top_k, num_kernels, embed, freq,
     dropout. The projection outputs c_out channels; they are de-normalised with the statistics of
@@ -86,7 +89,8 @@ class Model(nn.Module):
                 "output with an input variate's statistics, so use --c_out <= --enc_in")
         self.task_name = configs.task_name
         forecasting = configs.task_name in FORECAST_TASKS
-        # Reconstruction tasks fold the input window itself (TSLib's scripts pass --pred_len 0 there).
+        # Reconstruction tasks fold the input window itself (TSLib's scripts pass --pred_len 0 there; TSLib
+        # folds seq_len + pred_len steps for imputation, which breaks for any other --pred_len).
         total_len = configs.seq_len + configs.pred_len if forecasting else configs.seq_len
         if configs.top_k > total_len // 2:
             raise UserInputError(
@@ -117,6 +121,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
         if self.task_name == CLASSIFICATION:
@@ -149,3 +155,13 @@ class Model(nn.Module):
             tokens = self.layer_norm(block(tokens))
         out = self.dropout(F.gelu(tokens)) * padding_mask.unsqueeze(-1)  # [B, L, D]
         return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), mask `[B, L, N]` (1 observed, 0
+        masked) → `[B, L, c_out]`, normalised with the observed points' statistics."""
+        x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
+        tokens = self.enc_embedding(x, x_mark_enc)  # [B, L, D]
+        for block in self.model:
+            tokens = self.layer_norm(block(tokens))
+        return masked_denormalize(self.projection(tokens), means, stdev)  # [B, L, c_out]

@@ -20,6 +20,7 @@ from layers.config_checks import (
     ACTIVATIONS,
     CLASSIFICATION,
     FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_heads,
     check_output_channels,
@@ -30,13 +31,14 @@ from layers.Embed import DataEmbedding_inverted
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import full_attention_encoder
 
-TASKS = FORECAST_TASKS + ("anomaly_detection", CLASSIFICATION)
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
     """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
-    for anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
-    `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
+    for imputation: masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`; for anomaly detection it
+    reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]` →
+    `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
@@ -73,6 +75,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         if self.task_name == "anomaly_detection":
             return self.anomaly_detection(x_enc)
         if self.task_name == CLASSIFICATION:
@@ -103,3 +107,14 @@ class Model(nn.Module):
         tokens, _ = self.encoder(tokens)
         out = self.dropout(F.gelu(tokens))
         return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window `[B, L, N]` (0 where masked) → `[B, L, c_out]`. As TSLib's, the mask is
+        not read: RevIN takes the statistics of the zero-filled window."""
+        n_vars = x_enc.shape[-1]
+        x = self.normalize(x_enc, "norm")  # [B, L, N]
+        tokens = self.enc_embedding(x, x_mark_enc)  # [B, N + F, D]
+        tokens, _ = self.encoder(tokens)
+        out = self.projection(tokens).transpose(1, 2)[:, :, :n_vars]  # [B, L, N]
+        return self.normalize(out[:, :, -self.c_out:], "denorm")  # [B, L, c_out]

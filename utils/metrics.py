@@ -23,3 +23,13 @@ def metric(pred: np.ndarray, true: np.ndarray) -> tuple[float, float, float, flo
     mape = float(np.mean(np.abs(rel)))
     mspe = float(np.mean(rel**2))
     return mae, mse, float(np.sqrt(mse)), mape, mspe
+
+
+def masked_metric(pred: np.ndarray, true: np.ndarray, mask: np.ndarray) -> tuple[float, float, float, float, float]:
+    """`metric` over the hidden points only (mask == 0), as TSLib scores imputation; all three `[N, L, C]`."""
+    if mask.shape != true.shape:
+        raise ValueError(f"masked_metric: mask shape {mask.shape} does not match target shape {true.shape}")
+    hidden = mask == 0
+    if not hidden.any():
+        raise ValueError("masked_metric: no point is masked, so there is nothing to score; raise --mask_rate")
+    return metric(pred[hidden], true[hidden])

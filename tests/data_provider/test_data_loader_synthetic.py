@@ -325,10 +325,21 @@ def test_augmentation_label_preset_is_rejected(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"features": "X"}, r"--features 'X' is not one of M, S, MS"),
     ({"size": [24, 30, 12]}, r"--label_len 30 must be between 0 and --seq_len 24"),
-    ({"size": [24, 12, 0]}, r"--pred_len 0 must be at least 1"),
+    ({"size": [24, 12, -1]}, r"--pred_len -1 at least 0"),
     ({"freq": "fortnight"}, r"--freq 'fortnight' is not a known frequency"),
 ], ids=["features", "label_len", "pred_len", "freq"])
 def test_bad_window_arguments(tmp_path, kwargs, message):
     write_custom(tmp_path / "data.csv")
     with pytest.raises(UserInputError, match=message):
         custom(tmp_path / "data.csv", **kwargs)
+
+
+def test_pred_len_zero_serves_input_windows_only(tmp_path):
+    """TSLib's imputation scripts pass --label_len 0 --pred_len 0: every window of L rows, empty targets."""
+    write_custom(tmp_path / "data.csv")
+    for flag in ("train", "val", "test"):
+        dataset = custom(tmp_path / "data.csv", flag=flag, size=[24, 0, 0])
+        assert len(dataset) == len(dataset.data_x) - 24 + 1
+        x, y, x_mark, y_mark = dataset[len(dataset) - 1]
+        assert x.shape == (24, 3) and y.shape == (0, 3) and x_mark.shape[0] == 24 and y_mark.shape[0] == 0
+        np.testing.assert_array_equal(x, dataset.data_x[-24:])

@@ -59,7 +59,7 @@ def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
     [
         ("model", "NoSuchModel", "--model 'NoSuchModel' is not supported; valid choices: .*DLinear"),
         ("data", "ETTh3", "--data 'ETTh3' is not supported; valid choices: ETTh1"),
-        ("task_name", "imputation", "--task_name 'imputation' is not supported; valid choices: long_term_forecast"),
+        ("task_name", "no_such_task", "--task_name 'no_such_task' is not supported; valid choices: long_term_forecast"),
         ("lradj", "type9", "--lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine"),
         ("features", "X", "--features 'X' is not supported; valid choices: M, S, MS"),
         ("freq", "fortnight", "--freq"),

@@ -66,7 +66,7 @@ MATRIX = {
     "unknown-task": (
         ("--task_name", "zero_shot_forecast"), None,
         "error: --task_name 'zero_shot_forecast' is not supported; valid choices: long_term_forecast, "
-        "short_term_forecast, anomaly_detection, classification"),
+        "short_term_forecast, imputation, anomaly_detection, classification"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
         "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),

@@ -1,0 +1,161 @@
+"""Exp_Imputation: TSLib's imputation task on the forecasting data sets, on the forecasting experiment's
+machinery (resume, checkpoints, early stopping, DDP, AMP, non-finite guards).
+
+Each window's points are hidden at random with probability --mask_rate (utils/random_mask.py); the model
+reconstructs the window from the rest and is trained, validated and tested on the hidden points only
+(exp/imputation_step.py). Where the masks come from (`--rng_stream`):
+
+- ``tslib``: every mask is one `torch.rand([B, L, C])` from the global torch RNG, drawn per batch in
+  TSLib's order (train, then the val and test passes of each epoch, then the final test), so a seed
+  reproduces TSLib's stream. The RNG state is in last.pth, so a resumed run draws the same masks.
+- ``epoch``: train batch i of epoch e draws from a generator seeded by (seed, e, i, rank); each val or
+  test pass draws from one seeded by (seed, split, rank). Masks then depend on nothing else, and every
+  validation pass scores the same hidden points, so validation losses compare across epochs.
+
+Outputs as TSLib's: `result_imputation.txt` (`<setting>  ` / `mse:…, mae:…` / blank line), and in
+`./results/<setting>/` metrics.npy [mae, mse, rmse, mape, mspe] over the hidden points, pred.npy and
+true.npy `[N, L, C']` (whole windows); plus mask.npy (1 observed, 0 hidden), which TSLib does not save
+but without which the metrics cannot be recomputed, and one line in results.jsonl.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+
+import numpy as np
+import torch
+
+from exp.distributed import all_reduce_sum, gather_to_main
+from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.imputation_step import ImputationStep
+from utils.errors import UserInputError
+from utils.metrics import masked_metric
+from utils.random_mask import mask_seed
+from utils.tools import append_jsonl, append_text, atomic_np_save, visual
+
+logger = logging.getLogger(__name__)
+
+RESULT_FILE = "result_imputation.txt"
+#: generator stream ids of the splits under --rng_stream epoch
+_SPLIT_IDS = {"train": 0, "val": 1, "test": 2}
+
+
+class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
+    step_class = ImputationStep
+
+    def __init__(self, args, run_seed: int | None = None) -> None:
+        super().__init__(args, run_seed)
+        if args.inverse:
+            logger.info("--inverse is ignored by imputation: TSLib scores it on the standardised data")
+
+    def _mask_generator(self, *parts: int) -> torch.Generator | None:
+        """None (the global RNG) under --rng_stream tslib, else a generator seeded by (run seed, parts, rank)."""
+        if self._tslib_stream():
+            return None
+        return torch.Generator().manual_seed(mask_seed(self.run_seed, *parts, self.dist.rank))
+
+    def _train_batch(self, t: _Training, i: int, batch) -> float:
+        self.step.generator = self._mask_generator(_SPLIT_IDS["train"], t.progress.epoch, i)
+        return super()._train_batch(t, i, batch)
+
+    def vali(self, vali_data, vali_loader, criterion=None) -> float:
+        """Mean squared error over every hidden point of the split (weighted by points, unlike TSLib's
+        unweighted mean of per-batch losses), summed over all ranks' shards."""
+        self.step.generator = self._mask_generator(_SPLIT_IDS[vali_data.flag])
+        self.model.eval()
+        total, count = 0.0, 0
+        with torch.no_grad():
+            for batch in vali_loader:
+                out, target = self.step.targets(*self.step.predict(batch, self.eval_runner))
+                hidden = ~torch.isnan(target)
+                total += torch.sum((out[hidden] - target[hidden]) ** 2).item()
+                count += int(hidden.sum().item())
+        self.model.train()
+        total, count = all_reduce_sum([total, float(count)], self.dist)
+        return total / max(count, 1.0)
+
+    def _impute(self, test_loader) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Reconstructions, windows and masks `[N, L, C']` of this rank's test shard; None when it is empty."""
+        f_dim = -1 if self.args.features == "MS" else 0
+        self.step.generator = self._mask_generator(_SPLIT_IDS["test"])
+        preds, trues, masks = [], [], []
+        self.model.eval()
+        with torch.no_grad():
+            for batch in test_loader:
+                out, x, mask = self.step.reconstruct(batch, self.eval_runner)
+                preds.append(out[..., f_dim:].float().cpu().numpy())
+                trues.append(x[..., f_dim:].cpu().numpy())
+                masks.append(mask[..., f_dim:].cpu().numpy())
+        if not preds:
+            return None
+        return np.concatenate(preds), np.concatenate(trues), np.concatenate(masks)
+
+    def _plot_every_20th_batch(self, preds: np.ndarray, trues: np.ndarray, masks: np.ndarray,
+                               folder: str) -> None:
+        """TSLib's `<i>.pdf` for every 20th test batch i: the first window's last channel, truth versus
+        the window with its hidden points filled in by the model."""
+        batch_size = self.args.batch_size
+        for i in range(0, math.ceil(len(preds) / batch_size), 20):
+            w = i * batch_size
+            filled = trues[w, :, -1] * masks[w, :, -1] + preds[w, :, -1] * (1 - masks[w, :, -1])
+            visual(trues[w, :, -1], filled, os.path.join(folder, f"{i}.pdf"))
+
+    def test(self, setting: str, test: int = 0) -> dict:
+        args = self.args
+        if test:
+            ckpt = self._checkpoint_path(setting)
+            if not ckpt.is_file():
+                raise UserInputError(
+                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
+                    "folder that holds <setting>/checkpoint.pth")
+            logger.info("loading model")
+            self._load_best(ckpt)
+        test_data, test_loader = self._get_data("test")
+        shards = gather_to_main(self._impute(test_loader), self.dist)
+        if not self.dist.is_main:
+            return {}
+        shards = [shard for shard in shards if shard is not None]
+        preds, trues, masks = (np.concatenate([shard[k] for shard in shards]) for k in range(3))
+        logger.info("test shape: %s %s", preds.shape, trues.shape)
+        folder_path = os.path.join("./test_results", setting)
+        os.makedirs(folder_path, exist_ok=True)
+        self._plot_every_20th_batch(preds, trues, masks, folder_path)
+
+        mae, mse, rmse, mape, mspe = masked_metric(preds, trues, masks)
+        logger.info("mse:%s, mae:%s", mse, mae)
+        result_dir = os.path.join("./results", setting)
+        atomic_np_save(os.path.join(result_dir, "metrics.npy"), np.array([mae, mse, rmse, mape, mspe]))
+        atomic_np_save(os.path.join(result_dir, "pred.npy"), preds)
+        atomic_np_save(os.path.join(result_dir, "true.npy"), trues)
+        atomic_np_save(os.path.join(result_dir, "mask.npy"), masks)
+        append_text(RESULT_FILE, f"{setting}  \nmse:{mse}, mae:{mae}\n\n")
+        record = {
+            "task_name": args.task_name,
+            "setting": setting,
+            "model": args.model,
+            "model_id": args.model_id,
+            "data": args.data,
+            "data_path": args.data_path,
+            "features": args.features,
+            "seq_len": args.seq_len,
+            "mask_rate": args.mask_rate,
+            "rng_stream": args.rng_stream,
+            "seed": self.run_seed,
+            "mse": mse,
+            "mae": mae,
+            "rmse": rmse,
+            "mape": mape,
+            "mspe": mspe,
+            "masked_points": int((masks == 0).sum()),
+            "epochs_run": self.train_stats.get("epochs_run"),
+            "best_epoch": self.train_stats.get("best_epoch"),
+            "train_seconds": self.train_stats.get("train_seconds"),
+            "params": sum(p.numel() for p in self._bare_model().parameters()),
+            "world_size": self.dist.world_size,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        append_jsonl(RESULTS_JSONL, record)
+        return record
