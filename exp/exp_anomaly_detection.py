@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -27,7 +25,6 @@ from torch.utils.data import DataLoader
 
 from data_provider.anomaly_loader import SegmentDataset
 from data_provider.data_factory import build_dataset, make_loader
-from exp.checkpointing import BEST_FILE
 from exp.distributed import gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.samplers import ShardSampler
@@ -113,13 +110,7 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
         if test:
-            ckpt = Path(args.checkpoints) / setting / BEST_FILE
-            if not ckpt.is_file():
-                raise UserInputError(
-                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
-                    "folder that holds <setting>/checkpoint.pth")
-            logger.info("loading model")
-            self._load_best(ckpt)
+            self._load_for_test(setting)
         os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         test_part = self._split_energy("test")
         train_part = self._split_energy("train")
@@ -158,12 +149,7 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
             "unadjusted_precision": raw.precision,
             "unadjusted_recall": raw.recall,
             "unadjusted_f_score": raw.f_score,
-            "epochs_run": self.train_stats.get("epochs_run"),
-            "best_epoch": self.train_stats.get("best_epoch"),
-            "train_seconds": self.train_stats.get("train_seconds"),
-            "params": sum(p.numel() for p in self._bare_model().parameters()),
-            "world_size": self.dist.world_size,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)
         return record

@@ -26,7 +26,6 @@ import csv
 import io
 import logging
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -157,13 +156,7 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
         if test:
-            ckpt = self._checkpoint_path(setting)
-            if not ckpt.is_file():
-                raise UserInputError(
-                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
-                    "folder that holds <setting>/checkpoint.pth")
-            logger.info("loading model")
-            self._load_best(ckpt)
+            self._load_for_test(setting)
         test_data, test_loader = self._get_data("test")
         shards = gather_to_main(self._classify(test_loader), self.dist)
         if not self.dist.is_main:
@@ -195,12 +188,7 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
             "weighted_f1": scores["weighted_f1"],
             "balanced_accuracy": scores["balanced_accuracy"],
             "n_test": int(len(trues)),
-            "epochs_run": self.train_stats.get("epochs_run"),
-            "best_epoch": self.train_stats.get("best_epoch"),
-            "train_seconds": self.train_stats.get("train_seconds"),
-            "params": sum(p.numel() for p in self._bare_model().parameters()),
-            "world_size": self.dist.world_size,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)
         return record

@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import time
 
 import numpy as np
 import torch
@@ -31,7 +30,6 @@ import torch
 from exp.distributed import all_reduce_sum, gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.imputation_step import ImputationStep
-from utils.errors import UserInputError
 from utils.metrics import masked_metric
 from utils.random_mask import mask_seed
 from utils.tools import append_jsonl, append_text, atomic_np_save, visual
@@ -106,13 +104,7 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
         if test:
-            ckpt = self._checkpoint_path(setting)
-            if not ckpt.is_file():
-                raise UserInputError(
-                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
-                    "folder that holds <setting>/checkpoint.pth")
-            logger.info("loading model")
-            self._load_best(ckpt)
+            self._load_for_test(setting)
         test_data, test_loader = self._get_data("test")
         shards = gather_to_main(self._impute(test_loader), self.dist)
         if not self.dist.is_main:
@@ -150,12 +142,7 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
             "mape": mape,
             "mspe": mspe,
             "masked_points": int((masks == 0).sum()),
-            "epochs_run": self.train_stats.get("epochs_run"),
-            "best_epoch": self.train_stats.get("best_epoch"),
-            "train_seconds": self.train_stats.get("train_seconds"),
-            "params": sum(p.numel() for p in self._bare_model().parameters()),
-            "world_size": self.dist.world_size,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)
         return record

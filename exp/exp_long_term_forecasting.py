@@ -441,6 +441,27 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         state = self._on_main(lambda: load_checkpoint(path))
         load_model_state(self._bare_model(), state, path)
 
+    def _load_for_test(self, setting: str) -> None:
+        """`--is_training 0`: load `<--checkpoints>/<setting>/checkpoint.pth` (one-line error when absent)."""
+        ckpt = self._checkpoint_path(setting)
+        if not ckpt.is_file():
+            raise UserInputError(
+                f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
+                "folder that holds <setting>/checkpoint.pth")
+        logger.info("loading model")
+        self._load_best(ckpt)
+
+    def _run_record_fields(self) -> dict:
+        """The fields every task's `results.jsonl` record shares: training statistics, size, world, time."""
+        return {
+            "epochs_run": self.train_stats.get("epochs_run"),
+            "best_epoch": self.train_stats.get("best_epoch"),
+            "train_seconds": self.train_stats.get("train_seconds"),
+            "params": sum(p.numel() for p in self._bare_model().parameters()),
+            "world_size": self.dist.world_size,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+
     def _checkpoint_path(self, setting: str) -> Path:
         return Path(self.args.checkpoints) / setting / BEST_FILE
 
@@ -484,13 +505,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
         if test:
-            ckpt = self._checkpoint_path(setting)
-            if not ckpt.is_file():
-                raise UserInputError(
-                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
-                    "folder that holds <setting>/checkpoint.pth")
-            logger.info("loading model")
-            self._load_best(ckpt)
+            self._load_for_test(setting)
         test_data, test_loader = self._get_data("test")
         if not test:
             check_channels(args, test_data)
@@ -536,12 +551,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "mape": mape,
             "mspe": mspe,
             "dtw": dtw if args.use_dtw else None,
-            "epochs_run": self.train_stats.get("epochs_run"),
-            "best_epoch": self.train_stats.get("best_epoch"),
-            "train_seconds": self.train_stats.get("train_seconds"),
-            "params": sum(p.numel() for p in self._bare_model().parameters()),
-            "world_size": self.dist.world_size,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)
         return record

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -140,13 +139,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
         if test:
-            ckpt = self._checkpoint_path(setting)
-            if not ckpt.is_file():
-                raise UserInputError(
-                    f"no checkpoint at {ckpt}: train first (--is_training 1) or point --checkpoints at the "
-                    "folder that holds <setting>/checkpoint.pth")
-            logger.info("loading model")
-            self._load_best(ckpt)
+            self._load_for_test(setting)
         if not self.dist.is_main:
             return {}
         train = self._train_dataset()
@@ -184,12 +177,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
             "series": int(len(preds)),
             **scores,
             "m4_summary": m4,
-            "epochs_run": self.train_stats.get("epochs_run"),
-            "best_epoch": self.train_stats.get("best_epoch"),
-            "train_seconds": self.train_stats.get("train_seconds"),
-            "params": sum(p.numel() for p in self._bare_model().parameters()),
-            "world_size": self.dist.world_size,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)
         return record
