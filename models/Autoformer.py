@@ -49,7 +49,7 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task(configs, "Autoformer", ("long_term_forecast",))
+        check_task(configs, "Autoformer")
         check_forecast_config(configs, "Autoformer")
         check_heads(configs)
         check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "factor", "moving_avg")

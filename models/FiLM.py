@@ -26,7 +26,7 @@ from layers.LegendreMemory import HiPPO_LegT
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast",)
+TASKS = ("long_term_forecast", "short_term_forecast")
 LEGENDRE_ORDER = 256
 SCALES = (1, 2, 4)
 MAX_MODES = 32

@@ -27,7 +27,7 @@ from layers.config_checks import check_forecast_config, check_output_channels, c
 from layers.FrequencyMLP import frequency_mlp
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast",)
+TASKS = ("long_term_forecast", "short_term_forecast")
 EMBED_SIZE = 128
 HIDDEN_SIZE = 256
 SPARSITY_THRESHOLD = 0.01

@@ -31,7 +31,7 @@ from layers.Embed import DataEmbedding
 from layers.SelfAttention_Family import AttentionLayer, ProbAttention
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
 
-TASKS = ("long_term_forecast",)
+TASKS = ("long_term_forecast", "short_term_forecast")
 
 
 class Model(nn.Module):

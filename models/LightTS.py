@@ -27,7 +27,7 @@ import torch.nn as nn
 from layers.config_checks import check_forecast_config, check_output_channels, check_positive, check_task
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast",)
+TASKS = ("long_term_forecast", "short_term_forecast")
 MAX_CHUNK_SIZE = 24
 
 

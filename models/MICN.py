@@ -153,7 +153,7 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace, conv_kernel: list[int] | tuple[int, ...] = CONV_KERNELS) -> None:
         super().__init__()
-        check_task(configs, "MICN", ("long_term_forecast",))
+        check_task(configs, "MICN")
         check_forecast_config(configs, "MICN")
         check_positive(configs, "dec_in", "d_model", "d_ff", "d_layers")
         check_choice(configs, "embed", EMBED_TYPES)

@@ -45,7 +45,7 @@ from layers.MultiScale import check_down_sampling, make_down_pool, multi_scale_i
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast",)
+TASKS = ("long_term_forecast", "short_term_forecast")
 DECOMP_METHODS = ("moving_avg", "dft_decomp")
 
 

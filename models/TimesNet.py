@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     CLASSIFICATION,
     EMBED_TYPES,
@@ -153,8 +154,7 @@ class Model(nn.Module):
         tokens = self.enc_embedding(x_enc, None)  # [B, L, D]
         for block in self.model:
             tokens = self.layer_norm(block(tokens))
-        out = self.dropout(F.gelu(tokens)) * padding_mask.unsqueeze(-1)  # [B, L, D]
-        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
+        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]
 
     def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                    x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:

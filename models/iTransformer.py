@@ -14,8 +14,8 @@ import argparse
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
     CLASSIFICATION,
@@ -105,8 +105,7 @@ class Model(nn.Module):
         GELU, dropout, flatten, Linear(N·D → classes). As TSLib, the padding mask is not used."""
         tokens = self.enc_embedding(x_enc, None)  # [B, N, D]
         tokens, _ = self.encoder(tokens)
-        out = self.dropout(F.gelu(tokens))
-        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
+        return self.projection(masked_flat_features(tokens, self.dropout))  # [B, num_class]
 
     def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                    x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:

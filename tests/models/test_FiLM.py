@@ -122,7 +122,7 @@ def test_ms_returns_the_last_variates(make_configs):
 
 @pytest.mark.parametrize(("overrides", "flag"), [
     (dict(task_name="imputation"), "--task_name"),
-    (dict(task_name="short_term_forecast"), "--task_name"),
+    (dict(task_name="zero_shot_forecast"), "--task_name"),
     (dict(pred_len=1), "--pred_len"),
     (dict(seq_len=1), "--seq_len"),
     (dict(c_out=4), "--c_out"),

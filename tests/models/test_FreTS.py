@@ -150,7 +150,7 @@ def test_channel_independence_switches_the_channel_learner(make_configs):
 
 @pytest.mark.parametrize(("overrides", "flag"), [
     (dict(task_name="imputation"), "--task_name"),
-    (dict(task_name="short_term_forecast"), "--task_name"),
+    (dict(task_name="zero_shot_forecast"), "--task_name"),
     (dict(channel_independence=2), "--channel_independence"),
     (dict(c_out=6), "--c_out"),
     (dict(seq_len=0), "--seq_len"),

@@ -93,7 +93,7 @@ def test_tslib_parameter_names_where_our_layers_keep_them(make_configs) -> None:
 @pytest.mark.parametrize(
     ("overrides", "flag"),
     [
-        (dict(task_name="short_term_forecast"), "--task_name"),
+        (dict(task_name="zero_shot_forecast"), "--task_name"),
         (dict(task_name="imputation"), "--task_name"),
         (dict(factor=0), "--factor"),
         (dict(d_model=10, n_heads=4), "--d_model"),

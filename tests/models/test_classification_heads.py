@@ -4,13 +4,39 @@ JapaneseVowels script block (docs tslib_models/classification_JapaneseVowels.csv
 
 from __future__ import annotations
 
+import csv
 import importlib
 
 import pytest
 import torch
 
 from exp.arguments import build_parser
+from exp.model_registry import MODEL_REGISTRY
+from tests.models.test_task_contract import NOT_YET_SERVED
+from tests.models.tslib_reference import TSLIB_MODELS_CSV
 from utils.errors import UserInputError
+
+CLASSIFICATION_CSV = TSLIB_MODELS_CSV.parent / "tslib_models" / "classification_JapaneseVowels.csv"
+BLOCK_FLAGS = ("e_layers", "d_layers", "d_model", "d_ff", "n_heads", "factor")
+
+
+def tslib_classification_blocks() -> list[tuple[str, dict, int]]:
+    """(model, block flags, TSLib's trainable parameters) for every CSV row whose model serves
+    classification here. enc_in, seq_len and num_class come from the data (12, 29, 9), as in the run."""
+    if not CLASSIFICATION_CSV.is_file():
+        return []
+    blocks = []
+    with CLASSIFICATION_CSV.open() as handle:
+        for row in csv.DictReader(handle):
+            if row["model"] not in MODEL_REGISTRY or (row["model"], "classification") in NOT_YET_SERVED:
+                continue
+            flags = {name: int(row[name]) for name in BLOCK_FLAGS}
+            for item in filter(None, row["other_block_flags"].split(";")):
+                key, value = item.split("=")
+                if key == "top_k":
+                    flags[key] = int(value)
+            blocks.append((row["model"], flags, int(row["params_trainable"])))
+    return blocks
 
 # (model, block flags, TSLib's trainable parameter count, the classification head's parameters)
 BLOCKS = [
@@ -34,6 +60,18 @@ def classification_configs(model: str, seq_len: int = 29, enc_in: int = 12, num_
 
 def build(model: str, **flags) -> torch.nn.Module:
     return importlib.import_module(f"models.{model}").Model(classification_configs(model, **flags))
+
+
+def test_the_tslib_classification_table_is_present():
+    assert CLASSIFICATION_CSV.is_file(), f"{CLASSIFICATION_CSV} is missing: the tests need ../shared beside the repo"
+    assert {b[0] for b in BLOCKS} <= {b[0] for b in tslib_classification_blocks()}
+
+
+@pytest.mark.parametrize("model,flags,params", tslib_classification_blocks(),
+                         ids=[b[0] for b in tslib_classification_blocks()])
+def test_parameter_count_matches_tslib_at_its_japanese_vowels_block(model, flags, params):
+    net = build(model, **flags)
+    assert sum(p.numel() for p in net.parameters() if p.requires_grad) == params
 
 
 @pytest.mark.parametrize("model,flags,params,head", BLOCKS, ids=[b[0] for b in BLOCKS])

@@ -1,0 +1,131 @@
+"""Every model serves the tasks TSLib's model serves (`../shared/docs/tslib_models/tasks.csv`), with the
+task's forward contract (TSLib §4):
+
+| task | call | output |
+|---|---|---|
+| imputation | `forward(x_masked, x_mark, None, None, mask)` | `[B, L, C]` |
+| anomaly_detection | `forward(x, None, None, None)` | `[B, L, C]` |
+| classification | `forward(x, padding_mask, None, None)` | `[B, num_class]` |
+
+plus one backward pass with finite gradients; a task the model does not serve is a one-line error naming
+`--task_name`. `NOT_YET_SERVED` lists the pairs TSLib serves that are still missing here: the test checks
+that each of them is rejected cleanly, so an entry must be deleted when its head lands.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import torch
+
+from exp.model_registry import MODEL_REGISTRY
+from tests.models.test_model_contract import BATCH, tiny_configs
+from tests.models.tslib_reference import model_params
+from utils.errors import UserInputError
+
+TASKS_CSV = Path(__file__).resolve().parents[3] / "shared" / "docs" / "tslib_models" / "tasks.csv"
+WINDOW_TASKS = ("imputation", "anomaly_detection", "classification")
+NUM_CLASS = 3
+
+
+def tslib_tasks() -> dict[str, set[str]]:
+    """Model → the task names TSLib's forward handles (models that only forecast map to both forecasts)."""
+    with TASKS_CSV.open() as handle:
+        rows = list(csv.DictReader(handle))
+    served = {}
+    for row in rows:
+        tasks = row["tasks_handled_in_forward"]
+        served[row["model"]] = ({"long_term_forecast", "short_term_forecast"} if tasks.startswith("forecast-only")
+                                else set(tasks.split("|")))
+    return served
+
+
+TSLIB_TASKS = tslib_tasks() if TASKS_CSV.is_file() else {}
+
+# (model, task) pairs TSLib serves whose head is not here yet: one line per model.
+NOT_YET_SERVED: set[tuple[str, str]] = {
+    *[("Autoformer", t) for t in WINDOW_TASKS],
+    *[("Crossformer", t) for t in WINDOW_TASKS],
+    *[("ETSformer", t) for t in WINDOW_TASKS],
+    *[("FEDformer", t) for t in WINDOW_TASKS],
+    *[("FiLM", t) for t in WINDOW_TASKS],
+    *[("Informer", t) for t in WINDOW_TASKS],
+    *[("LightTS", t) for t in WINDOW_TASKS],
+    *[("MICN", t) for t in WINDOW_TASKS],
+    *[("MSGNet", t) for t in WINDOW_TASKS],
+    *[("Nonstationary_Transformer", t) for t in WINDOW_TASKS],
+    *[("Pyraformer", t) for t in WINDOW_TASKS],
+    *[("Reformer", t) for t in WINDOW_TASKS],
+    *[("SegRNN", t) for t in WINDOW_TASKS],
+    *[("TiDE", t) for t in ("imputation",)],
+    *[("TimeFilter", t) for t in WINDOW_TASKS],
+    *[("TimeMixer", t) for t in WINDOW_TASKS],
+    *[("Transformer", t) for t in WINDOW_TASKS],
+}
+
+# Per-(model, task) settings on top of the forecasting contract's tiny config.
+TASK_OVERRIDES: dict[tuple[str, str], dict] = {}
+
+SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in sorted(TSLIB_TASKS.get(m, ()))
+          if t in WINDOW_TASKS and (m, t) not in NOT_YET_SERVED]
+
+
+def task_configs(make_configs, model: str, task: str):
+    extra = dict(task_name=task, label_len=0, pred_len=0, **TASK_OVERRIDES.get((model, task), {}))
+    configs = tiny_configs(make_configs, model, "M", **extra)
+    if task == "classification":
+        configs.num_class = NUM_CLASS
+    return configs
+
+
+def task_call(configs, task: str, generator: torch.Generator) -> tuple[tuple, tuple[int, ...]]:
+    """The arguments the task's experiment passes to forward, and the output shape it expects."""
+    x = torch.randn(BATCH, configs.seq_len, configs.enc_in, generator=generator)
+    if task == "imputation":
+        mask = (torch.rand(x.shape, generator=generator) > 0.25).float()
+        marks = torch.rand(BATCH, configs.seq_len, 4, generator=generator) - 0.5
+        return (x * mask, marks, None, None, mask), (BATCH, configs.seq_len, configs.enc_in)
+    if task == "anomaly_detection":
+        return (x, None, None, None), (BATCH, configs.seq_len, configs.enc_in)
+    padding = torch.ones(BATCH, configs.seq_len)
+    padding[0, configs.seq_len // 2:] = 0  # one shorter series, padded at the end
+    return (x, padding, None, None), (BATCH, NUM_CLASS)
+
+
+def test_the_tslib_task_table_is_present():
+    assert TASKS_CSV.is_file(), f"{TASKS_CSV} is missing: the tests need ../shared beside the repository"
+    assert TSLIB_TASKS["TimesNet"] == {"long_term_forecast", "short_term_forecast", *WINDOW_TASKS}
+
+
+@pytest.mark.parametrize(("model_name", "task"), model_params(SERVED) if SERVED else [])
+def test_task_forward_shape_and_backward(make_configs, model_name: str, task: str) -> None:
+    configs = task_configs(make_configs, model_name, task)
+    model = MODEL_REGISTRY[model_name](configs).float().train()
+    args, shape = task_call(configs, task, torch.Generator().manual_seed(7))
+    out = model(*args)
+    assert out.shape == shape
+    assert torch.isfinite(out).all()
+    out.square().mean().backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad and p.grad is not None]
+    assert grads and all(torch.isfinite(g).all() for g in grads)
+    assert any(g.abs().sum() > 0 for g in grads)
+
+
+@pytest.mark.parametrize(("model_name", "task"), sorted(NOT_YET_SERVED))
+def test_a_missing_head_is_a_one_line_error(make_configs, model_name: str, task: str) -> None:
+    assert task in TSLIB_TASKS[model_name]
+    with pytest.raises(UserInputError, match="--task_name"):
+        MODEL_REGISTRY[model_name](task_configs(make_configs, model_name, task))
+
+
+@pytest.mark.parametrize("model_name", sorted(MODEL_REGISTRY))
+def test_forecasting_models_serve_both_forecasting_tasks(make_configs, model_name: str) -> None:
+    """TSLib's M4 scripts run the forecasting head with --task_name short_term_forecast."""
+    served = TSLIB_TASKS.get(model_name, {"long_term_forecast", "short_term_forecast"})
+    if "short_term_forecast" not in served or model_name == "Mamba":
+        pytest.skip(f"{model_name} does not serve short_term_forecast in TSLib" if model_name != "Mamba"
+                    else "Mamba needs mamba_ssm (CUDA)")
+    configs = tiny_configs(make_configs, model_name, "M", task_name="short_term_forecast")
+    MODEL_REGISTRY[model_name](configs)
