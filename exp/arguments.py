@@ -29,6 +29,9 @@ AUGMENTATIONS = ("jitter", "scaling", "permutation", "randompermutation", "magwa
 # TSLib seeds random/numpy/torch with this value at start-up; our default keeps it.
 TSLIB_DEFAULT_SEED = 2021
 RNG_STREAMS = ("tslib", "epoch")
+#: validation-loss averages: over every element (ours) or TSLib's unweighted mean of per-batch losses
+VALI_LOSSES = ("samples", "batches")
+VALI_LOSS_TASKS = ("long_term_forecast", "imputation")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max_grad_norm", type=float, default=0.0, help="clip the gradient norm (after AMP unscaling); 0 disables")
     g.add_argument("--grad_accum", type=int, default=1, help="gradient accumulation steps (loss divided by k; a final partial group still steps)")
     # No argparse choices: validate_args rejects an unknown loop in one line, like --lradj.
+    g.add_argument("--vali_loss", type=str, default="samples", choices=VALI_LOSSES,
+                   help="the early-stopping signal (long_term_forecast, imputation): samples = mean over every "
+                        "validation element (batch-size independent); batches = TSLib's unweighted mean of "
+                        "per-batch losses (the short last batch counts fully), to reproduce TSLib's epoch choice")
     g.add_argument("--train_loop", type=str, default="ours", metavar="{" + ",".join(TRAIN_LOOPS) + "}",
                    help=TRAIN_LOOP_HELP)
     g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
@@ -229,6 +236,9 @@ def validate_args(args: argparse.Namespace) -> None:
         check_train_loop(args)
     except ValueError as err:
         raise UserInputError(str(err)) from None
+    if args.vali_loss != "samples" and args.task_name not in VALI_LOSS_TASKS:
+        raise UserInputError(f"--vali_loss {args.vali_loss} applies to {' and '.join(VALI_LOSS_TASKS)} only; "
+                             f"drop it for --task_name {args.task_name}")
     if args.features not in FEATURES:
         raise _choice_error("features", args.features, FEATURES)
     if args.is_training not in (0, 1):

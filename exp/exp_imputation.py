@@ -27,9 +27,10 @@ import os
 import numpy as np
 import torch
 
-from exp.distributed import all_reduce_sum, gather_to_main
+from exp.distributed import gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.imputation_step import ImputationStep
+from exp.validation_average import ValidationAverage
 from utils.metrics import masked_metric
 from utils.random_mask import mask_seed
 from utils.tools import append_jsonl, append_text, atomic_np_save, visual
@@ -61,19 +62,17 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
 
     def vali(self, vali_data, vali_loader, criterion=None) -> float:
         """Mean squared error over every hidden point of the split (weighted by points, unlike TSLib's
-        unweighted mean of per-batch losses), summed over all ranks' shards."""
+        unweighted mean of per-batch losses; that one under `--vali_loss batches`), over all ranks' shards."""
         self.step.generator = self._mask_generator(_SPLIT_IDS[vali_data.flag])
         self.model.eval()
-        total, count = 0.0, 0
+        average = ValidationAverage(self.args.vali_loss)
         with torch.no_grad():
             for batch in vali_loader:
                 out, target = self.step.targets(*self.step.predict(batch, self.eval_runner))
                 hidden = ~torch.isnan(target)
-                total += torch.sum((out[hidden] - target[hidden]) ** 2).item()
-                count += int(hidden.sum().item())
+                average.add(torch.sum((out[hidden] - target[hidden]) ** 2).item(), int(hidden.sum().item()))
         self.model.train()
-        total, count = all_reduce_sum([total, float(count)], self.dist)
-        return total / max(count, 1.0)
+        return average.result(self.dist)
 
     def _impute(self, test_loader) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Reconstructions, windows and masks `[N, L, C']` of this rank's test shard; None when it is empty."""

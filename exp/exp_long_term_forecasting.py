@@ -64,6 +64,7 @@ from exp.train_step import (
     onecycle_steps_per_epoch,
 )
 from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
+from exp.validation_average import ValidationAverage
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
 from utils.metrics import metric
@@ -220,17 +221,15 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     def vali(self, vali_data, vali_loader, criterion=None) -> float:
         """Mean squared error over every validation element (weighted by samples, unlike TSLib's
-        unweighted mean of per-batch losses), summed over all ranks' shards."""
+        unweighted mean of per-batch losses; that one under `--vali_loss batches`), over all ranks' shards."""
         self.model.eval()
-        total, count = 0.0, 0
+        average = ValidationAverage(self.args.vali_loss)
         with torch.no_grad():
             for batch in vali_loader:
                 out, y = self.step.targets(*self._predict(batch, self.eval_runner))
-                total += F.mse_loss(out, y, reduction="sum").item()
-                count += y.numel()
+                average.add(F.mse_loss(out, y, reduction="sum").item(), y.numel())
         self.model.train()
-        total, count = all_reduce_sum([total, float(count)], self.dist)
-        return total / max(count, 1.0)
+        return average.result(self.dist)
 
     def _start_training(self, setting: str, data: dict) -> _Training:
         args = self.args
