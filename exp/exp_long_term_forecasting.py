@@ -189,7 +189,10 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
                                                           rank=self.dist.rank, shuffle=True, seed=self.run_seed))
         else:
             draws = TSLIB_EVAL_DRAWS[flag] if tslib else 0
-            sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size, global_draws=draws)
+            # TSLib's per-batch average depends on its shuffled validation order: replay it.
+            shuffle = tslib and flag == "val" and getattr(self.args, "vali_loss", "samples") == "batches"
+            sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size, global_draws=draws,
+                                   shuffle=shuffle)
         return dataset, make_loader(self.args, dataset, flag, sampler, seed=self.run_seed)
 
     def _predict(self, batch, runner: Callable | None = None) -> tuple[torch.Tensor, torch.Tensor]:

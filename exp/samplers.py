@@ -119,15 +119,26 @@ def shard_bounds(n: int, rank: int, world_size: int) -> tuple[int, int]:
 
 class ShardSampler(Sampler[int]):
     """The indices ``shard_bounds(n, rank, world_size)`` in increasing order (evaluation); each iteration
-    first makes `global_draws` draws from the global torch RNG (see `TSLIB_EVAL_DRAWS`)."""
+    first makes `global_draws` draws from the global torch RNG (see `TSLIB_EVAL_DRAWS`).
 
-    def __init__(self, n: int, rank: int = 0, world_size: int = 1, global_draws: int = 0) -> None:
+    `shuffle` (one process, two draws: TSLib's shuffled validation loader) yields instead the permutation
+    TSLib's RandomSampler yields under the second draw. The order matters only to an average that
+    depends on how windows fall into batches (`--vali_loss batches`)."""
+
+    def __init__(self, n: int, rank: int = 0, world_size: int = 1, global_draws: int = 0,
+                 shuffle: bool = False) -> None:
+        if shuffle and (world_size != 1 or global_draws != TSLIB_EVAL_DRAWS["val"]):
+            raise ValueError("a shuffled evaluation order is TSLib's validation loader's: one process, two draws")
         self.start, self.end = shard_bounds(n, rank, world_size)
         self.global_draws = global_draws
+        self.shuffle = shuffle
 
     def __iter__(self) -> Iterator[int]:
+        seed = None
         for _ in range(self.global_draws):
-            draw_global_seed()
+            seed = draw_global_seed()
+        if self.shuffle:
+            return iter(torch.randperm(self.end, generator=torch.Generator().manual_seed(seed)).tolist())
         return iter(range(self.start, self.end))
 
     def __len__(self) -> int:

@@ -37,6 +37,25 @@ def test_tslib_stream_draws_what_tslib_loaders_draw(n_train, n_eval, batch):
     assert torch.equal(torch.rand(5), tslib_next)
 
 
+@pytest.mark.parametrize("n_eval, batch", [(2785, 128), (7, 4)])
+def test_shuffled_validation_replays_tslibs_validation_order(n_eval, batch):
+    """--vali_loss batches: the validation order is the one TSLib's shuffled val loader reads."""
+    torch.manual_seed(2021)
+    order(DataLoader(range(10), batch_size=4, shuffle=True))  # an epoch of training before validation
+    tslib_val = order(DataLoader(range(n_eval), batch_size=batch, shuffle=True))
+    tslib_next = torch.rand(3)
+
+    torch.manual_seed(2021)
+    private = torch.Generator().manual_seed(0)  # our loaders' own generator (workers' base seed)
+    order(DataLoader(range(10), batch_size=4, sampler=GlobalStreamSampler(10), generator=private))
+    val = ShardSampler(n_eval, global_draws=TSLIB_EVAL_DRAWS["val"], shuffle=True)
+    ours = order(DataLoader(range(n_eval), batch_size=batch, sampler=val, generator=private))
+    assert ours == tslib_val and sorted(ours) == list(range(n_eval)) and ours != list(range(n_eval))
+    assert torch.equal(torch.rand(3), tslib_next)
+    with pytest.raises(ValueError, match="one process, two draws"):
+        ShardSampler(n_eval, global_draws=TSLIB_EVAL_DRAWS["test"], shuffle=True)
+
+
 def test_resumed_epoch_replays_its_order_without_drawing():
     torch.manual_seed(3)
     sampler = GlobalStreamSampler(40)
