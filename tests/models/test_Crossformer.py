@@ -198,7 +198,7 @@ def test_ms_returns_the_last_variates(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(d_model=10, n_heads=4), "--d_model"),
+    [(dict(task_name="segmentation"), "--task_name"), (dict(d_model=10, n_heads=4), "--d_model"),
      (dict(e_layers=0), "--e_layers"), (dict(factor=0), "--factor"), (dict(d_ff=0), "--d_ff"),
      (dict(c_out=4), "--c_out"), (dict(dropout=1.0), "--dropout")],
     ids=["task", "heads", "e_layers", "factor", "d_ff", "c_out", "dropout"],

@@ -199,7 +199,7 @@ def test_ms_adds_the_target_level(make_configs):
         (dict(top_k=12), "--top_k"),
         (dict(top_k=0), "--top_k"),
         (dict(seq_len=2, top_k=1), "--seq_len"),
-        (dict(task_name="imputation"), "--task_name"),
+        (dict(task_name="segmentation"), "--task_name"),
         (dict(d_model=30, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),
         (dict(embed="onehot"), "--embed"),

@@ -175,7 +175,7 @@ def test_ms_returns_the_last_variate_with_its_statistics(make_configs):
 @pytest.mark.parametrize(
     ("overrides", "flag"),
     [
-        (dict(task_name="classification"), "--task_name"),
+        (dict(task_name="segmentation"), "--task_name"),
         (dict(dec_in=3), "--dec_in"),
         (dict(label_len=S + 1), "--label_len"),
         (dict(p_hidden_dims=[8]), "--p_hidden_dims"),

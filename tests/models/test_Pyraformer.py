@@ -210,7 +210,7 @@ def test_short_term_uses_window_two_and_normalises(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(seq_len=15), "--seq_len"),
+    [(dict(task_name="segmentation"), "--task_name"), (dict(seq_len=15), "--seq_len"),
      (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(d_model=2, n_heads=1), "--d_model"),
      (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout"), (dict(freq="d"), "--freq")],
     ids=["task", "seq_len", "n_heads", "c_out", "d_model", "e_layers", "dropout", "timeF-daily-marks"],
