@@ -347,7 +347,8 @@ class TwoStageAttentionLayer(nn.Module):
     Args:
         configs: accepted for TSLib's signature and not read (the attention dropout is `dropout`, which
             TSLib also takes from --dropout; full attention has no use for --factor).
-        seg_num: S, the number of segments (one router set per segment).
+        seg_num: S, the number of segments (one router set per segment); 0 builds a layer with no
+            routers, as TSLib's Crossformer does for the decoder its window tasks build but never run.
         factor: c, routers per segment.
         d_model, n_heads: width and heads of the three attentions.
         d_ff: hidden width of the two MLPs (default 4·d_model).
@@ -357,8 +358,8 @@ class TwoStageAttentionLayer(nn.Module):
     def __init__(self, configs: object, seg_num: int, factor: int, d_model: int, n_heads: int,
                  d_ff: int | None = None, dropout: float = 0.1) -> None:
         super().__init__()
-        if seg_num < 1 or factor < 1:
-            raise ValueError(f"seg_num {seg_num} and factor {factor} (--factor) must be positive integers")
+        if seg_num < 0 or factor < 1:
+            raise ValueError(f"seg_num {seg_num} must be >= 0 and factor {factor} (--factor) a positive integer")
         d_ff = d_ff or 4 * d_model
         # Construction order is TSLib's (three attentions, then the routers, then the MLPs): the same
         # seed draws the same initial weights.

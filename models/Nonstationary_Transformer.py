@@ -17,6 +17,12 @@ MLP (`--p_hidden_layers` ReLU layers of widths `--p_hidden_dims`, then a bias-fr
 
 The backbone is TSLib's vanilla Transformer (DataEmbedding, post-norm encoder and decoder) with
 DSAttention; the decoder input is the last `label_len` *normalised* inputs followed by H zeros.
+
+The window tasks (imputation, anomaly detection, classification) use the encoder alone, as TSLib builds
+them (no decoder): imputation and anomaly detection read each encoder token out with Linear(D → c_out)
+(`projection`) between the stationarization and its inverse; classification applies GELU, dropout and
+the padding mask to the encoder tokens of the raw (not stationarized) window and flattens them into
+Linear(L·D → num_class). τ and Δ are learnt from the window's statistics in every task.
 """
 
 from __future__ import annotations
@@ -26,21 +32,29 @@ import argparse
 import torch
 import torch.nn as nn
 
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_decoder_from_encoder,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.SelfAttention_Family import AttentionLayer, DSAttention
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer
 from utils.errors import UserInputError
+
+ANOMALY_DETECTION = "anomaly_detection"
+TASKS = FORECAST_TASKS + (IMPUTATION, ANOMALY_DETECTION, CLASSIFICATION)
 
 
 class Projector(nn.Module):
@@ -82,25 +96,35 @@ class Projector(nn.Module):
 
 
 class Model(nn.Module):
-    """Non-stationary Transformer for long/short-term forecasting.
+    """Non-stationary Transformer for long/short-term forecasting, imputation, anomaly detection and
+    classification.
 
-    x_enc `[B, S, enc_in]`, x_mark_enc `[B, S, F]`, x_dec `[B, label_len + H, dec_in]` (only its length
-    is used: the decoder starts from the normalised x_enc), x_mark_dec `[B, label_len + H, F]` →
-    `[B, H, c_out]`. Reads seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads,
-    e_layers, d_layers, d_ff, factor, dropout, activation, embed, freq, p_hidden_dims, p_hidden_layers.
+    Forecasting: x_enc `[B, S, enc_in]`, x_mark_enc `[B, S, F]`, x_dec `[B, label_len + H, dec_in]` (only
+    its length is used: the decoder starts from the normalised x_enc), x_mark_dec `[B, label_len + H, F]`
+    → `[B, H, c_out]`. Imputation: masked x `[B, S, enc_in]`, marks, mask → `[B, S, c_out]`; anomaly
+    detection: x `[B, S, enc_in]` → `[B, S, c_out]`; classification: x, padding mask `[B, S]` →
+    `[B, num_class]` (num_class set by the experiment). Reads seq_len, label_len, pred_len, enc_in,
+    dec_in, c_out, d_model, n_heads, e_layers, d_layers, d_ff, factor, dropout, activation, embed, freq,
+    p_hidden_dims, p_hidden_layers (label_len, pred_len, dec_in, d_layers only when forecasting).
     With c_out < enc_in (features MS) the last c_out variates are returned, de-normalised with their
     own statistics.
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "Nonstationary_Transformer")
+        check_task_config(configs, "Nonstationary_Transformer", TASKS)
+        self.task_name = configs.task_name
+        forecast = self.task_name in FORECAST_TASKS
         check_heads(configs)
-        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "p_hidden_layers")
+        check_positive(configs, "e_layers", "d_ff", "p_hidden_layers")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
-        check_output_channels(configs, "Nonstationary_Transformer")
-        check_decoder_from_encoder(configs, "Nonstationary_Transformer", "starts from the normalised encoder input")
+        if forecast:
+            check_positive(configs, "dec_in", "d_layers")
+            check_decoder_from_encoder(configs, "Nonstationary_Transformer",
+                                       "starts from the normalised encoder input")
+        if self.task_name != CLASSIFICATION:
+            check_output_channels(configs, "Nonstationary_Transformer")
         hidden_dims = list(configs.p_hidden_dims)
         if len(hidden_dims) != configs.p_hidden_layers or min(hidden_dims) <= 0:
             raise UserInputError(
@@ -124,29 +148,51 @@ class Model(nn.Module):
             ],
             norm_layer=nn.LayerNorm(d_model),
         )
-        self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
-        self.decoder = Decoder(
-            [
-                DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
-                             activation=configs.activation)
-                for _ in range(configs.d_layers)
-            ],
-            norm_layer=nn.LayerNorm(d_model),
-            projection=nn.Linear(d_model, configs.c_out),
-        )
+        if forecast:
+            self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
+            self.decoder = Decoder(
+                [
+                    DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
+                                 activation=configs.activation)
+                    for _ in range(configs.d_layers)
+                ],
+                norm_layer=nn.LayerNorm(d_model),
+                projection=nn.Linear(d_model, configs.c_out),
+            )
+        elif self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
+        else:
+            # Imputation and anomaly detection read every encoder token out to the variates.
+            self.projection = nn.Linear(d_model, configs.c_out)
         self.tau_learner = Projector(configs.enc_in, configs.seq_len, hidden_dims, configs.p_hidden_layers, 1)
         self.delta_learner = Projector(configs.enc_in, configs.seq_len, hidden_dims, configs.p_hidden_layers,
                                        configs.seq_len)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
-                x_dec: torch.Tensor, x_mark_dec: torch.Tensor | None,
+                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == ANOMALY_DETECTION:
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+
+    def destationary_factors(self, x_raw: torch.Tensor, mean: torch.Tensor, std: torch.Tensor
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+        """τ `[B, 1]` (positive) and Δ `[B, S]` from the raw window `[B, S, N]` and its statistics `[B, 1, N]`."""
+        return self.tau_learner(x_raw, std).exp(), self.delta_learner(x_raw, mean)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """`[B, S, enc_in]`, marks → `[B, H, c_out]` (see the class doc)."""
         x_raw = x_enc.detach()
         x = self.normalize(x_enc, "norm")  # [B, S, N]
         mean, std = self.normalize.center, self.normalize.stdev  # [B, 1, N] each
         # τ > 0 through the exponential; Δ is one shift per key (encoder position).
-        tau = self.tau_learner(x_raw, std).exp()  # [B, 1]
-        delta = self.delta_learner(x_raw, mean)  # [B, S]
+        tau, delta = self.destationary_factors(x_raw, mean, std)  # [B, 1], [B, S]
 
         # Start tokens: the last label_len normalised inputs (an explicit start index, so label_len 0
         # gives no start tokens rather than the whole window), then H zero placeholders.
@@ -157,3 +203,42 @@ class Model(nn.Module):
         out = self.decoder(self.dec_embedding(dec_in, x_mark_dec), memory, tau=tau, delta=delta)  # [B, label_len + H, c_out]
         # Normalize's denorm de-normalises the c_out outputs with the statistics of the last c_out variates.
         return self.normalize(out[:, -self.pred_len:, :], "denorm")  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x `[B, S, N]` (0 where hidden), marks `[B, S, F]`, mask `[B, S, N]`
+        (1 observed) → `[B, S, c_out]`.
+
+        As TSLib: the window is stationarized with the statistics of its observed points only
+        (`layers/MaskedNorm.py`), τ and Δ are learnt from the zero-filled window and those statistics,
+        and the encoder tokens are read out by Linear(D → c_out) and de-normalised.
+        """
+        if mask is None:
+            raise ValueError("Nonstationary_Transformer imputation needs the observation mask (1 = observed)")
+        x, mean, std = masked_normalize(x_enc, mask)  # [B, S, N]; [B, 1, N] each
+        tau, delta = self.destationary_factors(x_enc.detach(), mean, std)
+        tokens, _ = self.encoder(self.enc_embedding(x, x_mark_enc), tau=tau, delta=delta)  # [B, S, D]
+        return masked_denormalize(self.projection(tokens), mean, std)  # [B, S, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without time marks: `[B, S, N]` → `[B, S, c_out]` (stationarize, encoder
+        with τ and Δ, Linear(D → c_out), de-normalise), as TSLib."""
+        x_raw = x_enc.detach()
+        x = self.normalize(x_enc, "norm")  # [B, S, N]
+        tau, delta = self.destationary_factors(x_raw, self.normalize.center, self.normalize.stdev)
+        tokens, _ = self.encoder(self.enc_embedding(x, None), tau=tau, delta=delta)  # [B, S, D]
+        return self.normalize(self.projection(tokens), "denorm")  # [B, S, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, S, N]`, padding mask `[B, S]` (1 = real step) → logits `[B, num_class]`.
+
+        As TSLib: τ and Δ come from the window's mean and standard deviation, but the encoder embeds the
+        raw window (no stationarization) without marks; GELU, dropout, padded steps zeroed, flatten,
+        Linear(S·D → num_class).
+        """
+        x_raw = x_enc.detach()
+        mean = x_raw.mean(dim=1, keepdim=True)  # [B, 1, N]
+        std = torch.sqrt(x_raw.var(dim=1, keepdim=True, unbiased=False) + self.normalize.eps)  # [B, 1, N]
+        tau, delta = self.destationary_factors(x_raw, mean, std)
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None), tau=tau, delta=delta)  # [B, S, D]
+        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]

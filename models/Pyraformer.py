@@ -11,6 +11,11 @@ TSLib's settings: window sizes C = [4, 4] (three scales), same-scale window A = 
 bottleneck width D/4; short-term forecasting uses C = [2, 2] and normalises each window (mean, biased
 std, detached) before the encoder and undoes it after the head.
 
+Window tasks, as TSLib builds them (C = [4, 4]; no normalisation): imputation and anomaly detection read
+every finest-scale position's ancestors `[S·D]` out with Linear(S·D → enc_in) (`projection`);
+classification applies GELU, dropout and the padding mask to the `[L, S·D]` features and flattens them
+into Linear(L·S·D → num_class).
+
 Deliberate differences from TSLib (parameter names, shapes, counts and initial weights kept):
 - The forecast is `[B, H, c_out]`: the head still predicts all enc_in variates (TSLib's width) and the
   last `--c_out` of them are returned (features MS: the target), instead of always enc_in.
@@ -31,7 +36,16 @@ import math
 import torch
 import torch.nn as nn
 
-from layers.config_checks import check_forecast_config, check_heads, check_output_channels, check_positive
+from layers.ClassificationHead import masked_flat_features
+from layers.config_checks import (
+    CLASSIFICATION,
+    FORECAST_TASKS,
+    IMPUTATION,
+    check_heads,
+    check_output_channels,
+    check_positive,
+    check_task_config,
+)
 from layers.Pyraformer_EncDec import Encoder, pyramid_sizes
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
@@ -43,22 +57,28 @@ SHORT_TERM_WINDOW_SIZE = [2, 2]
 INNER_SIZE = 5
 # The mark columns TSLib's hourly calendar tables index.
 CALENDAR_FIELDS = ("month", "day", "weekday", "hour")
+ANOMALY_DETECTION = "anomaly_detection"
+TASKS = FORECAST_TASKS + (IMPUTATION, ANOMALY_DETECTION, CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """Pyraformer for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]` (see the module doc).
+    """Pyraformer (see the module doc). Long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`;
+    imputation: masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`; anomaly detection: `[B, L, enc_in]`
+    → `[B, L, c_out]`; classification: `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]`.
 
-    Reads task_name, seq_len, pred_len, enc_in, c_out, d_model, d_ff, n_heads, e_layers, dropout (and
-    embed/freq only to check the marks are wide enough); uses x_enc and x_mark_enc only.
+    Reads task_name, seq_len, pred_len (forecasting only), enc_in, c_out (not for classification),
+    d_model, d_ff, n_heads, e_layers, dropout (and embed/freq only to check the marks are wide enough);
+    uses x_enc and x_mark_enc only.
     """
 
     def __init__(self, configs: argparse.Namespace, window_size: list[int] | None = None,
                  inner_size: int = INNER_SIZE) -> None:
         super().__init__()
-        check_forecast_config(configs, "Pyraformer")
+        check_task_config(configs, "Pyraformer", TASKS)
         check_positive(configs, "d_ff", "e_layers")
         check_heads(configs)
-        check_output_channels(configs, "Pyraformer")
+        if configs.task_name != CLASSIFICATION:
+            check_output_channels(configs, "Pyraformer")
         if configs.d_model < 4:
             raise UserInputError(f"--d_model {configs.d_model} must be at least 4: Pyraformer's coarser scales "
                                  "are built at width d_model / 4")
@@ -78,12 +98,29 @@ class Model(nn.Module):
         self.pred_len, self.c_out = configs.pred_len, configs.c_out
         self.encoder = Encoder(configs.seq_len, configs.enc_in, configs.d_model, configs.d_ff, configs.n_heads,
                                configs.e_layers, configs.dropout, window_size, inner_size)
-        self.projection = nn.Linear((len(window_size) + 1) * configs.d_model, configs.pred_len * configs.enc_in)
+        features = (len(window_size) + 1) * configs.d_model  # S·D per finest-scale position
+        if self.task_name in FORECAST_TASKS:
+            self.projection = nn.Linear(features, configs.pred_len * configs.enc_in)
+        elif self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(configs.dropout)
+            self.projection = nn.Linear(features * configs.seq_len, configs.num_class)
+        else:
+            self.projection = nn.Linear(features, configs.enc_in)
         self.normalize = Normalize(configs.enc_in, eps=1e-5)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == ANOMALY_DETECTION:
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]` from the last position's ancestors."""
         short_term = self.task_name == "short_term_forecast"
         if short_term:
             x_enc = self.normalize(x_enc, "norm")
@@ -92,3 +129,26 @@ class Model(nn.Module):
         if short_term:
             out = self.normalize(out, "denorm")
         return out[:, :, -self.c_out:]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x `[B, L, enc_in]` (0 where hidden), marks `[B, L, F]` → `[B, L, c_out]`.
+
+        As TSLib: no normalisation and the mask is not read; each position's ancestors at every scale
+        `[S·D]` are read out by Linear(S·D → enc_in), of which the last c_out variates are returned.
+        """
+        return self.projection(self.encoder(x_enc, x_mark_enc))[:, :, -self.c_out:]  # [B, L, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without marks: `[B, L, enc_in]` → `[B, L, c_out]` (the imputation read-out;
+        the calendar tables then add their row-0 constant, as TSLib's)."""
+        return self.projection(self.encoder(x_enc, None))[:, :, -self.c_out:]  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding mask `[B, L]` (1 = real step) → logits `[B, num_class]`: the `[B, L, S·D]`
+        ancestor features (no marks), GELU, dropout, padded positions zeroed, flatten, Linear(L·S·D → classes).
+
+        Zeroing a padded position removes its own features; its values still reach the real positions
+        through the attention and the coarser scales (TSLib's behaviour)."""
+        features = self.encoder(x_enc, None)  # [B, L, S·D]
+        return self.projection(masked_flat_features(features, self.dropout, padding_mask))  # [B, num_class]

@@ -198,7 +198,7 @@ def test_ms_returns_the_last_variates(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(d_model=10, n_heads=4), "--d_model"),
+    [(dict(task_name="segmentation"), "--task_name"), (dict(d_model=10, n_heads=4), "--d_model"),
      (dict(e_layers=0), "--e_layers"), (dict(factor=0), "--factor"), (dict(d_ff=0), "--d_ff"),
      (dict(c_out=4), "--c_out"), (dict(dropout=1.0), "--dropout")],
     ids=["task", "heads", "e_layers", "factor", "d_ff", "c_out", "dropout"],
@@ -207,3 +207,60 @@ def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag) as error:
         Model(configs_for(make_configs, **overrides))
     assert "\n" not in str(error.value)
+
+
+# The window tasks (TSLib's imputation, anomaly-detection and classification heads).
+def window_model(make_configs, task: str, num_class: int = 4, **overrides) -> Model:
+    configs = configs_for(make_configs, **{"task_name": task, "label_len": 0, "pred_len": 0, "dropout": 0.0,
+                                           **overrides})
+    configs.num_class = num_class
+    return Model(configs).eval()
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_have_tslib_shapes(make_configs, task):
+    # seq_len 30 → 3 segments; e_layers 2 → the last scale has ⌈3 / 2⌉ = 2 segments.
+    model = window_model(make_configs, task)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    if task == "classification":
+        assert shapes["projection.weight"] == (4, N * 8 * 2)
+    else:
+        assert shapes["head.linear.weight"] == (30, 8 * 2)
+    # TSLib's decoder is built with no output segments: its routers and position table are empty.
+    assert shapes["dec_pos_embedding"] == (1, N, 0, 8)
+    assert all(shapes[f"decoder.decode_layers.{i}.self_attention.router"] == (0, 2, 8) for i in range(3))
+
+
+def test_imputation_shape_and_pred_len_does_not_change_it(make_configs):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 30, N, generator=g)
+    mask = (torch.rand(2, 30, N, generator=g) > 0.3).float()
+    outputs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(0)
+        outputs.append(window_model(make_configs, "imputation", pred_len=pred_len)(x * mask, None, None, None, mask))
+    assert outputs[0].shape == (2, 30, N)
+    torch.testing.assert_close(outputs[0], outputs[1])
+
+
+def test_reconstruction_flattens_the_last_scale_feature_major(make_configs):
+    model = window_model(make_configs, "anomaly_detection")
+    x = torch.randn(2, 30, N)
+    last = model.encode(x)[-1]  # [B, N, 2, D]
+    features = last.transpose(2, 3).reshape(2, N, -1)  # d-major: feature d of segment s at d·2 + s
+    expected = (features @ model.head.linear.weight.T + model.head.linear.bias).transpose(1, 2)
+    torch.testing.assert_close(model(x, None, None, None), expected)
+    torch.testing.assert_close(model(x, None, None, None), model.anomaly_detection(x))
+
+
+def test_classification_ignores_the_padding_mask_as_tslib(make_configs):
+    """Segments mix 12 steps, so TSLib's Crossformer does not read the mask: the logits are the same."""
+    model = window_model(make_configs, "classification")
+    x = torch.randn(2, 30, N)
+    padding = torch.ones(2, 30)
+    padding[:, 20:] = 0
+    logits = model(x, padding, None, None)
+    assert logits.shape == (2, 4)
+    torch.testing.assert_close(logits, model(x, torch.ones(2, 30), None, None))
+    features = model.encode(x)[-1].transpose(2, 3).reshape(2, -1)
+    torch.testing.assert_close(logits, model.projection(features))

@@ -199,7 +199,7 @@ def test_ms_adds_the_target_level(make_configs):
         (dict(top_k=12), "--top_k"),
         (dict(top_k=0), "--top_k"),
         (dict(seq_len=2, top_k=1), "--seq_len"),
-        (dict(task_name="imputation"), "--task_name"),
+        (dict(task_name="segmentation"), "--task_name"),
         (dict(d_model=30, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),
         (dict(embed="onehot"), "--embed"),
@@ -213,3 +213,71 @@ def test_bad_config_names_the_flag(make_configs, overrides: dict, flag: str) -> 
     with pytest.raises(ValueError, match=flag) as error:
         Model(make_configs(**{**SMALL, **overrides}))
     assert "\n" not in str(error.value)
+
+
+# The window tasks (TSLib's imputation, anomaly-detection and classification heads: horizon = window).
+def window_model(make_configs, task: str, num_class: int = 4, **overrides) -> Model:
+    configs = make_configs(**{**SMALL, "task_name": task, "label_len": 0, "pred_len": 0, "dropout": 0.0,
+                              **overrides})
+    configs.num_class = num_class
+    return Model(configs).eval()
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_tasks_decode_a_window_long_horizon(make_configs, task):
+    model = window_model(make_configs, task)
+    assert model.pred_len == 24
+    assert all(layer.seasonal_layer.pred_len == 24 for layer in model.encoder.layers)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    # The decoder exists in every task (TSLib's count); only classification adds a projection.
+    assert shapes["decoder.pred.weight"] == (3, 8)
+    assert shapes.get("projection.weight") == ((4, 8 * 24) if task == "classification" else None)
+
+
+def test_imputation_shape_and_pred_len_does_not_change_it(make_configs):
+    g = torch.Generator().manual_seed(0)
+    x, marks = torch.randn(2, 24, 3, generator=g), torch.rand(2, 24, 4, generator=g) - 0.5
+    mask = (torch.rand(2, 24, 3, generator=g) > 0.3).float()
+    outputs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(0)
+        outputs.append(window_model(make_configs, "imputation", pred_len=pred_len)(x * mask, marks, None, None, mask))
+    assert outputs[0].shape == (2, 24, 3)
+    torch.testing.assert_close(outputs[0], outputs[1])
+
+
+def test_the_extrapolated_season_repeats_the_window(make_configs):
+    """Why the next-L-steps forecast reconstructs the window: frequency attention's season at step L + t
+    equals its fit at step t."""
+    model = window_model(make_configs, "imputation")
+    res = model.enc_embedding(torch.randn(2, 24, 3), None)
+    season = model.encoder.layers[0].seasonal_layer(res)  # [B, 2L, D]
+    torch.testing.assert_close(season[:, 24:], season[:, :24], rtol=1e-4, atol=1e-5)
+
+
+def test_anomaly_forward_dispatches_to_the_reconstruction_and_is_not_augmented(make_configs):
+    model = window_model(make_configs, "anomaly_detection").train()
+    x = torch.randn(2, 24, 3)
+    # Training mode: the forecast's augmentation would draw random noise; the window tasks take none.
+    out = model(x, None, None, None)
+    assert out.shape == (2, 24, 3)
+    torch.testing.assert_close(out, model.anomaly_detection(x))
+
+
+def test_classification_zeroes_padded_steps_before_the_projection(make_configs):
+    model = window_model(make_configs, "classification")
+    x = torch.randn(2, 24, 3)
+    padding = torch.ones(2, 24)
+    padding[:, 17:] = 0
+    with torch.no_grad():
+        masked, full = model(x, padding, None, None), model(x, torch.ones(2, 24), None, None)
+        # By hand: growth B_{t-1} and season S_t of every layer, summed, for the first 17 steps.
+        res, level = model.enc_embedding(x, None), x
+        features = torch.zeros(2, 24, 8)
+        for layer in model.encoder.layers:
+            res, level, growth, season = layer(res, level)
+            features = features + growth[:, :24] + season[:, :24]
+        weight = model.projection.weight.reshape(4, 24, 8)[:, :17]
+        expected = torch.einsum("btd,ktd->bk", nn.functional.gelu(features)[:, :17], weight) + model.projection.bias
+    torch.testing.assert_close(masked, expected)
+    assert not torch.allclose(masked, full)

@@ -175,7 +175,7 @@ def test_ms_returns_the_last_variate_with_its_statistics(make_configs):
 @pytest.mark.parametrize(
     ("overrides", "flag"),
     [
-        (dict(task_name="classification"), "--task_name"),
+        (dict(task_name="segmentation"), "--task_name"),
         (dict(dec_in=3), "--dec_in"),
         (dict(label_len=S + 1), "--label_len"),
         (dict(p_hidden_dims=[8]), "--p_hidden_dims"),
@@ -188,3 +188,77 @@ def test_ms_returns_the_last_variate_with_its_statistics(make_configs):
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+# The window tasks (TSLib's imputation, anomaly-detection and classification heads).
+WINDOW = dict(seq_len=24, label_len=0, pred_len=0, enc_in=5, dec_in=5, c_out=5, d_model=16, n_heads=2, d_ff=16,
+              e_layers=1, d_layers=1, p_hidden_dims=[8, 8], p_hidden_layers=2, dropout=0.0)
+
+
+def window_model(make_configs, task: str, num_class: int = 4, **overrides) -> Model:
+    configs = make_configs(**{**WINDOW, "task_name": task, **overrides})
+    configs.num_class = num_class
+    return Model(configs).eval()
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_tasks_build_the_encoder_and_tslib_head_only(make_configs, task):
+    model = window_model(make_configs, task)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert not any(name.startswith(("decoder.", "dec_embedding.")) for name in shapes)
+    head = (4, 16 * 24) if task == "classification" else (5, 16)
+    assert shapes["projection.weight"] == head
+    assert shapes["delta_learner.backbone.4.weight"] == (24, 8)
+
+
+def test_imputation_shape_and_pred_len_does_not_change_it(make_configs):
+    g = torch.Generator().manual_seed(0)
+    x, marks = torch.randn(3, 24, 5, generator=g), torch.rand(3, 24, 4, generator=g) - 0.5
+    mask = (torch.rand(3, 24, 5, generator=g) > 0.3).float()
+    outputs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(0)
+        model = window_model(make_configs, "imputation", pred_len=pred_len)
+        outputs.append(model(x * mask, marks, None, None, mask))
+    assert outputs[0].shape == (3, 24, 5)
+    torch.testing.assert_close(outputs[0], outputs[1])
+
+
+def test_imputation_denormalises_with_the_observed_statistics(make_configs):
+    """Shifting and scaling the observed values shifts and scales the reconstruction (τ, Δ aside: the
+    projector sees the raw series, so compare with a model whose learners give τ = 1, Δ = 0)."""
+    model = window_model(make_configs, "imputation")
+    for learner in (model.tau_learner, model.delta_learner):
+        nn.init.zeros_(learner.backbone[-1].weight)
+    g = torch.Generator().manual_seed(1)
+    x, marks = torch.randn(2, 24, 5, generator=g), torch.rand(2, 24, 4, generator=g) - 0.5
+    mask = (torch.rand(2, 24, 5, generator=g) > 0.3).float()
+    base = model(x * mask, marks, None, None, mask)
+    moved = model((3 * x + 2) * mask, marks, None, None, mask)
+    torch.testing.assert_close(moved, 3 * base + 2, rtol=1e-4, atol=1e-4)
+
+
+def test_anomaly_forward_dispatches_to_the_reconstruction(make_configs):
+    model = window_model(make_configs, "anomaly_detection")
+    x = torch.randn(3, 24, 5)
+    out = model(x, None, None, None)
+    assert out.shape == (3, 24, 5)
+    torch.testing.assert_close(out, model.anomaly_detection(x))
+
+
+def test_classification_zeroes_padded_steps_before_the_projection(make_configs):
+    model = window_model(make_configs, "classification")
+    x = torch.randn(2, 24, 5)
+    padding = torch.ones(2, 24)
+    padding[:, 15:] = 0
+    with torch.no_grad():
+        masked, full = model(x, padding, None, None), model(x, torch.ones(2, 24), None, None)
+        # By hand: τ and Δ from the raw window's statistics, the raw window embedded, padded steps dropped.
+        mean = x.mean(1, keepdim=True)
+        std = torch.sqrt(x.var(1, keepdim=True, unbiased=False) + 1e-5)
+        tau, delta = model.tau_learner(x, std).exp(), model.delta_learner(x, mean)
+        tokens, _ = model.encoder(model.enc_embedding(x, None), tau=tau, delta=delta)
+        weight = model.projection.weight.reshape(4, 24, 16)
+        expected = torch.einsum("btd,ktd->bk", nn.functional.gelu(tokens)[:, :15], weight[:, :15])
+    torch.testing.assert_close(masked, expected + model.projection.bias)
+    assert not torch.allclose(masked, full)

@@ -210,7 +210,7 @@ def test_short_term_uses_window_two_and_normalises(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(seq_len=15), "--seq_len"),
+    [(dict(task_name="segmentation"), "--task_name"), (dict(seq_len=15), "--seq_len"),
      (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(d_model=2, n_heads=1), "--d_model"),
      (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout"), (dict(freq="d"), "--freq")],
     ids=["task", "seq_len", "n_heads", "c_out", "d_model", "e_layers", "dropout", "timeF-daily-marks"],
@@ -218,3 +218,62 @@ def test_short_term_uses_window_two_and_normalises(make_configs):
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+# The window tasks (TSLib's imputation, anomaly-detection and classification heads, C = [4, 4]).
+def window_model(make_configs, task: str, num_class: int = 4, **overrides) -> Model:
+    configs = configs_for(make_configs, **{"task_name": task, "label_len": 0, "pred_len": 0, "dropout": 0.0,
+                                           **overrides})
+    configs.num_class = num_class
+    return Model(configs).eval()
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_have_tslib_shapes(make_configs, task):
+    model = window_model(make_configs, task)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    features = 3 * 8  # three scales of d_model 8
+    assert shapes["projection.weight"] == ((4, features * L) if task == "classification" else (N, features))
+    assert model.encoder.all_size == [L, 5, 1]  # the long-term pyramid, not short-term's [2, 2]
+
+
+def test_imputation_shape_and_pred_len_does_not_change_it(make_configs):
+    x, marks = batch()
+    x, marks = x.float(), marks.float()
+    mask = (torch.rand(x.shape, generator=torch.Generator().manual_seed(3)) > 0.3).float()
+    outputs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(0)
+        outputs.append(window_model(make_configs, "imputation", pred_len=pred_len)(x * mask, marks, None, None, mask))
+    assert outputs[0].shape == (B, L, N)
+    torch.testing.assert_close(outputs[0], outputs[1])
+
+
+def test_imputation_reads_every_position_out_of_its_ancestors(make_configs):
+    model = window_model(make_configs, "imputation")
+    x, marks = batch()
+    x, marks = x.float(), marks.float()
+    out = model(x, marks, None, None, torch.ones_like(x))
+    torch.testing.assert_close(out, model.projection(model.encoder(x, marks)))
+
+
+def test_anomaly_forward_dispatches_to_the_reconstruction(make_configs):
+    model = window_model(make_configs, "anomaly_detection")
+    x = batch()[0].float()
+    out = model(x, None, None, None)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, model.anomaly_detection(x))
+
+
+def test_classification_zeroes_padded_positions_before_the_projection(make_configs):
+    model = window_model(make_configs, "classification")
+    x = batch()[0].float()
+    padding = torch.ones(B, L)
+    padding[:, 13:] = 0
+    with torch.no_grad():
+        masked, full = model(x, padding, None, None), model(x, torch.ones(B, L), None, None)
+        features = nn.functional.gelu(model.encoder(x, None))[:, :13]  # [B, 13, S·D]
+        weight = model.projection.weight.reshape(4, L, -1)[:, :13]
+        expected = torch.einsum("btf,ktf->bk", features, weight) + model.projection.bias
+    torch.testing.assert_close(masked, expected)
+    assert not torch.allclose(masked, full)
