@@ -158,7 +158,7 @@ def test_single_output_channel_runs(make_configs, c_out, enc_in):
 @pytest.mark.parametrize(
     ("overrides", "flag"),
     [(dict(top_k=13), "--top_k"), (dict(c_out=9, enc_in=9, dec_in=9), "--d_model"),
-     (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(task_name="imputation"), "--task_name"),
+     (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(task_name="zero_shot_forecast"), "--task_name"),
      (dict(node_dim=0), "--node_dim"), (dict(gcn_depth=-1), "--gcn_depth"), (dict(embed="onehot"), "--embed")],
     ids=["top_k", "d_model", "n_heads", "c_out", "task", "node_dim", "gcn_depth", "embed"],
 )

@@ -170,7 +170,7 @@ def test_router_learns_only_from_the_auxiliary_loss(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(patch_len=5), "--patch_len"),
+    [(dict(task_name="zero_shot_forecast"), "--task_name"), (dict(patch_len=5), "--patch_len"),
      (dict(patch_len=0), "--patch_len"), (dict(alpha=1.5), "--alpha"), (dict(top_p=-0.1), "--top_p"),
      (dict(pos=2), "--pos"), (dict(n_heads=3), "--n_heads"), (dict(c_out=N + 1), "--c_out"),
      (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout"),

@@ -235,7 +235,7 @@ def test_marks_are_optional(make_configs) -> None:
     ("overrides", "flag"),
     [
         (dict(task_name="zero_shot_forecast"), "--task_name"),
-        (dict(task_name="imputation"), "--task_name"),
+        (dict(task_name="zero_shot_forecast"), "--task_name"),
         (dict(down_sampling_method="nearest"), "--down_sampling_method"),
         (dict(down_sampling_method=None), "--down_sampling_method"),
         (dict(seq_len=30), "--seq_len"),
