@@ -59,7 +59,7 @@ def test_experiment_vali_uses_the_chosen_average(in_tmp, toy, how):
     assert counts[-1] < counts[0]  # the split ends with a short batch, where the two averages differ
     assert vali_loader.sampler.shuffle == (how == "batches")
     by_samples = sum(sums) / sum(counts)
-    by_batches = sum(s / n for s, n in zip(sums, counts)) / len(sums)
+    by_batches = sum(s / n for s, n in zip(sums, counts, strict=True)) / len(sums)
     assert abs(by_samples - by_batches) > 1e-6 * by_samples
     expected = by_samples if how == "samples" else by_batches
     torch.manual_seed(5)

@@ -1,5 +1,5 @@
 """MSGNet: TSLib's initial weights for a seed, the adaptive graph convolution against a direct float64
-formula, the scale block against a per-segment loop, features S/MS, and one-line errors naming the flag."""
+formula, the scale block against a per-segment loop, features S/MS, the imputation / anomaly / classification heads, and one-line errors naming the flag."""
 
 from __future__ import annotations
 
@@ -158,10 +158,76 @@ def test_single_output_channel_runs(make_configs, c_out, enc_in):
 @pytest.mark.parametrize(
     ("overrides", "flag"),
     [(dict(top_k=13), "--top_k"), (dict(c_out=9, enc_in=9, dec_in=9), "--d_model"),
-     (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(task_name="imputation"), "--task_name"),
+     (dict(n_heads=3), "--n_heads"), (dict(c_out=4), "--c_out"), (dict(task_name="zero_shot_forecast"), "--task_name"),
      (dict(node_dim=0), "--node_dim"), (dict(gcn_depth=-1), "--gcn_depth"), (dict(embed="onehot"), "--embed")],
     ids=["top_k", "d_model", "n_heads", "c_out", "task", "node_dim", "gcn_depth", "embed"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+def task_model(make_configs, task: str, num_class: int = 5, **overrides) -> Model:
+    configs = configs_for(make_configs, task_name=task, label_len=0, pred_len=0, **overrides)
+    configs.num_class = num_class
+    return Model(configs)
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_have_tslib_parameters(make_configs, task):
+    """TSLib's window builds: the forecasting encoder, predict_linear at --pred_len 0 (L → L, unused),
+    no seq2pred; projection D → c_out per step, or L·D → num_class for classification."""
+    model = task_model(make_configs, task)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert shapes["predict_linear.weight"] == (L, L)
+    assert not any(name.startswith("seq2pred") for name in shapes)
+    head = (5, 8 * L) if task == "classification" else (N, 8)
+    assert shapes["projection.weight"] == head and shapes["projection.bias"] == head[:1]
+    forecaster = Model(configs_for(make_configs))
+    encoder = sum(p.numel() for name, p in forecaster.named_parameters()
+                  if not name.startswith(("seq2pred", "predict_linear", "projection")))
+    assert sum(p.numel() for p in model.parameters()) == encoder + L * L + L + head[0] * head[1] + head[0]
+
+
+def test_imputation_does_not_depend_on_pred_len(make_configs):
+    x = torch.randn(B, L, N)
+    mask = (torch.rand(B, L, N) > 0.3).float()
+    marks = torch.rand(B, L, 4) - 0.5
+    torch.manual_seed(1)
+    short = Model(configs_for(make_configs, task_name="imputation", pred_len=0)).eval()
+    torch.manual_seed(1)
+    long = Model(configs_for(make_configs, task_name="imputation", pred_len=96)).eval()
+    out = short(x * mask, marks, None, None, mask)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, long(x * mask, marks, None, None, mask))
+    assert not torch.allclose(out, short(x * mask, None, None, None, mask))  # the marks are read
+
+
+def test_anomaly_forward_is_the_reconstruction(make_configs):
+    model = task_model(make_configs, "anomaly_detection").eval()
+    x = torch.randn(B, L, N)
+    out = model(x, None, None, None)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, model.anomaly_detection(x))
+
+
+def test_classification_drops_the_padded_steps_before_the_projection(make_configs):
+    """The padded steps' features are zeroed: their projection weights cannot change the logits."""
+    model = task_model(make_configs, "classification").eval()
+    x = torch.randn(B, L, N)
+    mask = torch.ones(B, L)
+    mask[:, 15:] = 0
+    with torch.no_grad():
+        logits = model(x, mask, None, None)
+        assert logits.shape == (B, 5)
+        assert not torch.allclose(logits, model(x, torch.ones(B, L), None, None))
+        model.projection.weight.view(5, L, 8)[:, 15:] += torch.randn(5, L - 15, 8)
+        torch.testing.assert_close(model(x, mask, None, None), logits)
+
+
+def test_classification_reads_c_out_only_as_the_graph_size(make_configs):
+    """As TSLib's GraphBlock, --c_out sizes the graph in every task; in classification it need not match
+    the data (BasicMotions: 6 variates, the default --c_out 7)."""
+    model = task_model(make_configs, "classification", enc_in=6, c_out=7)
+    assert model.model[0].gconv[0].nodevec1.shape == (7, 4)
+    assert model(torch.randn(B, L, 6), torch.ones(B, L), None, None).shape == (B, 5)

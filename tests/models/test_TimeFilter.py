@@ -1,6 +1,7 @@
 """TimeFilter: TSLib's initial weights for a seed, the neighbour regions and the top-p selection against
 direct loops, the whole graph filtration (k-NN pruning, routing, masking, GCN) against a per-node float64
-loop, the MS fix, the auxiliary routing loss, and one-line errors naming the flag."""
+loop, the MS fix, the auxiliary routing loss, the imputation / anomaly / classification heads, and one-line
+errors naming the flag."""
 
 from __future__ import annotations
 
@@ -170,7 +171,7 @@ def test_router_learns_only_from_the_auxiliary_loss(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(patch_len=5), "--patch_len"),
+    [(dict(task_name="zero_shot_forecast"), "--task_name"), (dict(patch_len=5), "--patch_len"),
      (dict(patch_len=0), "--patch_len"), (dict(alpha=1.5), "--alpha"), (dict(top_p=-0.1), "--top_p"),
      (dict(pos=2), "--pos"), (dict(n_heads=3), "--n_heads"), (dict(c_out=N + 1), "--c_out"),
      (dict(e_layers=0), "--e_layers"), (dict(dropout=1.0), "--dropout"),
@@ -181,3 +182,60 @@ def test_router_learns_only_from_the_auxiliary_loss(make_configs):
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+def task_model(make_configs, task: str, num_class: int = 5, **overrides) -> Model:
+    configs = configs_for(make_configs, task_name=task, label_len=0, pred_len=0, **overrides)
+    configs.num_class = num_class
+    return Model(configs)
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection"])
+def test_reconstruction_head_maps_each_variate_back_to_the_window(make_configs, task):
+    model = task_model(make_configs, task)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert shapes["head.weight"] == (L, 8 * (L // P)) and shapes["head.bias"] == (L,)
+    assert "projection.weight" not in shapes
+
+
+def test_classification_head_has_tslib_shape(make_configs):
+    """TSLib: projection Linear(D·(⌊(L·N − P)/P⌋ + 1) → num_class) over all patch nodes, no `head`; its
+    JapaneseVowels shapes (12 variates, 29 steps) build with --c_out left at 7 (TSLib sizes its graph with
+    c_out and fails there)."""
+    model = task_model(make_configs, "classification")
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert shapes["projection.weight"] == (5, 8 * ((L * N - P) // P + 1))
+    assert not any(name.startswith("head") for name in shapes)
+    vowels = task_model(make_configs, "classification", num_class=9, seq_len=29, patch_len=29, enc_in=12, c_out=7)
+    assert vowels.projection.weight.shape == (9, 8 * 12)
+    assert vowels(torch.randn(B, 29, 12), torch.ones(B, 29), None, None).shape == (B, 9)
+
+
+def test_classification_ignores_the_padding_mask_as_tslib(make_configs):
+    model = task_model(make_configs, "classification").eval()
+    x = torch.randn(B, L, N)
+    mask = torch.ones(B, L)
+    mask[:, 7:] = 0
+    logits = model(x, torch.ones(B, L), None, None)
+    assert logits.shape == (B, 5)
+    torch.testing.assert_close(model(x, mask, None, None), logits)
+
+
+def test_imputation_does_not_depend_on_pred_len(make_configs):
+    x = torch.randn(B, L, N)
+    mask = (torch.rand(B, L, N) > 0.3).float()
+    torch.manual_seed(1)
+    short = Model(configs_for(make_configs, task_name="imputation", pred_len=0)).eval()
+    torch.manual_seed(1)
+    long = Model(configs_for(make_configs, task_name="imputation", pred_len=96)).eval()
+    out = short(x * mask, None, None, None, mask)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, long(x * mask, None, None, None, mask))
+
+
+def test_anomaly_forward_is_the_reconstruction(make_configs):
+    model = task_model(make_configs, "anomaly_detection").eval()
+    x = torch.randn(B, L, N)
+    out = model(x, None, None, None)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, model.anomaly_detection(x))

@@ -1,5 +1,6 @@
 """TimeMixer: TSLib's initial weights for a seed, the down-sampling and decomposition choices, the
-channel-independent and channel-mixing paths, and one-line errors naming the flag."""
+channel-independent and channel-mixing paths, the imputation / anomaly / classification heads, and
+one-line errors naming the flag."""
 
 from __future__ import annotations
 
@@ -235,7 +236,6 @@ def test_marks_are_optional(make_configs) -> None:
     ("overrides", "flag"),
     [
         (dict(task_name="zero_shot_forecast"), "--task_name"),
-        (dict(task_name="imputation"), "--task_name"),
         (dict(down_sampling_method="nearest"), "--down_sampling_method"),
         (dict(down_sampling_method=None), "--down_sampling_method"),
         (dict(seq_len=30), "--seq_len"),
@@ -256,3 +256,107 @@ def test_bad_config_names_the_flag(make_configs, overrides: dict, flag: str) -> 
     with pytest.raises(ValueError, match=flag) as info:
         Model(configs_for(make_configs, **overrides))
     assert "\n" not in str(info.value)
+
+
+def task_model(make_configs, task: str, num_class: int = 5, **overrides) -> Model:
+    configs = configs_for(make_configs, task_name=task, pred_len=0, **overrides)
+    configs.num_class = num_class
+    return Model(configs)
+
+
+def imputation_batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(B, L, N, generator=gen)
+    mask = (torch.rand(B, L, N, generator=gen) > 0.25).float()
+    return x * mask, mask
+
+
+@pytest.mark.parametrize("channel_independence", [1, 0], ids=["independent", "mixing"])
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_have_tslib_parameters(make_configs, task: str, channel_independence: int) -> None:
+    """TSLib's window builds: no FMM predictors; projection_layer D → 1 (independent) or D → c_out
+    (mixing) for the reconstructions, projection L·D → num_class for classification; the Normalize
+    layers of every scale are built (TSLib's count) whatever the task."""
+    model = task_model(make_configs, task, channel_independence=channel_independence)
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert not any(name.startswith(("predict_layers", "out_res_layers", "regression_layers")) for name in shapes)
+    assert shapes["normalize_layers.2.affine_weight"] == (N,)
+    if task == "classification":
+        assert shapes["projection.weight"] == (5, 8 * L) and "projection_layer.weight" not in shapes
+    else:
+        assert shapes["projection_layer.weight"] == (1 if channel_independence else N, 8)
+        assert "projection.weight" not in shapes
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection"])
+@pytest.mark.parametrize("channel_independence", [1, 0], ids=["independent", "mixing"])
+def test_reconstruction_keeps_time_and_variates_in_place(make_configs, task: str, channel_independence: int) -> None:
+    """Without the PDM blocks the finest scale's tokens are the circular kernel-3 token convolution, so
+    swapping steps 10 and 20 of variate 1 (which keeps its normalisation statistics) may move only steps
+    9 .. 11 and 19 .. 21 of the reconstruction (TSLib's reshape of the channel-mixing output would scatter
+    them); with channel independence, only variate 1."""
+    model = task_model(make_configs, task, channel_independence=channel_independence).double().eval()
+    model.pdm_blocks = nn.ModuleList()
+    x = torch.randn(B, L, N, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    mask = torch.ones_like(x)
+    swapped = x.clone()
+    swapped[:, [10, 20], 1] = x[:, [20, 10], 1]
+    args = (lambda v: (v, None, None, None, mask)) if task == "imputation" else (lambda v: (v, None, None, None))
+    with torch.no_grad():
+        moved = (model(*args(swapped)) - model(*args(x))).abs().amax(dim=0) > 1e-9  # [L, N]
+    expected = torch.zeros(L, N, dtype=torch.bool)
+    variates = [1] if channel_independence else list(range(N))
+    for step in (9, 10, 11, 19, 20, 21):
+        expected[step, variates] = True
+    assert torch.equal(moved, expected)
+
+
+def test_imputation_ignores_hidden_values_and_pred_len(make_configs) -> None:
+    x, mask = imputation_batch()
+    torch.manual_seed(1)
+    short = task_model(make_configs, "imputation").eval()
+    torch.manual_seed(1)
+    long = Model(configs_for(make_configs, task_name="imputation", pred_len=96)).eval()
+    out = short(x, None, None, None, mask)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, long(x, None, None, None, mask))
+    noisy = torch.where(mask == 0, 100 * torch.randn_like(x), x)
+    torch.testing.assert_close(short(noisy, None, None, None, mask), out)
+
+
+def test_anomaly_forward_is_the_reconstruction(make_configs) -> None:
+    model = task_model(make_configs, "anomaly_detection").eval()
+    x, _ = batch(model_configs := configs_for(make_configs))
+    assert model_configs.seq_len == L
+    out = model(x, None, None, None)
+    assert out.shape == (B, L, N)
+    torch.testing.assert_close(out, model.anomaly_detection(x))
+
+
+def test_classification_drops_the_padded_steps_before_the_projection(make_configs) -> None:
+    model = task_model(make_configs, "classification").eval()
+    x, _ = batch(configs_for(make_configs))
+    mask = torch.ones(B, L)
+    mask[:, 20:] = 0
+    with torch.no_grad():
+        logits = model(x, mask, None, None)
+        assert logits.shape == (B, 5)
+        assert not torch.allclose(logits, model(x, torch.ones(B, L), None, None))
+        model.projection.weight.view(5, L, 8)[:, 20:] += torch.randn(5, L - 20, 8)
+        torch.testing.assert_close(model(x, mask, None, None), logits)
+
+
+@pytest.mark.parametrize("channel_independence", [1, 0], ids=["independent", "mixing"])
+def test_classification_variate_order(make_configs, channel_independence: int) -> None:
+    """With channel independence (where TSLib's 1-channel embedding fails on N > 1 variates) each variate
+    is mixed on its own and the tokens are averaged, so the logits do not depend on the variates' order;
+    with channel mixing they do."""
+    model = task_model(make_configs, "classification", channel_independence=channel_independence).eval()
+    x, _ = batch(configs_for(make_configs))
+    mask = torch.ones(B, L)
+    with torch.no_grad():
+        logits, permuted = model(x, mask, None, None), model(x[..., [2, 0, 3, 1]], mask, None, None)
+    if channel_independence:
+        torch.testing.assert_close(permuted, logits)
+    else:
+        assert not torch.allclose(permuted, logits)

@@ -52,12 +52,9 @@ NOT_YET_SERVED: set[tuple[str, str]] = {
     *[("Informer", t) for t in WINDOW_TASKS],
     *[("LightTS", t) for t in WINDOW_TASKS],
     *[("MICN", t) for t in WINDOW_TASKS],
-    *[("MSGNet", t) for t in WINDOW_TASKS],
     *[("Reformer", t) for t in WINDOW_TASKS],
     *[("SegRNN", t) for t in WINDOW_TASKS],
     *[("TiDE", t) for t in ("imputation",)],
-    *[("TimeFilter", t) for t in WINDOW_TASKS],
-    *[("TimeMixer", t) for t in WINDOW_TASKS],
     *[("Transformer", t) for t in WINDOW_TASKS],
 }
 
