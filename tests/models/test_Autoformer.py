@@ -132,7 +132,6 @@ def test_label_len_zero_starts_from_placeholders_only(make_configs):
         (dict(moving_avg=0), "--moving_avg"),
         (dict(moving_avg=-3), "--moving_avg"),
         (dict(factor=0), "--factor"),
-        (dict(task_name="imputation"), "--task_name"),
         (dict(task_name="zero_shot_forecast"), "--task_name"),
         (dict(d_model=30, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),

@@ -244,7 +244,7 @@ def test_forecast_shape_and_decoder_start(make_configs):
     ("overrides", "flag"),
     [
         (dict(moving_avg=0), "--moving_avg"),
-        (dict(task_name="imputation"), "--task_name"),
+        (dict(task_name="zero_shot_forecast"), "--task_name"),
         (dict(d_model=30, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),
         (dict(embed="onehot"), "--embed"),

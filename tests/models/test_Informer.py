@@ -94,7 +94,6 @@ def test_tslib_parameter_names_where_our_layers_keep_them(make_configs) -> None:
     ("overrides", "flag"),
     [
         (dict(task_name="zero_shot_forecast"), "--task_name"),
-        (dict(task_name="imputation"), "--task_name"),
         (dict(factor=0), "--factor"),
         (dict(d_model=10, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),

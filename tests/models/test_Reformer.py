@@ -158,7 +158,7 @@ def test_short_term_forecast_is_instance_normalised(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(d_model=9), "--d_model"), (dict(dec_in=N + 1), "--dec_in"),
+    [(dict(task_name="zero_shot_forecast"), "--task_name"), (dict(d_model=9), "--d_model"), (dict(dec_in=N + 1), "--dec_in"),
      (dict(activation="swish"), "--activation"), (dict(embed="onehot"), "--embed"), (dict(e_layers=0), "--e_layers"),
      (dict(task_name="short_term_forecast", c_out=N + 1), "--c_out"), (dict(dropout=1.0), "--dropout")],
     ids=["task", "d_model", "dec_in", "activation", "embed", "e_layers", "c_out-short-term", "dropout"],
