@@ -1,6 +1,6 @@
 """Autoformer (Wu et al., "Autoformer: Decomposition Transformers with Auto-Correlation for Long-Term
-Series Forecasting", NeurIPS 2021, https://arxiv.org/abs/2106.13008), TSLib's configuration, long-term
-forecasting only.
+Series Forecasting", NeurIPS 2021, https://arxiv.org/abs/2106.13008), TSLib's configuration:
+forecasting (long- and short-term alike, as TSLib's), imputation, anomaly detection and classification.
 
 The input window x `[B, L, N]` is split by a moving average into seasonal + trend (eq. 1). The decoder
 starts from the last `label_len` steps of each part followed by H placeholders: zeros for the seasonal
@@ -10,6 +10,12 @@ DataEmbedding_wo_pos of the seasonal start, `d_layers` layers of self- and cross
 progressive decomposition whose trends accumulate onto the trend start (eq. 4), then my_Layernorm and
 Linear(D → c_out) on the seasonal part. Forecast = seasonal + trend over the last H steps.
 Auto-Correlation (eq. 5–8) lives in `layers/AutoCorrelation.py`.
+
+The window tasks use the encoder alone (TSLib builds no decoder for them; the encoder's own progressive
+decomposition still applies, no input decomposition):
+    imputation         Linear(D → c_out) of the encoded masked window (with its time marks)
+    anomaly_detection  Linear(D → c_out) of the encoded window (no time marks)
+    classification     Linear(L·D → num_class) of the flattened GELU/dropout features, padded steps zeroed
 """
 
 from __future__ import annotations
@@ -21,27 +27,35 @@ import torch.nn as nn
 
 from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
 from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_decoder_from_encoder,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
-    check_task,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding_wo_pos
 
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+
 
 class Model(nn.Module):
-    """Autoformer for long-term forecasting.
+    """Autoformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None),
+    x_mark_dec `[B, label_len + H, F]` (or None) → `[B, H, c_out]`; x_dec is not read: the decoder input is
+    built from x_enc's decomposition, as in TSLib. For imputation and anomaly detection it reconstructs the
+    window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]`, padding mask `[B, L]` →
+    `[B, num_class]` (reads num_class, set by the experiment).
 
-    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]`
-    (or None) → `[B, H, c_out]`. x_dec is not read: the decoder input is built from x_enc's
-    decomposition, as in TSLib. Reads seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model,
-    n_heads, e_layers, d_layers, d_ff, factor, moving_avg, dropout, activation, embed, freq.
+    Reads task_name, seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads, e_layers,
+    d_layers, d_ff, factor, moving_avg, dropout, activation, embed, freq (label_len, pred_len, dec_in and
+    d_layers only when forecasting).
 
     With c_out < enc_in (features MS) the trend start uses the last c_out variates (the target), so
     the output equals the last c_out channels of TSLib's (which keeps all enc_in channels there).
@@ -49,14 +63,17 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task(configs, "Autoformer")
-        check_forecast_config(configs, "Autoformer")
+        check_task_config(configs, "Autoformer", TASKS)
         check_heads(configs)
-        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "factor", "moving_avg")
+        check_positive(configs, "e_layers", "d_ff", "factor", "moving_avg")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
-        check_output_channels(configs, "Autoformer")
-        check_decoder_from_encoder(configs, "Autoformer", "embeds the seasonal part of the encoder input")
+        self.task_name = configs.task_name
+        forecast = self.task_name in FORECAST_TASKS
+        if forecast:
+            check_positive(configs, "dec_in", "d_layers")
+            check_output_channels(configs, "Autoformer")
+            check_decoder_from_encoder(configs, "Autoformer", "embeds the seasonal part of the encoder input")
         self.seq_len = configs.seq_len
         self.label_len = configs.label_len
         self.pred_len = configs.pred_len
@@ -79,20 +96,38 @@ class Model(nn.Module):
             ],
             norm_layer=my_Layernorm(d_model),
         )
-        self.dec_embedding = DataEmbedding_wo_pos(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
-        self.decoder = Decoder(
-            [
-                DecoderLayer(correlation(), correlation(), d_model, configs.c_out, configs.d_ff,
-                             moving_avg=configs.moving_avg, dropout=dropout, activation=configs.activation)
-                for _ in range(configs.d_layers)
-            ],
-            norm_layer=my_Layernorm(d_model),
-            projection=nn.Linear(d_model, configs.c_out, bias=True),
-        )
+        if forecast:
+            self.dec_embedding = DataEmbedding_wo_pos(configs.dec_in, d_model, configs.embed, configs.freq,
+                                                      dropout)
+            self.decoder = Decoder(
+                [
+                    DecoderLayer(correlation(), correlation(), d_model, configs.c_out, configs.d_ff,
+                                 moving_avg=configs.moving_avg, dropout=dropout, activation=configs.activation)
+                    for _ in range(configs.d_layers)
+                ],
+                norm_layer=my_Layernorm(d_model),
+                projection=nn.Linear(d_model, configs.c_out, bias=True),
+            )
+        elif self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
+        else:
+            self.projection = nn.Linear(d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Decomposition forecast: `[B, L, enc_in]` → `[B, H, c_out]` (seasonal + trend)."""
         b, _, n = x_enc.shape
         start = self.seq_len - self.label_len
         seasonal, trend = self.decomp(x_enc)  # [B, L, N] each
@@ -105,3 +140,23 @@ class Model(nn.Module):
         dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
         seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
         return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
+        Encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (encoder +
+        Linear(D → c_out), as TSLib's)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: encoder (no
+        marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The Auto-Correlation
+        itself is not masked (as TSLib's), so padded values still reach the real steps' tokens."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]

@@ -1,6 +1,7 @@
 """FEDformer (Zhou et al., "FEDformer: Frequency Enhanced Decomposed Transformer for Long-term Series
 Forecasting", ICML 2022, https://arxiv.org/abs/2201.12740), TSLib's configuration (Fourier version,
-random modes, M = 32), long-term forecasting only.
+random modes, M = 32): forecasting (long- and short-term alike, as TSLib's), imputation, anomaly
+detection and classification.
 
 Autoformer's decomposition architecture (`layers/Autoformer_EncDec.py`) with its Auto-Correlation
 replaced by frequency enhanced blocks (`layers/FourierCorrelation.py`):
@@ -16,6 +17,15 @@ As in TSLib, one FEB-f module (its weights) is shared by all encoder layers and 
 layers' self-attention, and one FEA-f by all decoder layers' cross-attention; each layer has its own
 q/k/v/out projections. FEB-f reads only its query, so the key and value projections of self-attention
 layers are computed (and counted in FLOPs, as in TSLib) but receive no gradient.
+
+The window tasks (imputation, anomaly_detection, classification) read the encoder alone:
+    imputation         Linear(D → c_out) of the encoded masked window (with its time marks)
+    anomaly_detection  Linear(D → c_out) of the encoded window (no time marks)
+    classification     Linear(L·D → num_class) of the flattened GELU/dropout features, padded steps zeroed
+As in TSLib the decoder (dec_in, d_layers, c_out, its frequency blocks) is built for every task, unused
+outside forecasting: its parameters count in TSLib's totals and checkpoints. There its blocks are drawn
+for TSLib's length ⌊seq_len/2⌋ (TSLib's ⌊seq_len/2⌋ + pred_len at the scripts' --pred_len 0), so the
+model does not depend on --pred_len or --label_len.
 
 Mode selection: TSLib draws each block's random modes with `np.random.shuffle` on numpy's global RNG at
 construction (FEB-f encoder, FEB-f decoder, FEA-f query then key modes). This file does the same, in the
@@ -41,31 +51,37 @@ import torch.nn as nn
 
 from layers.AutoCorrelation import AutoCorrelationLayer
 from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_decoder_from_encoder,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
-    check_task,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.FourierCorrelation import MODE_SELECT_METHODS, FourierBlock, FourierCrossAttention
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast", "short_term_forecast")
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """FEDformer for forecasting.
+    """FEDformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None),
+    x_mark_dec `[B, label_len + H, F]` (or None) → `[B, H, c_out]`; x_dec is not read: the decoder input is
+    built from x_enc's decomposition. For imputation and anomaly detection it reconstructs the window,
+    `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]`, padding mask `[B, L]` →
+    `[B, num_class]` (reads num_class, set by the experiment).
 
-    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]` (or None)
-    → `[B, H, c_out]`. x_dec is not read: the decoder input is built from x_enc's decomposition.
-    Reads seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads, e_layers, d_layers,
-    d_ff, moving_avg, dropout, activation, embed, freq.
+    Reads task_name, seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads, e_layers,
+    d_layers, d_ff, moving_avg, dropout, activation, embed, freq (label_len and pred_len only when
+    forecasting).
 
     Args (TSLib's constructor keywords): version "fourier" (the only one implemented), mode_select
     "random" or "low", modes the number of Fourier modes per block.
@@ -74,14 +90,16 @@ class Model(nn.Module):
     def __init__(self, configs: argparse.Namespace, version: str = "fourier", mode_select: str = "random",
                  modes: int = 32) -> None:
         super().__init__()
-        check_task(configs, "FEDformer", TASKS)
-        check_forecast_config(configs, "FEDformer")
+        check_task_config(configs, "FEDformer", TASKS)
         check_heads(configs)
-        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "moving_avg")
+        check_positive(configs, "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "moving_avg")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
-        check_output_channels(configs, "FEDformer")
-        check_decoder_from_encoder(configs, "FEDformer", "embeds the seasonal part of the encoder input")
+        self.task_name = configs.task_name
+        forecast = self.task_name in FORECAST_TASKS
+        if forecast:
+            check_output_channels(configs, "FEDformer")
+            check_decoder_from_encoder(configs, "FEDformer", "embeds the seasonal part of the encoder input")
         if version.lower() == "wavelets":
             raise UserInputError("FEDformer version 'Wavelets' is not implemented here; use version='fourier'")
         if version.lower() != "fourier":
@@ -96,7 +114,8 @@ class Model(nn.Module):
         self.pred_len = configs.pred_len
         self.c_out = configs.c_out
         d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
-        dec_len = configs.label_len + configs.pred_len
+        # The decoder's length: what it decodes when forecasting, TSLib's ⌊L/2⌋ (pred_len 0) otherwise.
+        dec_len = configs.label_len + configs.pred_len if forecast else configs.seq_len // 2
 
         # TSLib's construction order: decomposition, embeddings, the three shared frequency blocks
         # (each drawing its modes from numpy, then its weights from torch), encoder, decoder.
@@ -128,10 +147,26 @@ class Model(nn.Module):
             norm_layer=my_Layernorm(d_model),
             projection=nn.Linear(d_model, configs.c_out, bias=True),
         )
+        if self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
+        elif not forecast:
+            self.projection = nn.Linear(d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Decomposition forecast: `[B, L, enc_in]` → `[B, H, c_out]` (seasonal + trend)."""
         b, _, n = x_enc.shape
         start = self.seq_len - self.label_len
         seasonal, trend = self.decomp(x_enc)  # [B, L, N] each
@@ -143,3 +178,23 @@ class Model(nn.Module):
         dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
         seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
         return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
+        Encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (encoder +
+        Linear(D → c_out), as TSLib's)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: encoder (no
+        marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The frequency blocks
+        themselves are not masked (as TSLib's), so padded values still reach the real steps' tokens."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]

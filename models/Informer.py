@@ -1,14 +1,29 @@
 """Informer (Zhou et al., "Informer: Beyond Efficient Transformer for Long Sequence Time-Series
-Forecasting", AAAI 2021, https://arxiv.org/abs/2012.07436) as a forecaster, TSLib's configuration.
+Forecasting", AAAI 2021, https://arxiv.org/abs/2012.07436), TSLib's configuration: forecasting,
+imputation, anomaly detection and classification.
 
-Implemented (long_term_forecast only):
+Forecasting:
 - ProbSparse self-attention (eq. 3-4, `layers.SelfAttention_Family.ProbAttention`) in every encoder
   layer, in the decoder's causal self-attention and, as in TSLib, in the decoder's cross-attention;
 - self-attention distilling (eq. 5, `layers.Transformer_EncDec.ConvLayer`) between encoder layers,
   on unless `--distil` is passed (a store_false flag);
 - the generative-style decoder: the last `label_len` inputs as start tokens followed by H zero
   placeholders, decoded in one forward pass; the last H positions are the forecast.
-No instance normalisation (TSLib's long-term Informer has none).
+Long-term forecasting uses the raw series (TSLib's long-term Informer has no normalisation);
+short-term forecasting instance-normalises the window (mean, biased std, detached) and de-normalises the
+forecast, as TSLib's `short_forecast`.
+
+The window tasks (imputation, anomaly_detection, classification) read the encoder alone, without the
+distilling layers (TSLib builds them only when forecasting, so the encoder keeps all L steps):
+    imputation         Linear(D → c_out) of the encoded masked window (with its time marks)
+    anomaly_detection  Linear(D → c_out) of the encoded window (no time marks)
+    classification     Linear(L·D → num_class) of the flattened GELU/dropout features, padded steps zeroed
+As in TSLib the decoder (dec_in, d_layers, c_out) is built for every task, unused outside forecasting:
+its parameters count in TSLib's totals and checkpoints.
+
+Differences from TSLib (parameter names, shapes and counts kept):
+- Short-term forecasting also normalises the decoder's start tokens with the window's statistics (the
+  horizon placeholders stay zero); TSLib feeds them raw, on a different scale from the encoder's input.
 """
 
 from __future__ import annotations
@@ -18,45 +33,64 @@ import argparse
 import torch
 import torch.nn as nn
 
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
-    check_forecast_config,
     check_heads,
+    check_output_channels,
     check_positive,
-    check_task,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.SelfAttention_Family import AttentionLayer, ProbAttention
+from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
+from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast", "short_term_forecast")
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
 class Model(nn.Module):
-    """Informer for long-term forecasting.
+    """Informer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]`, x_dec
+    `[B, label_len + H, dec_in]`, x_mark_dec `[B, label_len + H, F]` → `[B, H, c_out]`; for imputation and
+    anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
+    `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
 
-    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]`, x_dec `[B, label_len + H, dec_in]`,
-    x_mark_dec `[B, label_len + H, F]` → `[B, H, c_out]`.
-    Reads enc_in, dec_in, c_out, pred_len, d_model, n_heads, e_layers, d_layers, d_ff, factor,
-    distil, dropout, activation, embed, freq.
+    Reads task_name, seq_len, label_len, enc_in, dec_in, c_out, pred_len, d_model, n_heads, e_layers,
+    d_layers, d_ff, factor, distil, dropout, activation, embed, freq.
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task(configs, "Informer", TASKS)
-        check_forecast_config(configs, "Informer")
+        check_task_config(configs, "Informer", TASKS)
         check_heads(configs)
-        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff", "factor")
+        check_positive(configs, "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "factor")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
-        if configs.distil and configs.e_layers > 1 and configs.seq_len < 2:
+        self.task_name = configs.task_name
+        forecast = self.task_name in FORECAST_TASKS
+        # TSLib distils only when forecasting: the window tasks read out every input step.
+        distil = configs.distil and forecast
+        if self.task_name == "short_term_forecast":
+            check_output_channels(configs, "Informer")
+            if configs.dec_in != configs.enc_in:
+                raise UserInputError(
+                    f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: short-term Informer "
+                    "normalises the decoder's start tokens with the window's statistics, so use --dec_in "
+                    "equal to --enc_in")
+        if distil and configs.e_layers > 1 and configs.seq_len < 2:
             # The distilling ConvLayer pads circularly by 2 steps, which needs at least 2 steps to wrap.
             raise ValueError(f"--seq_len {configs.seq_len} is too short for Informer's distilling layers; use "
                              "--seq_len >= 2, --e_layers 1, or pass --distil to turn distilling off")
         self.pred_len = configs.pred_len
+        self.label_len = configs.label_len
         d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
+        self.normalize = Normalize(configs.enc_in, eps=1e-5)
 
         def attention(causal: bool) -> AttentionLayer:
             inner = ProbAttention(causal, configs.factor, attention_dropout=dropout)
@@ -71,7 +105,7 @@ class Model(nn.Module):
                              activation=configs.activation)
                 for _ in range(configs.e_layers)
             ],
-            [ConvLayer(d_model) for _ in range(configs.e_layers - 1)] if configs.distil else None,
+            [ConvLayer(d_model) for _ in range(configs.e_layers - 1)] if distil else None,
             norm_layer=nn.LayerNorm(d_model),
         )
         self.decoder = Decoder(
@@ -83,13 +117,61 @@ class Model(nn.Module):
             norm_layer=nn.LayerNorm(d_model),
             projection=nn.Linear(d_model, configs.c_out),
         )
+        if self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
+        elif not forecast:
+            self.projection = nn.Linear(d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
-                x_dec: torch.Tensor, x_mark_dec: torch.Tensor | None,
+                x_dec: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        if self.task_name == "short_term_forecast":
+            return self.short_forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Long-term forecast on the raw series: → `[B, H, c_out]`."""
         # TSLib embeds both inputs before encoding; the order fixes which dropout masks each one draws.
         enc_in = self.enc_embedding(x_enc, x_mark_enc)  # [B, L, D]
         dec_in = self.dec_embedding(x_dec, x_mark_dec)  # [B, label_len + H, D]
         memory, _ = self.encoder(enc_in)  # [B, L', D], L' halved by each distilling layer
         out = self.decoder(dec_in, memory)  # [B, label_len + H, c_out]
         return out[:, -self.pred_len:, :]  # [B, H, c_out]
+
+    def short_forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
+                       x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Short-term forecast: the window and the decoder's start tokens are normalised by the window's
+        mean and (biased) std per variate, the forecast de-normalised with them → `[B, H, c_out]`."""
+        x_enc = self.normalize(x_enc, "norm")  # [B, L, N]
+        # Start tokens on the window's scale; the horizon placeholders stay zero (the normalised mean).
+        start = (x_dec[:, :self.label_len] - self.normalize.center) / self.normalize.stdev  # [B, label_len, N]
+        x_dec = torch.cat([start, x_dec[:, self.label_len:]], dim=1)  # [B, label_len + H, N]
+        return self.normalize(self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec), "denorm")  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
+        Undistilled encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (undistilled
+        encoder + Linear(D → c_out), as TSLib's)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: undistilled
+        encoder (no marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The
+        attention itself is not masked (as TSLib's), so padded values still reach the real steps' tokens."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]

@@ -1,5 +1,6 @@
 """Reformer (Kitaev et al., "Reformer: The Efficient Transformer", ICLR 2020, https://arxiv.org/abs/2001.04451)
-as TSLib's encoder-only forecaster with LSH self-attention.
+as TSLib's encoder-only model with LSH self-attention: forecasting, imputation, anomaly detection and
+classification.
 
 The window and the horizon's placeholders form one sequence of T = L + H steps:
     s = [x_enc ; last H steps of x_dec]              `[B, L+H, enc_in]` (the exp's zeros for the horizon)
@@ -13,6 +14,12 @@ Long-term forecasting uses the raw series (TSLib's Reformer has no normalisation
 forecasting instance-normalises the window (mean, biased std, detached) and de-normalises the forecast.
 LSH needs T to be a multiple of 2 · bucket_size = 8: the sequence is zero-padded at the end to the next
 multiple inside each attention layer (TSLib's padding) and cut back.
+
+The window tasks encode the input window alone (T = L, raw values, no normalisation, as TSLib's):
+    imputation         projection = Linear(D → c_out) of the encoded masked window (with its time marks)
+    anomaly_detection  projection = Linear(D → c_out) of the encoded window (no time marks)
+    classification     projection = Linear(L·D → num_class) of the flattened GELU/dropout features, padded
+                       steps zeroed
 
 Differences from TSLib (interfaces, parameter names, shapes and counts kept):
 - The zero padding is masked out as attention keys (TSLib lets the padded rows take attention weight).
@@ -28,14 +35,18 @@ import argparse
 import torch
 import torch.nn as nn
 
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
-    check_forecast_config,
     check_heads,
     check_output_channels,
     check_positive,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.SelfAttention_Family import ReformerLayer
@@ -43,27 +54,34 @@ from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import Encoder, EncoderLayer
 from utils.errors import UserInputError
 
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+
 
 class Model(nn.Module):
     """Reformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` or None,
-    x_dec `[B, label_len + H, enc_in]`, x_mark_dec `[B, label_len + H, F]` or None → `[B, H, c_out]`.
+    x_dec `[B, label_len + H, enc_in]`, x_mark_dec `[B, label_len + H, F]` or None → `[B, H, c_out]`; for
+    imputation and anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for
+    classification `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the
+    experiment).
 
     Reads task_name, seq_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads, e_layers, d_ff, dropout,
-    activation, embed, freq. `bucket_size` and `n_hashes` are constructor arguments, as in TSLib.
+    activation, embed, freq (pred_len and dec_in only when forecasting). `bucket_size` and `n_hashes` are
+    constructor arguments, as in TSLib.
     """
 
     def __init__(self, configs: argparse.Namespace, bucket_size: int = 4, n_hashes: int = 4) -> None:
         super().__init__()
-        check_forecast_config(configs, "Reformer")
+        check_task_config(configs, "Reformer", TASKS)
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
-        if configs.dec_in != configs.enc_in:
+        self.task_name = configs.task_name
+        if self.task_name in FORECAST_TASKS and configs.dec_in != configs.enc_in:
             raise UserInputError(
                 f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: Reformer appends the decoder "
                 "input's horizon placeholders to the encoder input, so use --dec_in equal to --enc_in")
-        self.short_term = configs.task_name == "short_term_forecast"
+        self.short_term = self.task_name == "short_term_forecast"
         if self.short_term:
             check_output_channels(configs, "Reformer")
         self.pred_len = configs.pred_len
@@ -80,10 +98,26 @@ class Model(nn.Module):
             ],
             norm_layer=nn.LayerNorm(d_model),
         )
-        self.projection = nn.Linear(d_model, configs.c_out)
+        if self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
+        else:
+            self.projection = nn.Linear(d_model, configs.c_out)
 
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
+    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                 x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Encode the window followed by the horizon's placeholders: → `[B, H, c_out]` (instance-normalised
+        for short-term forecasting)."""
         if self.short_term:
             x_enc = self.normalize(x_enc, "norm")
         x = torch.cat([x_enc, x_dec[:, -self.pred_len:]], dim=1)  # [B, L+H, C]
@@ -93,3 +127,23 @@ class Model(nn.Module):
         z, _ = self.encoder(self.enc_embedding(x, marks))  # [B, L+H, d_model]
         out = self.projection(z)[:, -self.pred_len:]  # [B, H, c_out]
         return self.normalize(out, "denorm") if self.short_term else out
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
+        LSH encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read)."""
+        z, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        return self.projection(z)  # [B, L, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (LSH encoder +
+        Linear(D → c_out), as TSLib's)."""
+        z, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(z)  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: LSH encoder (no
+        marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The LSH attention itself
+        does not mask padded steps (as TSLib's), so their values still reach the real steps' tokens."""
+        z, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(masked_flat_features(z, self.dropout, padding_mask))  # [B, num_class]

@@ -1,10 +1,16 @@
-"""The vanilla Transformer (Vaswani et al., "Attention Is All You Need", NeurIPS 2017) as a
-forecaster, TSLib's configuration.
+"""The vanilla Transformer (Vaswani et al., "Attention Is All You Need", NeurIPS 2017), TSLib's
+configuration: forecasting, imputation, anomaly detection and classification.
 
 Encoder: DataEmbedding of the input window + marks, `e_layers` post-norm full-attention layers and a
 final LayerNorm. Decoder: DataEmbedding of the start tokens (the last `label_len` inputs) followed by
 H zero placeholders, `d_layers` layers of causal self-attention + cross-attention, a final LayerNorm
-and Linear(D → c_out). The last H decoder positions are the forecast. No instance normalisation.
+and Linear(D → c_out). The last H decoder positions are the forecast. No instance normalisation
+(TSLib's Transformer treats long- and short-term forecasting alike).
+
+The window tasks use the encoder alone (TSLib builds no decoder for them):
+    imputation         Linear(D → c_out) of the encoded masked window (with its time marks)
+    anomaly_detection  Linear(D → c_out) of the encoded window (no time marks)
+    classification     Linear(L·D → num_class) of the flattened GELU/dropout features, padded steps zeroed
 """
 
 from __future__ import annotations
@@ -14,35 +20,44 @@ import argparse
 import torch
 import torch.nn as nn
 
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
-    check_forecast_config,
     check_heads,
     check_positive,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
 from layers.Transformer_EncDec import Decoder, DecoderLayer, full_attention_encoder
 
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+
 
 class Model(nn.Module):
-    """Transformer for long/short-term forecasting.
+    """Transformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]`,
+    x_dec `[B, label_len + H, dec_in]`, x_mark_dec `[B, label_len + H, F]` → `[B, H, c_out]`; for
+    imputation and anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for
+    classification `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the
+    experiment).
 
-    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]`, x_dec `[B, label_len + H, dec_in]`,
-    x_mark_dec `[B, label_len + H, F]` → `[B, H, c_out]`.
-    Reads enc_in, dec_in, c_out, pred_len, d_model, n_heads, e_layers, d_layers, d_ff, dropout,
-    activation, embed, freq.
+    Reads task_name, seq_len, enc_in, dec_in, c_out, pred_len, d_model, n_heads, e_layers, d_layers, d_ff,
+    dropout, activation, embed, freq (dec_in, d_layers and pred_len only when forecasting).
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "Transformer")
+        check_task_config(configs, "Transformer", TASKS)
         check_heads(configs)
-        check_positive(configs, "dec_in", "e_layers", "d_layers", "d_ff")
+        check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
+        self.task_name = configs.task_name
         self.pred_len = configs.pred_len
         d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
 
@@ -52,20 +67,58 @@ class Model(nn.Module):
         self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
         self.encoder = full_attention_encoder(d_model, n_heads, configs.d_ff, configs.e_layers, dropout,
                                               configs.activation, nn.LayerNorm(d_model), configs.factor)
-        self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
-        self.decoder = Decoder(
-            [
-                DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
-                             activation=configs.activation)
-                for _ in range(configs.d_layers)
-            ],
-            norm_layer=nn.LayerNorm(d_model),
-            projection=nn.Linear(d_model, configs.c_out),
-        )
+        if self.task_name in FORECAST_TASKS:
+            check_positive(configs, "dec_in", "d_layers")
+            self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
+            self.decoder = Decoder(
+                [
+                    DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
+                                 activation=configs.activation)
+                    for _ in range(configs.d_layers)
+                ],
+                norm_layer=nn.LayerNorm(d_model),
+                projection=nn.Linear(d_model, configs.c_out),
+            )
+        elif self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(dropout)
+            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
+        else:
+            self.projection = nn.Linear(d_model, configs.c_out)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
-                x_dec: torch.Tensor, x_mark_dec: torch.Tensor | None,
+                x_dec: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Encode the window, decode start tokens + placeholders: → `[B, H, c_out]`."""
         memory, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
         out = self.decoder(self.dec_embedding(x_dec, x_mark_dec), memory)  # [B, Ll + H, c_out]
         return out[:, -self.pred_len:, :]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
+        Encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read, no normalisation)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (encoder +
+        Linear(D → c_out), as TSLib's)."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(tokens)  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: encoder (no
+        marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The attention itself is
+        not masked (as TSLib's), so padded values still reach the real steps' tokens."""
+        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
+        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]

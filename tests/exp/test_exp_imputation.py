@@ -108,7 +108,7 @@ def test_ms_scores_the_target_channel(in_tmp, toy_csv):
     (("--mask_rate", "0"), "--mask_rate must lie in (0, 1)"),
     (("--mask_rate", "1.5"), "--mask_rate must lie in (0, 1)"),
     (("--pred_len", "-1"), "--pred_len must be >= 0"),
-    (("--model", "Informer"), "--task_name 'imputation' is not supported by Informer"),
+    (("--model", "FreTS"), "--task_name 'imputation' is not supported by FreTS"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(in_tmp, toy_csv, capsys, flags, message):
     toy_csv(in_tmp / "toy.csv")

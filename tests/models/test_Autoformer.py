@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 
 from models.Autoformer import Model
+from tests.models.test_Transformer import check_anomaly_head, check_classification_head, check_imputation_head
 
 SMALL = dict(model="Autoformer", seq_len=24, label_len=12, pred_len=12, d_model=8, d_ff=16, n_heads=2,
              e_layers=2, d_layers=2, factor=2, moving_avg=5, enc_in=3, dec_in=3, c_out=3, freq="h", embed="timeF")
@@ -132,7 +133,6 @@ def test_label_len_zero_starts_from_placeholders_only(make_configs):
         (dict(moving_avg=0), "--moving_avg"),
         (dict(moving_avg=-3), "--moving_avg"),
         (dict(factor=0), "--factor"),
-        (dict(task_name="imputation"), "--task_name"),
         (dict(task_name="zero_shot_forecast"), "--task_name"),
         (dict(d_model=30, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),
@@ -149,3 +149,25 @@ def test_bad_config_names_the_flag(make_configs, overrides: dict, flag: str) -> 
     with pytest.raises(ValueError, match=flag) as error:
         Model(make_configs(**{**SMALL, **overrides}))
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_use_the_encoder_alone(make_configs, task: str) -> None:
+    """TSLib builds Autoformer's decoder only when forecasting."""
+    check = {"imputation": check_imputation_head, "anomaly_detection": check_anomaly_head,
+             "classification": check_classification_head}[task]
+    net = check(make_configs, "Autoformer", Model)
+    assert not hasattr(net, "decoder") and not hasattr(net, "dec_embedding")
+
+
+def test_forecasting_is_the_same_for_long_and_short_term(make_configs) -> None:
+    """TSLib's Autoformer runs one forecasting path for both task names (no normalisation)."""
+    x = torch.randn(2, 24, 3, dtype=torch.float64)
+    outs = []
+    for task in ("long_term_forecast", "short_term_forecast"):
+        torch.manual_seed(0)
+        configs = make_configs(model="Autoformer", task_name=task, seq_len=24, label_len=12, pred_len=6, enc_in=3,
+                               dec_in=3, c_out=3, d_model=8, d_ff=8, n_heads=2, e_layers=1, d_layers=1, dropout=0.0)
+        with torch.no_grad():
+            outs.append(Model(configs).double().eval()(x, None, None, None))
+    torch.testing.assert_close(outs[0], outs[1])

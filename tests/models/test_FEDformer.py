@@ -13,6 +13,10 @@ import torch.nn as nn
 from layers.AutoCorrelation import AutoCorrelationLayer
 from layers.FourierCorrelation import FourierBlock, FourierCrossAttention, get_frequency_modes
 from models.FEDformer import Model
+from tests.models.test_Transformer import C as WINDOW_C
+from tests.models.test_Transformer import D as WINDOW_D
+from tests.models.test_Transformer import L as WINDOW_L
+from tests.models.test_Transformer import check_anomaly_head, check_classification_head, check_imputation_head
 from tests.models.tslib_reference import assert_tslib_initial_weights
 
 SMALL = dict(model="FEDformer", seq_len=24, label_len=12, pred_len=12, d_model=8, d_ff=16, n_heads=2,
@@ -244,7 +248,7 @@ def test_forecast_shape_and_decoder_start(make_configs):
     ("overrides", "flag"),
     [
         (dict(moving_avg=0), "--moving_avg"),
-        (dict(task_name="imputation"), "--task_name"),
+        (dict(task_name="zero_shot_forecast"), "--task_name"),
         (dict(d_model=30, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),
         (dict(embed="onehot"), "--embed"),
@@ -270,3 +274,32 @@ def test_bad_constructor_arguments(make_configs, kwargs: dict, match: str) -> No
     with pytest.raises(ValueError, match=match) as error:
         Model(make_configs(**SMALL), **kwargs)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_keep_tslib_s_decoder_at_half_the_window(make_configs, task: str):
+    """The window heads read the encoder; as in TSLib the decoder is built for every task (its parameters
+    are in TSLib's JapaneseVowels count), its frequency blocks drawn for ⌊seq_len/2⌋ steps (TSLib's
+    ⌊seq_len/2⌋ + pred_len at the scripts' --pred_len 0)."""
+    check = {"imputation": check_imputation_head, "anomaly_detection": check_anomaly_head,
+             "classification": check_classification_head}[task]
+    net = check(make_configs, "FEDformer", Model)
+    cross = net.decoder.layers[0].cross_attention.inner_correlation
+    self_block = net.decoder.layers[0].self_attention.inner_correlation
+    half = WINDOW_L // 2
+    assert len(self_block.index) == len(cross.index_q) == min(32, half // 2)
+    assert net.decoder.projection.weight.shape == (WINDOW_C, WINDOW_D)
+
+
+def test_forecasting_is_the_same_for_long_and_short_term(make_configs):
+    """TSLib's FEDformer runs one forecasting path for both task names (no normalisation)."""
+    x = torch.randn(2, 24, 3, dtype=torch.float64)
+    outs = []
+    for task in ("long_term_forecast", "short_term_forecast"):
+        torch.manual_seed(0)
+        np.random.seed(0)
+        configs = make_configs(model="FEDformer", task_name=task, seq_len=24, label_len=12, pred_len=6, enc_in=3,
+                               dec_in=3, c_out=3, d_model=8, d_ff=8, n_heads=2, e_layers=1, d_layers=1, dropout=0.0)
+        with torch.no_grad():
+            outs.append(Model(configs).double().eval()(x, None, None, None))
+    torch.testing.assert_close(outs[0], outs[1])

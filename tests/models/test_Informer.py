@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 
 from models.Informer import Model
+from tests.models.test_Transformer import check_anomaly_head, check_classification_head, check_imputation_head
 
 
 def small_configs(make_configs, **overrides):
@@ -94,7 +95,6 @@ def test_tslib_parameter_names_where_our_layers_keep_them(make_configs) -> None:
     ("overrides", "flag"),
     [
         (dict(task_name="zero_shot_forecast"), "--task_name"),
-        (dict(task_name="imputation"), "--task_name"),
         (dict(factor=0), "--factor"),
         (dict(d_model=10, n_heads=4), "--d_model"),
         (dict(activation="swish"), "--activation"),
@@ -107,3 +107,43 @@ def test_tslib_parameter_names_where_our_layers_keep_them(make_configs) -> None:
 def test_bad_config_names_the_flag(make_configs, overrides: dict, flag: str) -> None:
     with pytest.raises(ValueError, match=flag):
         Model(small_configs(make_configs, **overrides))
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_keep_every_step_and_tslib_s_decoder(make_configs, task: str) -> None:
+    """TSLib distils only when forecasting (the window heads read out all L steps) and builds the decoder for
+    every task (its parameters are in TSLib's JapaneseVowels count), unused here."""
+    check = {"imputation": check_imputation_head, "anomaly_detection": check_anomaly_head,
+             "classification": check_classification_head}[task]
+    net = check(make_configs, "Informer", Model)
+    assert net.encoder.conv_layers is None
+    names = {name for name, _ in net.named_parameters()}
+    assert {"dec_embedding.value_embedding.tokenConv.weight", "decoder.projection.weight"} <= names
+
+
+def test_short_term_forecast_is_instance_normalised(make_configs) -> None:
+    """short_term_forecast normalises the window and the decoder's start tokens (long-term does not): with
+    start tokens cut from the window and zero placeholders, f(3x + 5) = 3 f(x) + 5 (up to the eps under the
+    std). TSLib feeds the start tokens raw, which breaks this."""
+    label_len, horizon = 6, 4
+    x = torch.randn(2, 24, 3, dtype=torch.float64)
+
+    def decoder_input(window: torch.Tensor) -> torch.Tensor:
+        return torch.cat([window[:, -label_len:], torch.zeros(2, horizon, 3, dtype=torch.float64)], dim=1)
+
+    for task, equivariant in (("short_term_forecast", True), ("long_term_forecast", False)):
+        torch.manual_seed(0)
+        configs = small_configs(make_configs, task_name=task, label_len=label_len, pred_len=horizon, dropout=0.0)
+        model = Model(configs).double().eval()
+        with torch.no_grad():
+            moved = model(3 * x + 5, None, decoder_input(3 * x + 5), None)
+            base = model(x, None, decoder_input(x), None)
+        assert moved.shape == (2, horizon, 3)
+        assert torch.allclose(moved, 3 * base + 5, rtol=1e-4, atol=1e-4) == equivariant
+
+
+def test_short_term_forecast_needs_matching_decoder_channels(make_configs) -> None:
+    with pytest.raises(ValueError, match="--dec_in"):
+        Model(small_configs(make_configs, task_name="short_term_forecast", dec_in=2))
+    with pytest.raises(ValueError, match="--c_out"):
+        Model(small_configs(make_configs, task_name="short_term_forecast", c_out=4))

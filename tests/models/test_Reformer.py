@@ -11,6 +11,12 @@ import torch.nn.functional as F
 
 from layers.SelfAttention_Family import ReformerLayer
 from models.Reformer import Model
+from tests.models.test_Transformer import (
+    check_anomaly_head,
+    check_classification_head,
+    check_imputation_head,
+    window_configs,
+)
 from tests.models.tslib_reference import assert_tslib_initial_weights
 
 B, L, H, N, MARKS = 2, 10, 3, 3, 4
@@ -158,7 +164,7 @@ def test_short_term_forecast_is_instance_normalised(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(d_model=9), "--d_model"), (dict(dec_in=N + 1), "--dec_in"),
+    [(dict(task_name="zero_shot_forecast"), "--task_name"), (dict(d_model=9), "--d_model"), (dict(dec_in=N + 1), "--dec_in"),
      (dict(activation="swish"), "--activation"), (dict(embed="onehot"), "--embed"), (dict(e_layers=0), "--e_layers"),
      (dict(task_name="short_term_forecast", c_out=N + 1), "--c_out"), (dict(dropout=1.0), "--dropout")],
     ids=["task", "d_model", "dec_in", "activation", "embed", "e_layers", "c_out-short-term", "dropout"],
@@ -166,3 +172,21 @@ def test_short_term_forecast_is_instance_normalised(make_configs):
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_encode_the_window_alone(make_configs, task):
+    """The window (L = 16, padded to 16 inside LSH) without placeholders or normalisation, as TSLib's."""
+    check = {"imputation": check_imputation_head, "anomaly_detection": check_anomaly_head,
+             "classification": check_classification_head}[task]
+    net = check(make_configs, "Reformer", Model)
+    assert [name for name, _ in net.named_children()] == (
+        ["normalize", "enc_embedding", "encoder", "dropout", "projection"] if task == "classification"
+        else ["normalize", "enc_embedding", "encoder", "projection"])
+
+
+def test_window_heads_pad_an_odd_window_for_lsh(make_configs):
+    """seq_len 13 is not a multiple of 2 · bucket_size: each attention layer pads and cuts back."""
+    configs = window_configs(make_configs, "Reformer", "anomaly_detection", seq_len=13)
+    model = Model(configs).eval()
+    assert model(torch.randn(2, 13, 3), None, None, None).shape == (2, 13, 3)

@@ -81,7 +81,7 @@ def test_timesnet_head_matches_a_slow_reference(make_configs):
 
 
 def test_model_without_imputation_head_names_the_tasks(make_configs):
-    from models import Informer
+    from models import FreTS
 
-    with pytest.raises(UserInputError, match="--task_name 'imputation' is not supported by Informer"):
-        Informer.Model(configs(make_configs))
+    with pytest.raises(UserInputError, match="--task_name 'imputation' is not supported by FreTS"):
+        FreTS.Model(configs(make_configs))
