@@ -122,7 +122,7 @@ def first_block(path: str) -> list[str]:
 
 def write_weather(root: Path) -> Path:
     root.mkdir()
-    write_toy_csv(root / "weather.csv", rows=300, columns=21)
+    write_toy_csv(root / "weather.csv", rows=250, columns=21)
     return root
 
 
