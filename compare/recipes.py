@@ -968,7 +968,7 @@ IMPUTATION = (
     _imputation("FEDformer", {"ECL": {}}),
     _imputation("FiLM", {"ETTh1": {"pred_len": 96, **_W64}}),
     _imputation("Informer", {"ECL": {}}),
-    _imputation("LightTS", {"ECL": {}}),
+    _imputation("LightTS", {"ECL": {"pred_len": 96}}),
     _imputation("MICN", {"ETTh1": _W64},
                 notes={"ETTh1": "its --conv_kernel 12 16 is not a run.py flag (TSLib's argparse rejects it too); "
                                 "left out"}),

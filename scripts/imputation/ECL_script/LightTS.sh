@@ -20,7 +20,7 @@ python -u run.py \
   --features M \
   --seq_len 96 \
   --label_len 0 \
-  --pred_len 0 \
+  --pred_len 96 \
   --e_layers 2 \
   --d_layers 1 \
   --factor 3 \
@@ -47,7 +47,7 @@ python -u run.py \
   --features M \
   --seq_len 96 \
   --label_len 0 \
-  --pred_len 0 \
+  --pred_len 96 \
   --e_layers 2 \
   --d_layers 1 \
   --factor 3 \
@@ -74,7 +74,7 @@ python -u run.py \
   --features M \
   --seq_len 96 \
   --label_len 0 \
-  --pred_len 0 \
+  --pred_len 96 \
   --e_layers 2 \
   --d_layers 1 \
   --factor 3 \
@@ -101,7 +101,7 @@ python -u run.py \
   --features M \
   --seq_len 96 \
   --label_len 0 \
-  --pred_len 0 \
+  --pred_len 96 \
   --e_layers 2 \
   --d_layers 1 \
   --factor 3 \
