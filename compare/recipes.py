@@ -3,6 +3,8 @@ named flag set over the CAPS recipe. The one place a recipe fact is written.
 
 `scripts/long_term_forecast/**/*.sh` are generated from this table (`python -m compare.scripts`) and
 `compare.runner` and the benchmarks read it directly (`RECIPES.recipe(row, dataset, pred_len)`).
+TSLib's other tasks (imputation, anomaly detection, classification, short-term forecasting) live in the same
+file as `TASK_RECIPES` (`TASK_RECIPES.argv(task, model, dataset, block)`), which writes `scripts/<task>/**`.
 
 A model's `flags` list every flag in script order; a value of `PER_DATASET` must be set by each
 dataset's entry, a value of `DEFAULT` leaves the flag out of the block (run.py's default applies; a
