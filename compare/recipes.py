@@ -805,6 +805,8 @@ M4_PATTERNS = ("Monthly", "Yearly", "Quarterly", "Weekly", "Daily", "Hourly")  #
 M4_DAILY_FIRST = ("Monthly", "Yearly", "Quarterly", "Daily", "Weekly", "Hourly")  # TimesNet's, MICN's ... order
 # TSLib's classification scripts run the first ten; the registry also lists BasicMotions (a small test set).
 UEA_SCRIPT_SETS = tuple(name for name in UEA_DATASETS if name != "BasicMotions")
+# The registry's group name that fetches the M4 files (`python -m data_provider.fetch m4`).
+M4_FETCH = next(name for name in DATASET_GROUPS if name == "m4")
 
 
 @dataclass(frozen=True)
@@ -931,9 +933,8 @@ def _task_datasets() -> dict[str, dict[str, TaskData]]:
                for info in ANOMALY_DATASETS.values()}
     uea = {name: TaskData(name, {"root_path": f"./dataset/{name}/", "id": name}, "", "{model}.sh")
            for name in UEA_SCRIPT_SETS}
-    (m4_fetch,) = (name for name in DATASET_GROUPS if name == "m4")
     m4 = {p: TaskData(p, {"root_path": "./dataset/m4", "pattern": p, "id": f"m4_{p}"}, "", "{model}_M4.sh",
-                      m4_fetch) for p in M4_PATTERNS}
+                      M4_FETCH) for p in M4_PATTERNS}
     return {"imputation": imputation, "anomaly_detection": anomaly, "classification": uea,
             "short_term_forecast": m4}
 

@@ -14,6 +14,7 @@ import run
 from compare import scripts
 from compare.recipes import TASK_RECIPES, TASKS
 from compare.run_args import flag_value, parse_run_args
+from data_provider.registry import ANOMALY_DATASETS, DATASET_GROUPS, UEA_DATASETS
 from exp.arguments import make_setting, validate_args
 from exp.model_registry import MODEL_REGISTRY
 from tests.anomaly_files import write_anomaly_files
@@ -68,6 +69,13 @@ def test_block_and_script_counts_are_pinned(task):
 )
 def test_scripts_are_named_as_tslib_names_them(task, model, dataset, script):
     assert TASK_RECIPES.script(task, model, dataset) == f"scripts/{script}"
+
+
+def test_task_datasets_take_the_data_registry_names():
+    assert list(TASK_RECIPES.datasets["anomaly_detection"]) == list(ANOMALY_DATASETS)
+    assert list(TASK_RECIPES.datasets["classification"]) == [n for n in UEA_DATASETS if n != "BasicMotions"]
+    assert {d.fetch for d in TASK_RECIPES.datasets["short_term_forecast"].values()} == {"m4"} <= set(DATASET_GROUPS)
+    assert TASK_RECIPES.datasets["anomaly_detection"]["SWAT"].fields["root_path"] == "./dataset/SWaT"
 
 
 def test_tslib_values_land_in_the_blocks():
