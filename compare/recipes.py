@@ -3,6 +3,8 @@ named flag set over the CAPS recipe. The one place a recipe fact is written.
 
 `scripts/long_term_forecast/**/*.sh` are generated from this table (`python -m compare.scripts`) and
 `compare.runner` and the benchmarks read it directly (`RECIPES.recipe(row, dataset, pred_len)`).
+TSLib's other tasks (imputation, anomaly detection, classification, short-term forecasting) live in the same
+file as `TASK_RECIPES` (`TASK_RECIPES.argv(task, model, dataset, block)`), which writes `scripts/<task>/**`.
 
 A model's `flags` list every flag in script order; a value of `PER_DATASET` must be set by each
 dataset's entry, a value of `DEFAULT` leaves the flag out of the block (run.py's default applies; a
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from data_provider.registry import ANOMALY_DATASETS, DATASET_GROUPS, UEA_DATASETS
 from utils.errors import UserInputError
 
 __all__ = [
@@ -30,11 +33,16 @@ __all__ = [
     "PER_DATASET",
     "RECIPES",
     "SCRIPTS_DIR",
+    "TASKS",
+    "TASK_RECIPES",
     "VARIANTS",
     "Dataset",
     "ModelRecipe",
     "Recipe",
     "RecipeBook",
+    "TaskBook",
+    "TaskData",
+    "TaskRecipe",
     "Variant",
     "name_key",
 ]
@@ -783,3 +791,378 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
 )}
 
 RECIPES = RecipeBook(DATASETS, MODELS, VARIANTS, env={"CUDA_VISIBLE_DEVICES": "0"})
+
+
+# TSLib's other tasks: imputation, anomaly detection, classification and short-term forecasting.
+# `scripts/<task>/**` are generated from `TASK_RECIPES` as `scripts/long_term_forecast/**` are from `RECIPES`:
+# a task recipe holds a model's flags in script order, per-dataset values and, where one dataset runs several
+# blocks, one entry per block (a mask rate, a width), each replacing values in place. Runners read it with
+# `TASK_RECIPES.argv(task, model, dataset, block)`.
+
+TASKS = ("imputation", "anomaly_detection", "classification", "short_term_forecast")
+MASK_RATES = (0.125, 0.25, 0.375, 0.5)  # TSLib's imputation scripts run one block per rate
+M4_PATTERNS = ("Monthly", "Yearly", "Quarterly", "Weekly", "Daily", "Hourly")  # most M4 scripts' order
+M4_DAILY_FIRST = ("Monthly", "Yearly", "Quarterly", "Daily", "Weekly", "Hourly")  # TimesNet's, MICN's ... order
+# TSLib's classification scripts run the first ten; the registry also lists BasicMotions (a small test set).
+UEA_SCRIPT_SETS = tuple(name for name in UEA_DATASETS if name != "BasicMotions")
+# The registry's group name that fetches the M4 files (`python -m data_provider.fetch m4`).
+M4_FETCH = next(name for name in DATASET_GROUPS if name == "m4")
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """One dataset of a task's scripts: the values its blocks fill in and where its scripts lie."""
+
+    name: str
+    fields: dict[str, str | int]  # {placeholder: value}: root_path, data_path, data, channels, id, pattern
+    folder: str  # scripts/<task>/<folder>/ ("" for the task folder itself)
+    file: str  # TSLib's script name, "{model}" filled
+    fetch: str = ""  # `python -m data_provider.fetch NAME`; "" when it cannot be fetched
+
+
+@dataclass(frozen=True)
+class TaskRecipe:
+    """One model's blocks of one task: flags in script order, per-dataset values (its keys are the datasets,
+    in script order) and per-block values for datasets that run several blocks."""
+
+    model: str
+    flags: Flags
+    per_dataset: dict[str, Flags]
+    per_block: dict[str, tuple[Flags, ...]] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # dataset -> where ours differs from TSLib's block
+    comments: tuple[str, ...] = ()  # atop the script
+    file: str = ""  # a script of its own under scripts/<task>/ (CAPS), else TSLib's name per dataset
+    fetch: bool = False  # the script fetches its datasets first
+
+
+@dataclass(frozen=True)
+class TaskBook:
+    """The task datasets and recipes, and the argv of each (task, model, dataset, block)."""
+
+    datasets: dict[str, dict[str, TaskData]]
+    recipes: dict[str, dict[str, TaskRecipe]]
+    env: dict[str, str] = field(default_factory=dict)
+
+    def task(self, name: str) -> str:
+        if name not in self.recipes:
+            raise UserInputError(f"unknown task {name!r}; choose from {', '.join(self.recipes)}")
+        return name
+
+    def models(self, task: str) -> list[str]:
+        """The models with blocks for `task`, in table order."""
+        return list(self.recipes[self.task(task)])
+
+    def recipe(self, task: str, model: str) -> TaskRecipe:
+        recipes = self.recipes[self.task(task)]
+        if model not in recipes:
+            raise UserInputError(f"{model} has no {task} recipe; choose from {', '.join(recipes)}")
+        return recipes[model]
+
+    def model_datasets(self, task: str, model: str) -> list[str]:
+        """The datasets `model` runs `task` on, in script order."""
+        return list(self.recipe(task, model).per_dataset)
+
+    def _default_blocks(self, task: str) -> tuple[Flags, ...]:
+        return tuple({"mask_rate": rate} for rate in MASK_RATES) if task == "imputation" else ({},)
+
+    def blocks(self, task: str, model: str, dataset: str) -> int:
+        """How many blocks `model` runs on `dataset` (imputation: one per mask rate)."""
+        recipe = self.recipe(task, model)
+        return len(recipe.per_block.get(dataset, self._default_blocks(task)))
+
+    def script(self, task: str, model: str, dataset: str) -> str:
+        """The generated script holding `model`'s `task` blocks on `dataset`, relative to the repository root."""
+        recipe, data = self.recipe(task, model), self.datasets[task][dataset]
+        if recipe.file:
+            return f"scripts/{task}/{recipe.file}"
+        return "/".join(p for p in ("scripts", task, data.folder, data.file.format(model=model, name=data.name)) if p)
+
+    def flags(self, task: str, model: str, dataset: str, block: int = 0) -> Flags:
+        """The ordered run.py flags of one block."""
+        recipe = self.recipe(task, model)
+        if dataset not in recipe.per_dataset:
+            raise UserInputError(f"{model} has no {task} recipe for {dataset}; it has "
+                                 f"{', '.join(recipe.per_dataset)}")
+        n = self.blocks(task, model, dataset)
+        if not 0 <= block < n:
+            raise UserInputError(f"{model} {task} on {dataset} has blocks 0..{n - 1}, not {block}")
+        defaults = self._default_blocks(task)
+        layers = [recipe.per_dataset[dataset], defaults[block] if block < len(defaults) else {},
+                  recipe.per_block.get(dataset, ({},) * n)[block]]
+        flags = dict(recipe.flags)
+        for layer in layers:
+            for flag, value in layer.items():
+                if flag not in flags:
+                    raise ValueError(f"{model} {task} on {dataset}: --{flag} is not among the recipe's flags")
+                flags[flag] = value
+        fields = {**self.datasets[task][dataset].fields, "model": model, "mask_rate": flags.get("mask_rate")}
+        filled: Flags = {}
+        for flag, value in flags.items():
+            if value == PER_DATASET:
+                raise ValueError(f"{model} {task} on {dataset} block {block}: --{flag} has no value")
+            if value == DEFAULT:
+                continue
+            filled[flag] = value.format(**fields) if isinstance(value, str) and "{" in value else value
+        return filled
+
+    def argv(self, task: str, model: str, dataset: str, block: int = 0) -> list[str]:
+        """The `run.py` arguments of one block, as its script runs them."""
+        argv: list[str] = []
+        for flag, value in self.flags(task, model, dataset, block).items():
+            values = value if isinstance(value, tuple) else () if value is None else (value,)
+            argv += [f"--{flag}", *map(str, values)]
+        return argv
+
+    def every_block(self, task: str | None = None) -> list[tuple[str, str, str, int]]:
+        """Every (task, model, dataset, block), in table order."""
+        return [(t, m, d, b) for t in ([self.task(task)] if task else self.recipes) for m in self.recipes[t]
+                for d in self.recipes[t][m].per_dataset for b in range(self.blocks(t, m, d))]
+
+
+def _task_datasets() -> dict[str, dict[str, TaskData]]:
+    """Each task's datasets, from the long-term table (imputation) and data_provider.registry's names."""
+    imputation = {}
+    for name in ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "ECL", "Weather"):
+        d = DATASETS[name]
+        imputation[name] = TaskData(name, {"root_path": d.root_path, "data_path": d.data_path, "data": d.data,
+                                           "channels": d.channels, "id": d.tslib_id or d.name},
+                                    d.folder, d.tslib_file, d.fetch)
+    # TSLib's anomaly scripts lie in scripts/anomaly_detection/<data>/ and read ./dataset/<folder>.
+    anomaly = {info.name: TaskData(info.name, {"root_path": f"./dataset/{info.folder}", "data": info.name,
+                                               "channels": info.channels, "id": info.name}, info.name, "{model}.sh")
+               for info in ANOMALY_DATASETS.values()}
+    uea = {name: TaskData(name, {"root_path": f"./dataset/{name}/", "id": name}, "", "{model}.sh")
+           for name in UEA_SCRIPT_SETS}
+    m4 = {p: TaskData(p, {"root_path": "./dataset/m4", "pattern": p, "id": f"m4_{p}"}, "", "{model}_M4.sh",
+                      M4_FETCH) for p in M4_PATTERNS}
+    return {"imputation": imputation, "anomaly_detection": anomaly, "classification": uea,
+            "short_term_forecast": m4}
+
+
+TASK_DATASETS = _task_datasets()
+ETT4 = ("ETTh1", "ETTh2", "ETTm1", "ETTm2")
+
+_IMPUTATION: Flags = {
+    "task_name": "imputation", "is_training": 1, "root_path": "{root_path}", "data_path": "{data_path}",
+    "model_id": "{id}_mask_{mask_rate}", "mask_rate": PER_DATASET, "model": "{model}", "data": "{data}",
+    "features": "M", "seq_len": 96, "label_len": 0, "pred_len": 0, "e_layers": 2, "d_layers": 1, "factor": 3,
+    "enc_in": "{channels}", "dec_in": "{channels}", "c_out": "{channels}", "batch_size": 16, "d_model": 128,
+    "d_ff": 128, "des": "Exp", "itr": 1, "top_k": 5, "learning_rate": 0.001,
+}
+_W64: Flags = {"d_model": 64, "d_ff": 64, "top_k": 3}
+_W16: Flags = {"d_model": 16, "d_ff": 32, "top_k": 3}
+
+
+def _imputation(model: str, per_dataset: dict[str, Flags], extra: Flags | None = None, **kw) -> TaskRecipe:
+    return TaskRecipe(model, {**_IMPUTATION, **(extra or {})}, per_dataset, **kw)
+
+
+IMPUTATION = (
+    _imputation("TimesNet", {"ETTh1": _W16, "ETTh2": {**_W64, "d_model": 32, "d_ff": 32}, "ETTm1": _W64,
+                             "ETTm2": _W64, "ECL": _W64, "Weather": _W64}),
+    # TSLib's ECL DLinear script passes --enc_in/--dec_in/--c_out 7 on the 321-variate file, which run.py
+    # rejects; ours pass 321.
+    _imputation("DLinear", {"ETTh1": {"pred_len": 96}, "ECL": {"pred_len": 96}},
+                notes={"ECL": "its --enc_in/--dec_in/--c_out 7 are rejected by run.py; ours pass 321"}),
+    _imputation("iTransformer", {"ETTh2": {}, "ECL": {}}),
+    _imputation("Autoformer", {d: {} for d in (*ETT4, "ECL", "Weather")}),
+    _imputation("Crossformer", {"ETTh1": _W64}),
+    _imputation("ETSformer", {"ECL": {"d_layers": 2}}),
+    _imputation("FEDformer", {"ECL": {}}),
+    _imputation("FiLM", {"ETTh1": {"pred_len": 96, **_W64}}),
+    _imputation("Informer", {"ECL": {}}),
+    _imputation("LightTS", {"ECL": {"pred_len": 96}}),
+    _imputation("MICN", {"ETTh1": _W64},
+                notes={"ETTh1": "its --conv_kernel 12 16 is not a run.py flag (TSLib's argparse rejects it too); "
+                                "left out"}),
+    _imputation("Nonstationary_Transformer", {"ETTh1": {}}, {"p_hidden_dims": (256, 256), "p_hidden_layers": 2}),
+    _imputation("Pyraformer", {"ECL": {}}),
+    _imputation("Reformer", {"ECL": {}}),
+    # TSLib's TiDE_ETTh1.sh: its own setting at mask 0.125, then TimesNet's ETTh1 widths.
+    _imputation("TiDE", {"ETTh1": {}}, {"dropout": DEFAULT, "patience": DEFAULT, "train_epochs": DEFAULT},
+                per_block={"ETTh1": (
+                    {"d_layers": 2, "factor": DEFAULT, "d_model": 256, "d_ff": 256, "des": DEFAULT, "itr": DEFAULT,
+                     "top_k": DEFAULT, "learning_rate": 0.1, "dropout": 0.3, "patience": 5, "train_epochs": 10},
+                    _W16, _W16, _W16)}),
+    _imputation("Transformer", {d: {} for d in (*ETT4, "Weather")}),
+)
+
+_ANOMALY: Flags = {
+    "task_name": "anomaly_detection", "is_training": 1, "root_path": "{root_path}", "model_id": "{id}",
+    "model": "{model}", "data": "{data}", "features": "M", "seq_len": 100, "pred_len": 0, "d_model": 128,
+    "d_ff": 128, "e_layers": 3, "d_layers": DEFAULT, "enc_in": "{channels}", "c_out": "{channels}",
+    "top_k": DEFAULT, "anomaly_ratio": 1, "batch_size": 128, "train_epochs": 10,
+}
+_SWAT: Flags = {"top_k": 3, "train_epochs": 3}
+
+
+def _anomaly(model: str, per_dataset: dict[str, Flags], **kw) -> TaskRecipe:
+    return TaskRecipe(model, dict(_ANOMALY), per_dataset, **kw)
+
+
+ANOMALY = (
+    # TSLib's SWAT/TimesNet.sh runs eight widths x depths, all as model_id SWAT (their settings differ).
+    _anomaly("TimesNet", {
+        "MSL": {"d_model": 8, "d_ff": 16, "e_layers": 1, "top_k": 3, "train_epochs": 1},
+        "PSM": {"d_model": 64, "d_ff": 64, "e_layers": 2, "top_k": 3, "train_epochs": 3},
+        "SMAP": {"top_k": 3, "train_epochs": 3},
+        "SMD": {"d_model": 64, "d_ff": 64, "e_layers": 2, "top_k": 5, "anomaly_ratio": 0.5},
+        "SWAT": _SWAT,
+    }, per_block={"SWAT": tuple({"d_model": w, "d_ff": w, "e_layers": e} for e in (3, 2) for w in (8, 16, 32, 64))}),
+    _anomaly("DLinear", {"MSL": {"pred_len": 100}, "PSM": {"pred_len": 100, "train_epochs": 3}}),
+    _anomaly("iTransformer", {"MSL": {}}),
+    _anomaly("Autoformer", {"MSL": {}, "PSM": {"train_epochs": 3}, "SMAP": {"train_epochs": 3},
+                            "SMD": {"anomaly_ratio": 0.5}, "SWAT": _SWAT}),
+    _anomaly("Crossformer", {"MSL": {}}),
+    _anomaly("ETSformer", {"MSL": {"pred_len": 100, "d_layers": 3}}),
+    _anomaly("FEDformer", {"MSL": {}}),
+    _anomaly("FiLM", {"MSL": {"pred_len": 100, "batch_size": 32}}),
+    _anomaly("Informer", {"MSL": {}}),
+    _anomaly("LightTS", {"MSL": {}}),
+    _anomaly("MICN", {"MSL": {}}),
+    _anomaly("Pyraformer", {"MSL": {}}),
+    _anomaly("Reformer", {"MSL": {}}),
+    _anomaly("Transformer", {"MSL": {}, "PSM": {"train_epochs": 3}, "SMAP": {"train_epochs": 3},
+                             "SMD": {"anomaly_ratio": 0.5}, "SWAT": _SWAT}),
+)
+
+# Classification blocks pass no --seq_len/--enc_in of their own (the experiment reads them from the files);
+# the few that do keep them in place.
+_CLASSIFICATION: Flags = {
+    "task_name": "classification", "is_training": 1, "root_path": "{root_path}", "model_id": "{id}",
+    "model": "{model}", "data": "UEA", "e_layers": 3, "d_layers": DEFAULT, "batch_size": 16, "d_model": 128,
+    "d_ff": 256, "top_k": 3, "num_kernels": DEFAULT, "des": "Exp", "itr": 1, "learning_rate": 0.001,
+    "train_epochs": 100, "seq_len": DEFAULT, "pred_len": DEFAULT, "c_out": DEFAULT, "patience": 10,
+    "enc_in": DEFAULT,
+}
+
+
+def _classification(model: str, every: Flags | None = None, per_dataset: dict[str, Flags] | None = None,
+                    **kw) -> TaskRecipe:
+    flags = {**_CLASSIFICATION, **(every or {})}
+    return TaskRecipe(model, flags, {d: (per_dataset or {}).get(d, {}) for d in UEA_SCRIPT_SETS}, **kw)
+
+
+def _timesnet_uea(e_layers: int, d_model: int, d_ff: int, top_k: int = 3, **extra) -> Flags:
+    return {"e_layers": e_layers, "d_model": d_model, "d_ff": d_ff, "top_k": top_k, **extra}
+
+
+CLASSIFICATION = (
+    _classification("TimesNet", {"train_epochs": 30}, {
+        "EthanolConcentration": _timesnet_uea(2, 16, 32),
+        "FaceDetection": _timesnet_uea(2, 64, 256, num_kernels=4),
+        "Handwriting": _timesnet_uea(2, 32, 64),
+        "Heartbeat": _timesnet_uea(3, 16, 32, 1),
+        "JapaneseVowels": _timesnet_uea(2, 16, 32, train_epochs=60),
+        "PEMS-SF": _timesnet_uea(6, 64, 64),
+        "SelfRegulationSCP1": _timesnet_uea(3, 16, 32),
+        "SelfRegulationSCP2": _timesnet_uea(3, 32, 32),
+        "SpokenArabicDigits": _timesnet_uea(2, 32, 32, 2),
+        "UWaveGestureLibrary": _timesnet_uea(2, 32, 64),
+    }),
+    _classification("DLinear"),
+    # TSLib's iTransformer.sh passes --enc_in 3 everywhere (the experiment sets it from the files).
+    _classification("iTransformer", {"enc_in": 3}, {"EthanolConcentration": {"d_model": 2048}}),
+    _classification("PatchTST"),
+    _classification("Autoformer"),
+    _classification("Crossformer"),
+    _classification("ETSformer", {"d_layers": 3}),
+    _classification("FEDformer"),
+    # seq_len/pred_len 1751 on EthanolConcentration as TSLib's (the experiment sets seq_len from the files).
+    _classification("FiLM", per_dataset={"EthanolConcentration": {"seq_len": 1751, "pred_len": 1751}}),
+    _classification("Informer"),
+    _classification("LightTS"),
+    _classification("MICN", per_dataset={"EthanolConcentration": {"c_out": 3}}),
+    _classification("Pyraformer", {"batch_size": 4}),
+    _classification("Reformer"),
+    _classification("Transformer"),
+)
+
+_SHORT: Flags = {
+    "task_name": "short_term_forecast", "is_training": 1, "root_path": "{root_path}",
+    "seasonal_patterns": "{pattern}", "model_id": "{id}", "model": "{model}", "data": "m4", "features": "M",
+    "e_layers": 2, "d_layers": 1, "factor": 3, "enc_in": 1, "dec_in": 1, "c_out": 1, "batch_size": 16,
+    "d_model": 512, "d_ff": DEFAULT, "top_k": DEFAULT, "des": "Exp", "itr": 1, "learning_rate": 0.001,
+    "train_epochs": DEFAULT, "patience": DEFAULT, "loss": "SMAPE",
+}
+# TimesNet's M4 widths (d_model, d_ff) per pattern, shared by TSLib's MICN, Crossformer and FiLM scripts.
+_M4_WIDTHS = {"Monthly": (32, 32), "Yearly": (16, 32), "Quarterly": (64, 64), "Daily": (16, 16),
+              "Weekly": (32, 32), "Hourly": (32, 32)}
+
+
+def _short(model: str, every: Flags | None = None, per_dataset: dict[str, Flags] | None = None,
+           order: tuple[str, ...] = M4_PATTERNS, flags: Flags | None = None, **kw) -> TaskRecipe:
+    return TaskRecipe(model, {**(flags or _SHORT), **(every or {})},
+                      {p: (per_dataset or {}).get(p, {}) for p in order}, **kw)
+
+
+def _m4_widths(model: str) -> TaskRecipe:
+    return _short(model, {"top_k": 5}, {p: {"d_model": m, "d_ff": f} for p, (m, f) in _M4_WIDTHS.items()},
+                  M4_DAILY_FIRST)
+
+
+SHORT_TERM = (
+    _m4_widths("TimesNet"),
+    _short("DLinear"),
+    _short("iTransformer"),
+    _short("Autoformer"),
+    _m4_widths("Crossformer"),
+    # TSLib's Monthly ETSformer block reads ../dataset/m4 (a typo); ours read ./dataset/m4 as its others.
+    _short("ETSformer", {"d_layers": 2}, notes={"Monthly": "its --root_path ../dataset/m4 is a typo; ours read "
+                                                           "./dataset/m4"}),
+    _short("FEDformer"),
+    _m4_widths("FiLM"),
+    _short("Informer"),
+    _short("LightTS"),
+    _m4_widths("MICN"),
+    # TSLib's Mamba_M4.sh passes no --d_layers, --factor or --dec_in, and Mamba's --expand/--d_conv in the middle.
+    _short("Mamba", flags={
+        **{k: v for k, v in _SHORT.items() if k in ("task_name", "is_training", "root_path", "seasonal_patterns",
+                                                    "model_id", "model", "data", "features")},
+        "e_layers": 2, "enc_in": 1, "expand": 2, "d_ff": 16, "d_conv": 4, "c_out": 1, "batch_size": 16,
+        "d_model": 128, "des": "Exp", "itr": 1, "learning_rate": 0.001, "loss": "SMAPE"}),
+    _short("Nonstationary_Transformer", flags={**_SHORT, "p_hidden_dims": (256, 256), "p_hidden_layers": 2}),
+    _short("Pyraformer"),
+    _short("Reformer"),
+    # TSLib's TSMixer_M4.sh runs --model MTSMixer, a model TSLib does not have; ours run TSMixer.
+    _short("TSMixer", {"d_model": 16}, notes={p: "TSLib's block says --model MTSMixer (absent from TSLib); ours "
+                                                 "run TSMixer" for p in M4_PATTERNS}),
+    _short("TimeMixer", {"e_layers": 4, "batch_size": 128, "d_model": 32, "learning_rate": 0.01,
+                         "train_epochs": 50, "patience": 20, "down_sampling_layers": 1,
+                         "down_sampling_method": "avg", "down_sampling_window": 2},
+           {p: {"d_ff": f} for p, f in zip(M4_DAILY_FIRST, (32, 32, 64, 16, 32, 32), strict=True)},
+           M4_DAILY_FIRST,
+           flags={k: v for k, v in _SHORT.items() if k != "loss"} | {"down_sampling_layers": DEFAULT,
+                                                                      "down_sampling_method": DEFAULT,
+                                                                      "down_sampling_window": DEFAULT,
+                                                                      "loss": "SMAPE"}),
+    _short("Transformer"),
+)
+
+
+def _caps(task: str, base: TaskRecipe, datasets: tuple[str, ...], file: str) -> TaskRecipe:
+    """CAPS with the flags of the task's iTransformer blocks on every dataset of the task: iTransformer's values
+    on a dataset TSLib runs it on, else those of its first dataset."""
+    first = next(iter(base.per_dataset))
+    fetch = any(TASK_DATASETS[task][d].fetch for d in datasets)
+    return TaskRecipe("CAPS", {**base.flags, "caps_direction": "auto"},
+                      {d: base.per_dataset.get(d, base.per_dataset[first]) for d in datasets}, comments=(
+        f"Every flag as TSLib's {task} iTransformer block (its {first} values on datasets TSLib runs no "
+        "iTransformer on),",
+        "plus --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting "
+        "(layers/CAPS_Attention.md).",
+    ), file=file, fetch=fetch)
+
+
+def _table(recipes: tuple[TaskRecipe, ...]) -> dict[str, TaskRecipe]:
+    return {r.model: r for r in recipes}
+
+
+_TASK_TABLES = {"imputation": _table(IMPUTATION), "anomaly_detection": _table(ANOMALY),
+                "classification": _table(CLASSIFICATION), "short_term_forecast": _table(SHORT_TERM)}
+for _task, _file in (("imputation", "CAPS.sh"), ("anomaly_detection", "CAPS.sh"), ("classification", "CAPS.sh"),
+                     ("short_term_forecast", "CAPS_M4.sh")):
+    _TASK_TABLES[_task]["CAPS"] = _caps(_task, _TASK_TABLES[_task]["iTransformer"],
+                                        tuple(TASK_DATASETS[_task]), _file)
+
+TASK_RECIPES = TaskBook(TASK_DATASETS, _TASK_TABLES, env={"CUDA_VISIBLE_DEVICES": "0"})

@@ -1,8 +1,10 @@
 """Write the TSLib-style `.sh` scripts from the recipe table: `python -m compare.scripts [--check]`.
 
-Every script under `scripts/` is generated from `compare/recipes.py`: a header naming its source, the
-recipe's comments, `export` lines, `model_name=...`, the dataset fetch lines and one plain
-`python -u run.py \\` block per horizon with one `--flag value` line each, the form users read and edit.
+Every script under `scripts/` is generated from `compare/recipes.py`: `scripts/long_term_forecast/**` from
+`RECIPES` and `scripts/<task>/**` of TSLib's other tasks from `TASK_RECIPES`. Each has a header naming its
+source, the recipe's comments, `export` lines, `model_name=...`, the dataset fetch lines and one plain
+`python -u run.py \\` block per horizon (mask rate, M4 pattern, UEA set ...) with one `--flag value` line each,
+the form users read and edit.
 `--check` writes nothing and exits 1 listing stale, missing and extra scripts.
 """
 
@@ -13,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from compare.recipes import RECIPES, SCRIPTS_DIR, RecipeBook
+from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
 
 __all__ = ["HEADER", "check_scripts", "main", "render_scripts", "write_scripts"]
 
@@ -90,9 +92,48 @@ def _render(book: RecipeBook, row: str, datasets: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_scripts(book: RecipeBook = RECIPES) -> dict[str, str]:
+def _task_files(tasks: TaskBook) -> dict[str, tuple[str, str, list[str]]]:
+    """Script path -> (task, model, its datasets in block order)."""
+    files: dict[str, tuple[str, str, list[str]]] = {}
+    for task in tasks.recipes:
+        for model in tasks.models(task):
+            for dataset in tasks.model_datasets(task, model):
+                path = tasks.script(task, model, dataset)
+                owner = files.setdefault(path, (task, model, []))
+                if owner[:2] != (task, model):
+                    raise ValueError(f"{path} would hold both {owner[1]} and {model}")
+                owner[2].append(dataset)
+    return files
+
+
+def _render_task(tasks: TaskBook, task: str, model: str, datasets: list[str]) -> str:
+    recipe = tasks.recipe(task, model)
+    names = ", ".join(datasets)
+    lines = [*HEADER, "#", f"# {model} on {task}: {names}.", *[f"# {line}" for line in recipe.comments]]
+    lines += ["", *[f"export {k}={shlex.quote(v)}" for k, v in tasks.env.items()], "", f"model_name={model}"]
+    fetches = list(dict.fromkeys(tasks.datasets[task][d].fetch for d in datasets if tasks.datasets[task][d].fetch))
+    if recipe.fetch and fetches:
+        lines.append("")
+        lines += [f"python -m data_provider.fetch {shlex.quote(name)} --root ./dataset || exit 1" for name in fetches]
+    for dataset in datasets:
+        source = "the flags above" if recipe.file else f"TSLib's {tasks.script(task, model, dataset)}"
+        note = recipe.notes.get(dataset)
+        lines += ["", f"# {dataset}: {source}" + (f"; {note}." if note else ".")]
+        for block in range(tasks.blocks(task, model, dataset)):
+            if block:
+                lines.append("")
+            lines += _block(tasks.flags(task, model, dataset, block), model)
+    return "\n".join(lines) + "\n"
+
+
+def render_scripts(book: RecipeBook = RECIPES, tasks: TaskBook = TASK_RECIPES) -> dict[str, str]:
     """Every generated script: path relative to the repository root -> text."""
-    return {path: _render(book, row, datasets) for path, (row, datasets) in sorted(_files(book).items())}
+    rendered = {path: _render(book, row, datasets) for path, (row, datasets) in _files(book).items()}
+    for path, (task, model, datasets) in _task_files(tasks).items():
+        if path in rendered:
+            raise ValueError(f"{path} is generated twice")
+        rendered[path] = _render_task(tasks, task, model, datasets)
+    return dict(sorted(rendered.items()))
 
 
 def _existing(root: Path) -> set[str]:
@@ -140,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print(f"run `{COMMAND}` to regenerate (and delete or add recipes for extra scripts)")
             return 1
-        print(f"{len(render_scripts())} scripts under {SCRIPTS_DIR} match compare/recipes.py")
+        print(f"{len(render_scripts())} scripts under {SCRIPTS_ROOT}/ match compare/recipes.py")
         return 0
     changed, extra = write_scripts(root)
     print(f"wrote {len(changed)} of {len(render_scripts())} scripts" + "".join(f"\n  {p}" for p in changed))

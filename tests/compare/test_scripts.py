@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from compare import scripts
-from compare.recipes import RECIPES
+from compare.recipes import RECIPES, TASK_RECIPES
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = scripts.render_scripts()
@@ -47,19 +47,32 @@ def test_bash_runs_the_table_argv_in_order(path):
     fetched = [c[3] for c in calls if c[1:3] == ["-m", "data_provider.fetch"]]
     runs = [c for c in calls if c[1:3] == ["-u", "run.py"]]
     assert len(fetched) + len(runs) == len(calls)
+    argvs, wanted = table_blocks(path)
+    assert [c[3:] for c in runs] == argvs
+    assert {c[0] for c in runs} == {RECIPES.env["CUDA_VISIBLE_DEVICES"]}
+    assert fetched == wanted
+
+
+def table_blocks(path: str) -> tuple[list[list[str]], list[str]]:
+    """The argv of every block the tables place in `path`, in order, and the fetch names it should run."""
     expected = [(row, d, h) for row in RECIPES.rows for d in RECIPES.row_datasets(row)
                 for h in RECIPES.horizons(row, d) if RECIPES.script(row, d) == path]
-    assert [c[3:] for c in runs] == [RECIPES.argv(*block) for block in expected]
-    assert {c[0] for c in runs} == {RECIPES.env["CUDA_VISIBLE_DEVICES"]}
-    row = expected[0][0]
-    wanted = list(dict.fromkeys(RECIPES.datasets[d].fetch for _, d, _ in expected))
-    assert fetched == (wanted if RECIPES.models[RECIPES.row_model(row)].fetch else [])
+    if expected:
+        fetch = RECIPES.models[RECIPES.row_model(expected[0][0])].fetch
+        return ([RECIPES.argv(*block) for block in expected],
+                list(dict.fromkeys(RECIPES.datasets[d].fetch for _, d, _ in expected)) if fetch else [])
+    blocks = [b for b in TASK_RECIPES.every_block() if TASK_RECIPES.script(*b[:3]) == path]
+    task, model = blocks[0][:2]
+    datasets = TASK_RECIPES.datasets[task]
+    fetch = TASK_RECIPES.recipe(task, model).fetch
+    return ([TASK_RECIPES.argv(*block) for block in blocks],
+            list(dict.fromkeys(datasets[d].fetch for _, _, d, _ in blocks if datasets[d].fetch)) if fetch else [])
 
 
 def test_check_lists_stale_missing_and_extra_scripts(tmp_path, capsys):
     assert scripts.main(["--root", str(tmp_path)]) == 0
     assert scripts.check_scripts(tmp_path) == []
-    some, other = list(GENERATED)[:2]
+    some, other = [path for path in GENERATED if "--itr 1" in GENERATED[path]][:2]
     (tmp_path / some).write_text(GENERATED[some].replace("--itr 1", "--itr 2"))
     (tmp_path / other).unlink()
     (tmp_path / "scripts" / "mine.sh").write_text("echo hi\n")

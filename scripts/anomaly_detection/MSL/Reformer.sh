@@ -1,0 +1,28 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# Reformer on anomaly_detection: MSL.
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=Reformer
+
+# MSL: TSLib's scripts/anomaly_detection/MSL/Reformer.sh.
+python -u run.py \
+  --task_name anomaly_detection \
+  --is_training 1 \
+  --root_path ./dataset/MSL \
+  --model_id MSL \
+  --model $model_name \
+  --data MSL \
+  --features M \
+  --seq_len 100 \
+  --pred_len 0 \
+  --d_model 128 \
+  --d_ff 128 \
+  --e_layers 3 \
+  --enc_in 55 \
+  --c_out 55 \
+  --anomaly_ratio 1 \
+  --batch_size 128 \
+  --train_epochs 10

@@ -1,0 +1,171 @@
+"""compare.recipes TASK_RECIPES: TSLib's imputation, anomaly detection, classification and short-term scripts
+from the one recipe table. Every block parses with run.py and passes its checks, the counts are pinned,
+CAPS runs each task with its iTransformer block's flags, and one script per task (its first block, TimesNet)
+runs end to end through run.py on small files in the published format."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import run
+from compare import scripts
+from compare.recipes import TASK_RECIPES, TASKS
+from compare.run_args import flag_value, parse_run_args
+from data_provider.registry import ANOMALY_DATASETS, DATASET_GROUPS, UEA_DATASETS
+from exp.arguments import make_setting, validate_args
+from exp.model_registry import MODEL_REGISTRY
+from tests.anomaly_files import write_anomaly_files
+from tests.data_provider.m4_synthetic import write_m4
+from tests.data_provider.uea_files import toy_dataset
+from tests.exp.conftest import write_toy_csv
+from utils.errors import UserInputError
+
+# Blocks per task: imputation 4 mask rates per (model, dataset); SWAT's TimesNet 8 widths; classification
+# 10 UEA sets per model; short-term 6 M4 patterns per model. CAPS included.
+BLOCKS = {"imputation": 152, "anomaly_detection": 39, "classification": 160, "short_term_forecast": 114}
+SCRIPTS = {"imputation": 33, "anomaly_detection": 28, "classification": 16, "short_term_forecast": 19}
+# Flags each end-to-end run adds after the generated block (argparse keeps the last value): one epoch and
+# no loader workers on this 2-core machine, no progress bar. Nothing else of the block changes.
+QUICK = ("--train_epochs", "1", "--num_workers", "0", "--no_progress")
+# TimesNet's Inception blocks at the imputation and anomaly widths (d_model 64) take ~20 s a run here:
+# those two runs also narrow it.
+NARROW = ("--d_model", "8", "--d_ff", "8")
+GENERATED = scripts.render_scripts()
+
+
+def test_every_task_block_parses_passes_run_py_checks_and_never_shares_a_setting():
+    owner: dict[str, tuple] = {}
+    for block in TASK_RECIPES.every_block():
+        task, model = block[:2]
+        args = parse_run_args(TASK_RECIPES.argv(*block))
+        assert (args.task_name, args.model) == (task, model) and model in MODEL_REGISTRY, block
+        validate_args(args)
+        setting = make_setting(args, 0)
+        assert setting not in owner, f"{block} and {owner.get(setting)} share {setting}"
+        owner[setting] = block
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_block_and_script_counts_are_pinned(task):
+    assert len(TASK_RECIPES.every_block(task)) == BLOCKS[task]
+    assert sum(path.startswith(f"scripts/{task}/") for path in GENERATED) == SCRIPTS[task]
+
+
+@pytest.mark.parametrize(
+    ("task", "model", "dataset", "script"),
+    [("imputation", "TimesNet", "ETTh1", "imputation/ETT_script/TimesNet_ETTh1.sh"),
+     ("imputation", "TimesNet", "ECL", "imputation/ECL_script/TimesNet.sh"),
+     ("anomaly_detection", "TimesNet", "PSM", "anomaly_detection/PSM/TimesNet.sh"),
+     ("anomaly_detection", "TimesNet", "SWAT", "anomaly_detection/SWAT/TimesNet.sh"),
+     ("classification", "TimesNet", "Heartbeat", "classification/TimesNet.sh"),
+     ("short_term_forecast", "TimesNet", "Hourly", "short_term_forecast/TimesNet_M4.sh"),
+     ("imputation", "CAPS", "Weather", "imputation/CAPS.sh"),
+     ("short_term_forecast", "CAPS", "Yearly", "short_term_forecast/CAPS_M4.sh")],
+    ids=["imputation-ETT", "imputation-ECL", "anomaly-PSM", "anomaly-SWAT", "classification", "m4", "caps-imputation",
+         "caps-m4"],
+)
+def test_scripts_are_named_as_tslib_names_them(task, model, dataset, script):
+    assert TASK_RECIPES.script(task, model, dataset) == f"scripts/{script}"
+
+
+def test_task_datasets_take_the_data_registry_names():
+    assert list(TASK_RECIPES.datasets["anomaly_detection"]) == list(ANOMALY_DATASETS)
+    assert list(TASK_RECIPES.datasets["classification"]) == [n for n in UEA_DATASETS if n != "BasicMotions"]
+    assert {d.fetch for d in TASK_RECIPES.datasets["short_term_forecast"].values()} == {"m4"} <= set(DATASET_GROUPS)
+    assert TASK_RECIPES.datasets["anomaly_detection"]["SWAT"].fields["root_path"] == "./dataset/SWaT"
+
+
+def test_tslib_values_land_in_the_blocks():
+    argv = TASK_RECIPES.argv("imputation", "TimesNet", "Weather", 3)
+    assert [flag_value(argv, f) for f in ("model_id", "mask_rate", "d_model", "top_k")] == [
+        "weather_mask_0.5", "0.5", "64", "3"]
+    swat = [parse_run_args(TASK_RECIPES.argv("anomaly_detection", "TimesNet", "SWAT", b)) for b in range(8)]
+    assert [(a.d_model, a.e_layers) for a in swat] == [(w, e) for e in (3, 2) for w in (8, 16, 32, 64)]
+    args = parse_run_args(TASK_RECIPES.argv("classification", "TimesNet", "FaceDetection"))
+    assert (args.e_layers, args.d_model, args.d_ff, args.num_kernels, args.train_epochs) == (2, 64, 256, 4, 30)
+    args = parse_run_args(TASK_RECIPES.argv("short_term_forecast", "TimesNet", "Quarterly"))
+    assert (args.seasonal_patterns, args.model_id, args.d_model, args.loss, args.data) == (
+        "Quarterly", "m4_Quarterly", 64, "SMAPE", "m4")
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_caps_runs_every_dataset_with_the_iTransformer_block_flags_and_auto_direction(task):
+    assert TASK_RECIPES.model_datasets(task, "CAPS") == list(TASK_RECIPES.datasets[task])
+    covered = TASK_RECIPES.model_datasets(task, "iTransformer")
+    for dataset in TASK_RECIPES.model_datasets(task, "CAPS"):
+        for block in range(TASK_RECIPES.blocks(task, "CAPS", dataset)):
+            caps = TASK_RECIPES.argv(task, "CAPS", dataset, block)
+            base = TASK_RECIPES.argv(task, "iTransformer", dataset if dataset in covered else covered[0], block)
+            assert caps[-2:] == ["--caps_direction", "auto"]
+            ours = vars(parse_run_args(caps[:-2]))
+            theirs = vars(parse_run_args(base))
+            differ = {k for k in ours if ours[k] != theirs[k]} - {"model"}
+            # Off iTransformer's datasets only the data's own flags differ.
+            assert differ <= {"model_id", "root_path", "data_path", "data", "enc_in", "dec_in", "c_out",
+                              "seasonal_patterns"}, (dataset, differ)
+    assert "--caps_direction auto" in GENERATED[TASK_RECIPES.script(task, "CAPS", covered[0])]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [(lambda: TASK_RECIPES.argv("forecast", "TimesNet", "ETTh1"), "unknown task 'forecast'; choose from imputation"),
+     (lambda: TASK_RECIPES.argv("imputation", "PatchTST", "ETTh1"), "PatchTST has no imputation recipe; choose from"),
+     (lambda: TASK_RECIPES.argv("anomaly_detection", "iTransformer", "PSM"),
+      "iTransformer has no anomaly_detection recipe for PSM; it has MSL"),
+     (lambda: TASK_RECIPES.argv("imputation", "TimesNet", "ETTh1", 4), "blocks 0..3, not 4")],
+    ids=["unknown-task", "no-recipe", "no-dataset", "no-block"],
+)
+def test_lookups_outside_the_table_list_the_valid_choices(call, message):
+    with pytest.raises(UserInputError, match=re.escape(message)):
+        call()
+
+
+def first_block(path: str) -> list[str]:
+    """The argv of the first block of generated script `path` (as the bash check proves it runs)."""
+    return next(TASK_RECIPES.argv(*b) for b in TASK_RECIPES.every_block() if TASK_RECIPES.script(*b[:3]) == path)
+
+
+def write_weather(root: Path) -> Path:
+    root.mkdir()
+    write_toy_csv(root / "weather.csv", rows=250, columns=21)
+    return root
+
+
+def write_psm(root: Path) -> Path:
+    write_anomaly_files("PSM", root, train_steps=520)  # its val split (20%) must hold a 100-step window
+    return root
+
+
+def write_uea(root: Path) -> Path:
+    toy_dataset(root, name="EthanolConcentration")
+    return root
+
+
+def write_m4_files(root: Path) -> Path:
+    write_m4(root)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("script", "write", "result", "extra"),
+    [("scripts/imputation/Weather_script/TimesNet.sh", write_weather, "result_imputation.txt", NARROW),
+     ("scripts/anomaly_detection/PSM/TimesNet.sh", write_psm, "result_anomaly_detection.txt", NARROW),
+     ("scripts/classification/TimesNet.sh", write_uea, "result_classification.txt", ()),
+     ("scripts/short_term_forecast/TimesNet_M4.sh", write_m4_files, "result_short_term_forecast.txt", ())],
+    ids=["imputation-weather", "anomaly-PSM", "classification-EthanolConcentration", "short-term-M4-Monthly"],
+)
+def test_first_block_of_a_task_script_runs_end_to_end(script, write, result, extra, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = first_block(script)
+    assert flag_value(argv, "model") == "TimesNet"
+    root = write(tmp_path / "data")
+    argv[argv.index("--root_path") + 1] = str(root)
+    assert run.main([*argv, *QUICK, *extra]) == 0
+    # Classification and M4 set seq_len/pred_len from the data, so the setting is read from the result file.
+    setting = (tmp_path / result).read_text().splitlines()[0].strip()
+    task, model_id = flag_value(argv, "task_name"), flag_value(argv, "model_id")
+    assert setting.startswith(f"{task}_{model_id}_TimesNet_") and setting.endswith("_0")
+    assert (tmp_path / "checkpoints" / setting / "checkpoint.pth").is_file()
