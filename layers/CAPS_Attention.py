@@ -985,3 +985,37 @@ class CAPSAttention(nn.Module):
             q_cat, k_cat = official_features(q, k, p, g, clock, self.paths)  # [B, T, H, n E]
             o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, self.attn, (), self.impl, self.chunk_size)
         return self.dropout(self.c_proj(rearrange(o, "b t h e -> b t (h e)")))  # [B, T, D]
+
+    def attention_inputs(self, x: torch.Tensor) -> dict[str, torch.Tensor | None]:
+        """The kernel inputs of `forward(x)` under numerics="paper", keyed by `caps_attention`'s argument
+        names: q, k, v, p, g [B, T, H, E] (q, k unrotated), clock [B, T, H] and rope_freq [E/2] or None.
+
+        `forward(x)` is Dropout(c_proj(caps_attention(**inputs, attn, paths, impl, chunk_size)) over heads);
+        `compare.explain` calls the kernel on these inputs one path at a time (the paths add up), and a test
+        pins this method to `forward`. numerics="official" feeds the kernel concatenated features instead,
+        so it raises ValueError.
+        """
+        if self.numerics != "paper":
+            raise ValueError(f"--caps_numerics {self.numerics} feeds the kernel the official concatenated "
+                             "features, not per-path inputs; use --caps_numerics paper")
+        D = x.shape[-1]
+        projs = (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
+        *qkvpg, c = F.linear(x, torch.cat([proj.weight for proj in projs])).split([D] * 5 + [self.n_heads], dim=-1)
+        q, k, v, p, g = (t.unflatten(-1, (self.n_heads, self.head_dim)) for t in qkvpg)  # [B, T, H, E]
+        clock = F.softplus(c) + CLOCK_EPS  # [B, T, H]
+        rope_freq = self.rope_freq if self.rope != "none" else None
+        return {"q": q, "k": k, "v": v, "p": p, "g": g, "clock": clock, "rope_freq": rope_freq}
+
+
+def path_weights(p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor, paths: str | tuple[int, ...]) -> torch.Tensor:
+    """The naive kernel's summed path weights W[b, h, t, i, e] for every query row t (0 where i > t).
+
+    p, g: [B, T, H, E]; clock: [B, T, H] (the kernel's layout); paths as `parse_paths`. Path 1 alone gives
+    the Riemann weights G, path 2 the decay A, path 3 the clock average (feature width 1), all from
+    `_naive_weights`, so sum_e q_t k_i W[t, i, e] (q, k rotated) applied to v is the kernel's output.
+    Memory [B, H, T, T, E]: for inspection (`compare.explain`) and tests, not training.
+    """
+    ids = parse_paths(paths)
+    p, g = (rearrange(x, "b t h e -> b h t e") for x in (p, g))  # [B, H, T, E]
+    clock = rearrange(clock, "b t h -> b h t")[..., None]  # [B, H, T, 1]
+    return _naive_weights(p + torch.log(clock), F.softplus(g) * clock, clock, ids, 0, p.shape[2])
