@@ -121,12 +121,11 @@ def test_ms_returns_the_last_variates(make_configs):
 
 
 @pytest.mark.parametrize(("overrides", "flag"), [
-    (dict(task_name="imputation"), "--task_name"),
     (dict(task_name="zero_shot_forecast"), "--task_name"),
     (dict(pred_len=1), "--pred_len"),
     (dict(seq_len=1), "--seq_len"),
     (dict(c_out=4), "--c_out"),
-], ids=["imputation", "short_term", "pred_len", "seq_len", "c_out"])
+], ids=["task", "pred_len", "seq_len", "c_out"])
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(small_configs(make_configs, **overrides))

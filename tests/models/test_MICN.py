@@ -27,7 +27,7 @@ def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
     Conv1d and three LayerNorms; the projection Linear(D → c_out); the regression Linear(L → H), whose
     weight is then overwritten (no draw; 1/L here, see models/MICN.py). Moving averages draw nothing."""
     torch.manual_seed(seed)
-    d, d_ff = configs.d_model, configs.d_ff
+    d, d_ff = configs.d_model, 4 * configs.d_model  # TSLib's MIC feed-forward width; --d_ff is not read
     total = configs.seq_len + configs.pred_len
     weights: list[torch.Tensor] = []
 
@@ -136,10 +136,10 @@ def test_trend_regression_starts_as_the_window_mean(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(d_layers=0), "--d_layers"),
-     (dict(d_ff=0), "--d_ff"), (dict(dec_in=2), "--dec_in"), (dict(c_out=5), "--c_out"),
+    [(dict(task_name="zero_shot_forecast"), "--task_name"), (dict(d_layers=0), "--d_layers"),
+     (dict(dec_in=2), "--dec_in"), (dict(c_out=5), "--c_out"),
      (dict(embed="onehot"), "--embed"), (dict(dropout=1.0), "--dropout"), (dict(pred_len=0), "--pred_len")],
-    ids=["task", "d_layers", "d_ff", "dec_in", "c_out", "embed", "dropout", "pred_len"],
+    ids=["task", "d_layers", "dec_in", "c_out", "embed", "dropout", "pred_len"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):

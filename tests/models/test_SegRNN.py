@@ -96,7 +96,7 @@ def test_ms_returns_the_last_variate(make_configs):
     [(dict(seg_len=5), "--seg_len 5 does not divide --seq_len"),
      (dict(seg_len=8), "--seg_len 8 does not divide --pred_len"),
      (dict(seg_len=0), "--seg_len"), (dict(d_model=7), "--d_model"),
-     (dict(task_name="imputation"), "--task_name"), (dict(c_out=4), "--c_out")],
+     (dict(task_name="zero_shot_forecast"), "--task_name"), (dict(c_out=4), "--c_out")],
     ids=["seq_len", "pred_len", "seg_len_zero", "odd_d_model", "task", "c_out"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):

@@ -133,7 +133,7 @@ def test_middle_layers_are_independent(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(e_layers=0), "--e_layers"),
+    [(dict(task_name="classification"), "--task_name"), (dict(e_layers=0), "--e_layers"),
      (dict(d_layers=0), "--d_layers"), (dict(d_ff=0), "--d_ff"), (dict(c_out=0), "--c_out"),
      (dict(embed="onehot"), "--embed"), (dict(dropout=1.0), "--dropout")],
     ids=["task", "e_layers", "d_layers", "d_ff", "c_out", "embed", "dropout"],
