@@ -41,7 +41,14 @@ import argparse
 import torch
 import torch.nn as nn
 
-from layers.config_checks import EMBED_TYPES, FORECAST_TASKS, IMPUTATION, check_choice, check_positive, check_task_config
+from layers.config_checks import (
+    EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
+    check_choice,
+    check_positive,
+    check_task_config,
+)
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
 from utils.timefeatures import num_calendar_features, num_time_features
