@@ -1,5 +1,6 @@
 """FiLM (Zhou et al., "FiLM: Frequency improved Legendre Memory Model for Long-term Time Series
-Forecasting", NeurIPS 2022, https://arxiv.org/abs/2205.08897), long-term forecasting.
+Forecasting", NeurIPS 2022, https://arxiv.org/abs/2205.08897), forecasting, imputation, anomaly
+detection and classification (TSLib's task set).
 
     RevIN:  x̂ = γ ⊙ (x − μ) / σ + β                                   per variate (`layers.StandardNorm`)
     for each scale i ∈ {1, 2, 4} (window of the last i·H steps, at most L):
@@ -12,6 +13,12 @@ Forecasting", NeurIPS 2022, https://arxiv.org/abs/2205.08897), long-term forecas
 As in TSLib, the coefficients at step H − 1 of the FEL output are decoded (the last step when L < H), the
 Legendre order, the scales and the mode cap are fixed, and the affine RevIN parameters are the model's
 own `affine_weight` / `affine_bias` `[1, 1, enc_in]`.
+
+Imputation, anomaly detection and classification decode the window itself (H = L, as TSLib): the Legendre
+memory of the last i·L steps, read at its last step, reconstructs those L steps. Imputation normalises by
+the observed points (`layers.MaskedNorm`), anomaly detection as forecasting; classification skips RevIN
+(the UEA loader standardises; padded zeros would bias the statistics), keeps the affine map and feeds the
+`[B, L, N]` reconstruction through the shared masked feature map to Linear(N·L → classes).
 """
 
 from __future__ import annotations
@@ -21,12 +28,20 @@ import argparse
 import torch
 import torch.nn as nn
 
-from layers.config_checks import check_forecast_config, check_output_channels, check_task
+from layers.ClassificationHead import masked_flat_features
+from layers.config_checks import (
+    CLASSIFICATION,
+    FORECAST_TASKS,
+    IMPUTATION,
+    check_output_channels,
+    check_task_config,
+)
 from layers.LegendreMemory import HiPPO_LegT
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast", "short_term_forecast")
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 LEGENDRE_ORDER = 256
 SCALES = (1, 2, 4)
 MAX_MODES = 32
@@ -64,23 +79,28 @@ class SpectralConv1d(nn.Module):
 
 
 class Model(nn.Module):
-    """FiLM for long-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """FiLM for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation and anomaly
+    detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
+    `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
 
-    Reads seq_len, pred_len, enc_in, c_out. With c_out < enc_in (features MS) the last c_out variates are
-    returned.
+    Reads seq_len, pred_len (forecasting only), enc_in, c_out (not for classification), dropout
+    (classification). With c_out < enc_in (features MS) the last c_out variates are returned.
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task(configs, "FiLM", TASKS)
-        check_forecast_config(configs, "FiLM")
-        check_output_channels(configs, "FiLM")
-        shorter = "seq_len" if configs.seq_len < configs.pred_len else "pred_len"
-        if getattr(configs, shorter) < 2:
-            raise UserInputError(f"--{shorter} {getattr(configs, shorter)} leaves FiLM's frequency layer no Fourier "
-                                 "mode (it keeps min(seq_len, pred_len) // 2); use at least 2")
+        check_task_config(configs, "FiLM", TASKS)
+        self.task_name = configs.task_name
+        classify = self.task_name == CLASSIFICATION
+        if not classify:
+            check_output_channels(configs, "FiLM")
         self.seq_len = configs.seq_len
-        self.pred_len = configs.pred_len
+        # The window tasks decode the window itself (TSLib sets pred_len = seq_len for them).
+        self.pred_len = configs.pred_len if self.task_name in FORECAST_TASKS else configs.seq_len
+        shorter = "seq_len" if self.seq_len <= self.pred_len else "pred_len"
+        if min(self.seq_len, self.pred_len) < 2:
+            raise UserInputError(f"--{shorter} {min(self.seq_len, self.pred_len)} leaves FiLM's frequency layer no "
+                                 "Fourier mode (it keeps min(seq_len, pred_len) // 2); use at least 2")
         self.c_out = configs.c_out
         self.affine_weight = nn.Parameter(torch.ones(1, 1, configs.enc_in))
         self.affine_bias = nn.Parameter(torch.zeros(1, 1, configs.enc_in))
@@ -90,11 +110,52 @@ class Model(nn.Module):
         self.spec_conv_1 = nn.ModuleList(
             SpectralConv1d(LEGENDRE_ORDER, LEGENDRE_ORDER, min(self.pred_len, self.seq_len)) for _ in SCALES)
         self.mlp = nn.Linear(len(SCALES), 1)
+        if classify:
+            self.dropout = nn.Dropout(configs.dropout)
+            self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.norm(x_enc, "norm") * self.affine_weight + self.affine_bias  # [B, L, N]
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc)
+
+    def forecast(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """RevIN, affine map, Legendre/FEL decoding, inverse maps: `[B, L, enc_in]` → `[B, H, c_out]`."""
+        y = self.decode(self.norm(x_enc, "norm") * self.affine_weight + self.affine_bias)  # [B, H, N]
+        return self.norm(self.remove_affine(y[:, :, -self.c_out:]), "denorm")  # [B, H, c_out]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]` (the forecasting path with H = L)."""
+        return self.forecast(x_enc)
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), mask `[B, L, N]` (1 observed) →
+        `[B, L, c_out]`, the forecasting path with H = L and the statistics of the observed points."""
+        x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
+        y = self.decode(x * self.affine_weight + self.affine_bias)  # [B, L, N]
+        return masked_denormalize(self.remove_affine(y[:, :, -self.c_out:]), means, stdev)  # [B, L, c_out]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding mask `[B, L]` (1 = observed) → logits `[B, num_class]`: affine map,
+        Legendre/FEL reconstruction of the window `[B, L, N]`, GELU, dropout, padded steps zeroed,
+        flatten, Linear(L·N → classes)."""
+        y = self.decode(x_enc * self.affine_weight + self.affine_bias)  # [B, L, N]
+        return self.projection(masked_flat_features(y, self.dropout, padding_mask))  # [B, num_class]
+
+    def remove_affine(self, y: torch.Tensor) -> torch.Tensor:
+        """Undo the affine map on the last y.shape[-1] variates of `[B, T, N']`."""
+        n = y.shape[-1]
+        return (y - self.affine_bias[..., -n:]) / (self.affine_weight[..., -n:] + 1e-10)
+
+    def decode(self, x: torch.Tensor) -> torch.Tensor:
+        """The three Legendre scales, their FELs and the scale mixer: `[B, L, N]` → `[B, H, N]`."""
         decode_at = self.pred_len - 1 if self.seq_len >= self.pred_len else -1
         forecasts = []
         for scale, legt, fel in zip(SCALES, self.legts, self.spec_conv_1, strict=True):
@@ -102,7 +163,4 @@ class Model(nn.Module):
             coeffs = legt(window).permute(1, 2, 3, 0)  # [B, N, 256, T_i]
             coeffs = fel(coeffs)[..., decode_at]  # [B, N, 256]
             forecasts.append(coeffs @ legt.eval_matrix[-self.pred_len:].T)  # [B, N, H]
-        y = self.mlp(torch.stack(forecasts, dim=-1)).squeeze(-1).transpose(1, 2)  # [B, H, N]
-        y = y[:, :, -self.c_out:]  # [B, H, c_out]
-        y = (y - self.affine_bias[..., -self.c_out:]) / (self.affine_weight[..., -self.c_out:] + 1e-10)
-        return self.norm(y, "denorm")  # [B, H, c_out]
+        return self.mlp(torch.stack(forecasts, dim=-1)).squeeze(-1).transpose(1, 2)  # [B, H, N]

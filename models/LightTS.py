@@ -1,5 +1,6 @@
 """LightTS (Zhang et al., "Less Is More: Fast Multivariate Time Series Forecasting with Light
-Sampling-oriented MLP Structures", 2022, https://arxiv.org/abs/2207.01186), long-term forecasting.
+Sampling-oriented MLP Structures", 2022, https://arxiv.org/abs/2207.01186), forecasting, imputation,
+anomaly detection and classification (TSLib's task set).
 
 Each variate's window of L steps is cut into L/C sub-sequences of C steps in two ways (chunk size
 C = min(24, seq_len, pred_len)):
@@ -15,6 +16,9 @@ steps. As in TSLib (not in the paper) a linear autoregressive highway Linear(L �
 
 When C does not divide L the window is padded at the front to the next multiple of C by repeating its
 first value (TSLib sizes its layers for that padded length but never pads the input, so it crashes).
+
+Imputation, anomaly detection and classification map the window onto itself (H = L, C = min(24, L)), as
+TSLib: the first two return that reconstruction, classification flattens it into Linear(N·L → classes).
 """
 
 from __future__ import annotations
@@ -24,10 +28,17 @@ import argparse
 import torch
 import torch.nn as nn
 
-from layers.config_checks import check_forecast_config, check_output_channels, check_positive, check_task
+from layers.config_checks import (
+    CLASSIFICATION,
+    FORECAST_TASKS,
+    IMPUTATION,
+    check_output_channels,
+    check_positive,
+    check_task_config,
+)
 from utils.errors import UserInputError
 
-TASKS = ("long_term_forecast", "short_term_forecast")
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 MAX_CHUNK_SIZE = 24
 
 
@@ -55,24 +66,30 @@ class IEBlock(nn.Module):
 
 
 class Model(nn.Module):
-    """LightTS for long-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`.
+    """LightTS for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation and
+    anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
+    `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
 
-    Reads seq_len, pred_len, d_model (the IEBlocks' widths: D/4 per sampling view, D/2 for the last
-    block), enc_in, c_out. With c_out < enc_in (features MS) the last c_out variates are returned.
+    Reads seq_len, pred_len (forecasting only), d_model (the IEBlocks' widths: D/4 per sampling view, D/2
+    for the last block), enc_in, c_out (not for classification). With c_out < enc_in (features MS) the last
+    c_out variates are returned.
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task(configs, "LightTS", TASKS)
-        check_forecast_config(configs, "LightTS")
+        check_task_config(configs, "LightTS", TASKS)
         check_positive(configs, "d_model")
-        check_output_channels(configs, "LightTS")
+        self.task_name = configs.task_name
+        classify = self.task_name == CLASSIFICATION
+        if not classify:
+            check_output_channels(configs, "LightTS")
         if configs.d_model < 16:
             raise UserInputError(f"--d_model {configs.d_model} is too small for LightTS; use at least 16 "
                              "(its blocks use d_model // 4 features and a further // 4 bottleneck)")
-        self.pred_len = configs.pred_len
+        # The window tasks map the window onto itself (TSLib sets pred_len = seq_len for them).
+        self.pred_len = configs.pred_len if self.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
-        self.chunk_size = min(configs.pred_len, configs.seq_len, MAX_CHUNK_SIZE)
+        self.chunk_size = min(self.pred_len, configs.seq_len, MAX_CHUNK_SIZE)
         self.num_chunks = -(-configs.seq_len // self.chunk_size)
         self.padded_len = self.num_chunks * self.chunk_size
         d_model = configs.d_model
@@ -80,12 +97,41 @@ class Model(nn.Module):
         self.chunk_proj_1 = nn.Linear(self.num_chunks, 1)
         self.layer_2 = IEBlock(self.chunk_size, d_model // 4, d_model // 4, self.num_chunks)
         self.chunk_proj_2 = nn.Linear(self.num_chunks, 1)
-        self.layer_3 = IEBlock(d_model // 4 * 2, d_model // 2, configs.pred_len, configs.enc_in)
-        self.ar = nn.Linear(self.padded_len, configs.pred_len)
+        self.layer_3 = IEBlock(d_model // 4 * 2, d_model // 2, self.pred_len, configs.enc_in)
+        self.ar = nn.Linear(self.padded_len, self.pred_len)
+        if classify:
+            self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.encoder(x_enc)[:, :, -self.c_out:]  # [B, H, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked) → `[B, L, c_out]`, the L → L encoder
+        itself (as TSLib's; LightTS does not normalise, so neither the marks nor the mask are read)."""
+        return self.encoder(x_enc)[:, :, -self.c_out:]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]` (the L → L encoder)."""
+        return self.encoder(x_enc)[:, :, -self.c_out:]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L encoder, flattened time-major, then
+        Linear(L·N → classes). As TSLib's LightTS, the padding mask is not read (padded steps are zeros
+        that every output step mixes in, so masking the output would not remove them)."""
+        out = self.encoder(x_enc)  # [B, L, N]
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
+
+    def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """The two sampling views, the mixing IEBlock and the highway: `[B, L, N]` → `[B, H, N]`."""
         b, seq_len, n = x_enc.shape
         pad = self.padded_len - seq_len
         x = x_enc
@@ -102,6 +148,4 @@ class Model(nn.Module):
         itv = self.chunk_proj_2(self.layer_2(itv)).squeeze(-1)  # [B·N, D/4]
 
         z = torch.cat([con, itv], dim=-1).reshape(b, n, -1).transpose(1, 2)  # [B, D/2, N]
-        out = self.layer_3(z) + highway  # [B, H, N]
-        return out[:, :, -self.c_out:]  # [B, H, c_out]
-
+        return self.layer_3(z) + highway  # [B, H, N]

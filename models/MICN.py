@@ -1,6 +1,6 @@
 """MICN (Wang et al., "MICN: Multi-scale Local and Global Context Modeling for Long-term Series
-Forecasting", ICLR 2023, https://openreview.net/forum?id=zt53IDUR1U), TSLib's configuration, long-term
-forecasting only.
+Forecasting", ICLR 2023, https://openreview.net/forum?id=zt53IDUR1U), TSLib's configuration:
+forecasting, imputation, anomaly detection and classification.
 
 Multi-scale hybrid decomposition (MHDecomp, §3.1), over the input window X `[B, L, N]`:
     X_t = mean_i AvgPool_{k_i}(Padding(X)),   X_s = X − X_t
@@ -14,12 +14,24 @@ A MIC layer has one branch per scale i (conv kernel k_i, decomposition kernel k_
     Y_lg      = Norm(Y_local + Y_global)
     Y_i       = Norm(Dropout(Tanh(ConvTranspose1d_{kernel=stride=k_i}(Y_lg)))[:L+H] + S_i)
 then Merge: Y = Conv2d_{(n, 1)}(stack_i Y_i) over the n branches, and
-    out = Norm₂(Y + Conv1d_{1×1}(Conv1d_{1×1}(Norm₁(Y))))   (D → d_ff → D, no activation, as in TSLib).
+    out = Norm₂(Y + Conv1d_{1×1}(Conv1d_{1×1}(Norm₁(Y))))   (D → 4D → D, no activation, as in TSLib;
+TSLib's MICN never reads --d_ff, its JapaneseVowels count of 1,173,427 at d_model 128, d_ff 256 fixes 4D).
 Forecast: Y = Y_s[last H steps] + Y_t.
 
 The isometric convolution sees the whole down-sampled sequence (kernel S = its length) and is causal
 thanks to the S − 1 front zeros, so it models global correlations at linear cost in L.
 TSLib's MIC dropout is a fixed 0.05 (kept); `--dropout` sets the embedding's dropout.
+
+Imputation, anomaly detection and classification run the same network over the window alone (T = L, no
+zero horizon) and add the decomposed trend back without the forecast-only regression (TSLib builds
+`regression` for forecasting only): Y = Y_s + X_t `[B, L, c_out]`. Imputation and anomaly detection return
+it; classification feeds it through the shared masked feature map (GELU, dropout, padded steps zeroed,
+flatten) to Linear(c_out·L → classes).
+
+TSLib's classification reads `--c_out` (the seasonal projection's width) but its trend keeps the
+enc_in variates, so Y_s + X_t fails whenever they differ (its JapaneseVowels block: 7 vs 12). Here the
+trend of the last min(c_out, enc_in) variates is added to the last min(c_out, enc_in) output channels,
+which keeps TSLib's parameter count at every block (the width stays --c_out).
 """
 
 from __future__ import annotations
@@ -30,16 +42,23 @@ import torch
 import torch.nn as nn
 
 from layers.Autoformer_EncDec import series_decomp, series_decomp_multi
+from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
+    CLASSIFICATION,
     EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
     check_choice,
     check_decoder_from_encoder,
-    check_forecast_config,
     check_output_channels,
     check_positive,
-    check_task,
+    check_task_config,
 )
 from layers.Embed import DataEmbedding
+
+TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+# Width of the MIC feed-forward per model dimension (TSLib: 4·d_model; --d_ff is not read).
+FEED_FORWARD_RATIO = 4
 
 # TSLib's MICN scales (a constructor default there, not a run.py flag).
 CONV_KERNELS = (12, 16)
@@ -59,7 +78,8 @@ def downsampled_length(length: int, conv_kernel: int) -> int:
 
 
 class MIC(nn.Module):
-    """One Multi-scale Isometric Convolution layer: `[B, T, D]` → `[B, T, D]`.
+    """One Multi-scale Isometric Convolution layer: `[B, T, D]` → `[B, T, D]`, feed-forward width d_ff
+    (TSLib's MICN builds it with d_ff = 4 · feature_size).
 
     `isometric_kernel[i]` must be the down-sampled length of branch i (`downsampled_length(T, k_i)`),
     so the isometric convolution maps a zero-padded sequence of 2S − 1 steps back to S steps.
@@ -138,12 +158,25 @@ class SeasonalPrediction(nn.Module):
         return self.projection(x)  # [B, T, c_out]
 
 
-class Model(nn.Module):
-    """MICN for long-term forecasting.
+def add_trend(seasonal: torch.Tensor, trend: torch.Tensor) -> torch.Tensor:
+    """seasonal `[B, T, C]` + trend `[B, T, N]`: the last k = min(C, N) trend variates are added to the last
+    k channels (C ≤ N: the MS target's trend; C > N: only TSLib's classification build, whose width is
+    --c_out whatever the data's variates)."""
+    k = min(seasonal.shape[-1], trend.shape[-1])
+    if k == seasonal.shape[-1]:
+        return seasonal + trend[..., -k:]
+    return torch.cat([seasonal[..., :-k], seasonal[..., -k:] + trend[..., -k:]], dim=-1)
 
-    x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]` (or
-    None) → `[B, H, c_out]`. x_dec is not read. Reads seq_len, pred_len, enc_in, dec_in, c_out,
-    d_model, d_ff, d_layers, dropout, embed, freq.
+
+class Model(nn.Module):
+    """MICN for long/short-term forecasting, imputation, anomaly detection and classification.
+
+    Forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]`
+    (or None) → `[B, H, c_out]`; x_dec is not read. Imputation: masked x_enc `[B, L, enc_in]`, marks
+    `[B, L, F]` → `[B, L, c_out]`; anomaly detection `[B, L, enc_in]` → `[B, L, c_out]`; classification
+    `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
+    Reads seq_len, pred_len (forecasting only), enc_in, dec_in (forecasting), c_out, d_model, d_layers,
+    dropout, embed, freq.
 
     The seasonal part is embedded over L + H steps with the marks of x_mark_enc followed by the last H
     marks of x_mark_dec. (TSLib embeds it with x_mark_dec, which has L + H steps only when
@@ -153,35 +186,58 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace, conv_kernel: list[int] | tuple[int, ...] = CONV_KERNELS) -> None:
         super().__init__()
-        check_task(configs, "MICN")
-        check_forecast_config(configs, "MICN")
-        check_positive(configs, "dec_in", "d_model", "d_ff", "d_layers")
+        check_task_config(configs, "MICN", TASKS)
+        self.task_name = configs.task_name
+        forecasting = self.task_name in FORECAST_TASKS
+        check_positive(configs, "d_model", "d_layers", "c_out")
         check_choice(configs, "embed", EMBED_TYPES)
-        check_output_channels(configs, "MICN")
-        check_decoder_from_encoder(configs, "MICN", "embeds the seasonal part of the encoder input", label_len=False)
+        if self.task_name != CLASSIFICATION:
+            check_output_channels(configs, "MICN")
+        if forecasting:
+            check_positive(configs, "dec_in")
+            check_decoder_from_encoder(configs, "MICN", "embeds the seasonal part of the encoder input",
+                                       label_len=False)
         self.seq_len = configs.seq_len
-        self.pred_len = configs.pred_len
+        # The window tasks run over the window alone (TSLib's scripts pass --pred_len 0 there).
+        self.pred_len = configs.pred_len if forecasting else 0
         self.c_out = configs.c_out
-        total = configs.seq_len + configs.pred_len
+        total = configs.seq_len + self.pred_len
         decomp_kernel = [decomposition_kernel(k) for k in conv_kernel]
         isometric_kernel = [downsampled_length(total, k) for k in conv_kernel]
 
-        # Built in TSLib's order (decomp_multi, dec_embedding, conv_trans, regression), so a given seed
-        # draws TSLib's initial weights.
+        # Built in TSLib's order (decomp_multi, dec_embedding, conv_trans, then regression or the
+        # classification projection), so a given seed draws TSLib's initial weights.
         self.decomp_multi = series_decomp_multi(decomp_kernel)
         self.dec_embedding = DataEmbedding(configs.enc_in, configs.d_model, configs.embed, configs.freq,
                                            configs.dropout)
-        self.conv_trans = SeasonalPrediction(configs.d_model, configs.d_ff, MIC_DROPOUT, configs.d_layers,
-                                             decomp_kernel, configs.c_out, conv_kernel, isometric_kernel)
-        self.regression = nn.Linear(configs.seq_len, configs.pred_len)
-        # Start the trend regression as the window mean (weights 1/L, as DLinear). TSLib uses 1/H, which
-        # scales the initial trend by L/H (a factor 7.5 too small at L 96, H 720); equal when L = H.
-        with torch.no_grad():
-            self.regression.weight.fill_(1.0 / configs.seq_len)
+        self.conv_trans = SeasonalPrediction(configs.d_model, FEED_FORWARD_RATIO * configs.d_model, MIC_DROPOUT,
+                                             configs.d_layers, decomp_kernel, configs.c_out, conv_kernel,
+                                             isometric_kernel)
+        if forecasting:
+            self.regression = nn.Linear(configs.seq_len, configs.pred_len)
+            # Start the trend regression as the window mean (weights 1/L, as DLinear). TSLib uses 1/H, which
+            # scales the initial trend by L/H (a factor 7.5 too small at L 96, H 720); equal when L = H.
+            with torch.no_grad():
+                self.regression.weight.fill_(1.0 / configs.seq_len)
+        if self.task_name == CLASSIFICATION:
+            self.dropout = nn.Dropout(configs.dropout)
+            self.projection = nn.Linear(configs.c_out * configs.seq_len, configs.num_class)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        if self.task_name == "anomaly_detection":
+            return self.anomaly_detection(x_enc)
+        if self.task_name == CLASSIFICATION:
+            return self.classification(x_enc, x_mark_enc)
+        return self.forecast(x_enc, x_mark_enc, x_mark_dec)
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, enc_in]`, marks → `[B, H, c_out]`: seasonal MIC prediction over L + H steps plus the
+        regressed trend."""
         b, _, n = x_enc.shape
         seasonal, trend = self.decomp_multi(x_enc)  # [B, L, N] each
         trend = self.regression(trend.transpose(1, 2)).transpose(1, 2)  # [B, H, N]
@@ -191,4 +247,29 @@ class Model(nn.Module):
         if x_mark_enc is not None and x_mark_dec is not None:
             marks = torch.cat([x_mark_enc, x_mark_dec[:, -self.pred_len:]], dim=1)  # [B, L + H, F]
         seasonal_out = self.conv_trans(self.dec_embedding(seasonal_init, marks))  # [B, L + H, c_out]
-        return seasonal_out[:, -self.pred_len:] + trend[..., -self.c_out:]  # [B, H, c_out]
+        return add_trend(seasonal_out[:, -self.pred_len:], trend)  # [B, H, c_out]
+
+    def reconstruct(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
+        """The window tasks' network: `[B, L, enc_in]`, marks `[B, L, F]` or None → `[B, L, c_out]`,
+        the seasonal MIC prediction over the L window steps plus the decomposed trend itself."""
+        seasonal, trend = self.decomp_multi(x_enc)  # [B, L, N] each
+        seasonal_out = self.conv_trans(self.dec_embedding(seasonal, x_mark_enc))  # [B, L, c_out]
+        return add_trend(seasonal_out, trend)  # [B, L, c_out]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
+        The window's own marks are embedded (TSLib passes None there, leaving the time embedding untrained);
+        MICN does not normalise, so the mask is not read (as TSLib)."""
+        return self.reconstruct(x_enc, x_mark_enc)
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]` (no time marks)."""
+        return self.reconstruct(x_enc, None)
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None) -> torch.Tensor:
+        """`[B, L, enc_in]`, padding mask `[B, L]` (1 = observed) → logits `[B, num_class]`: the window's
+        reconstruction `[B, L, c_out]` (trend added on the last min(c_out, enc_in) channels), GELU, dropout,
+        padded steps zeroed, flatten, Linear(L·c_out → classes)."""
+        out = self.reconstruct(x_enc, None)  # [B, L, c_out]
+        return self.projection(masked_flat_features(out, self.dropout, padding_mask))  # [B, num_class]

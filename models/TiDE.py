@@ -1,5 +1,6 @@
 """TiDE (Das et al., "Long-term Forecasting with TiDE: Time-series Dense Encoder", TMLR 2023,
-https://arxiv.org/abs/2304.08424), long-term forecasting, in TSLib's channel-independent variant.
+https://arxiv.org/abs/2304.08424), forecasting and imputation (TSLib's task set), in TSLib's
+channel-independent variant.
 
 Residual block (the paper's Fig. 1 unit): R(x) = LN(Dropout(W_2 · ReLU(W_1 x + b_1) + b_2) + W_3 x + b_3),
 hidden width `--d_model` (the temporal decoder's: `--d_ff`).
@@ -20,6 +21,11 @@ input's N variates, the last `--c_out` of them when `--c_out` < N (features MS).
 
 Without marks (`x_mark_enc` or `x_mark_dec` None) the covariates are zeros, as TSLib does.
 
+Imputation decodes the window itself: the horizon is the L input steps, so the covariates are the window's
+own marks x_{1:L} (encoder input L + 2L), the dense decoder emits `[L, p]`, the temporal decoder reads
+g_t ‖ x̃_t for t = 1..L and the residual is Linear(L → L). The series is normalised by its observed points
+(`layers.MaskedNorm`; masked values enter as 0), not by all L values.
+
 Deliberate differences from TSLib (interfaces, parameter names, shapes and counts kept):
 - The temporal decoder's LayerNorm is built but not applied: over a width-1 output it returns its bias
   for every input, which in TSLib makes the forecast ignore the encoder, decoder and covariates.
@@ -35,10 +41,19 @@ import argparse
 import torch
 import torch.nn as nn
 
-from layers.config_checks import EMBED_TYPES, check_choice, check_forecast_config, check_positive
+from layers.config_checks import (
+    EMBED_TYPES,
+    FORECAST_TASKS,
+    IMPUTATION,
+    check_choice,
+    check_positive,
+    check_task_config,
+)
+from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
 from utils.timefeatures import num_calendar_features, num_time_features
 
+TASKS = FORECAST_TASKS + (IMPUTATION,)
 # Width of the projected covariates x̃_t (TSLib's and the paper's ETT setting).
 FEATURE_ENCODE_DIM = 2
 
@@ -73,22 +88,29 @@ def mark_width(embed: str, freq: str) -> int:
 
 
 class Model(nn.Module):
-    """TiDE for long/short-term forecasting: `[B, L, N]` → `[B, H, min(c_out, N)]` (see the module doc).
+    """TiDE for long/short-term forecasting: `[B, L, N]` → `[B, H, min(c_out, N)]`; for imputation: masked
+    `[B, L, N]`, marks `[B, L, F]`, mask `[B, L, N]` → `[B, L, min(c_out, N)]` (see the module doc).
 
-    Reads seq_len, pred_len, enc_in, c_out (decoder width), d_model, d_ff, e_layers, d_layers, dropout,
-    embed, freq; uses x_mark_enc and the last pred_len steps of x_mark_dec, not x_dec.
+    Reads seq_len, pred_len (forecasting only), enc_in, c_out (decoder width), d_model, d_ff, e_layers,
+    d_layers, dropout, embed, freq; uses x_mark_enc and, forecasting, the last pred_len steps of
+    x_mark_dec, not x_dec.
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_forecast_config(configs, "TiDE")
+        check_task_config(configs, "TiDE", TASKS)
         check_positive(configs, "d_model", "d_ff", "e_layers", "d_layers")
         check_choice(configs, "embed", EMBED_TYPES)
-        self.seq_len, self.pred_len = configs.seq_len, configs.pred_len
+        self.task_name = configs.task_name
+        forecasting = self.task_name in FORECAST_TASKS
+        self.seq_len = configs.seq_len
+        # Imputation's horizon is the window itself; its covariates are the window's marks only.
+        self.pred_len = configs.pred_len if forecasting else configs.seq_len
+        self.covariate_len = self.seq_len + self.pred_len if forecasting else self.seq_len
         self.decode_dim = configs.c_out
         self.feature_dim = mark_width(configs.embed, configs.freq)
         d, dropout = configs.d_model, configs.dropout
-        flatten_dim = self.seq_len + (self.seq_len + self.pred_len) * FEATURE_ENCODE_DIM
+        flatten_dim = self.seq_len + self.covariate_len * FEATURE_ENCODE_DIM
         self.normalize = Normalize(configs.enc_in, eps=1e-5)
         # Constructor order is TSLib's: a seed gives its initial weights (LayerNorms draw nothing).
         self.feature_encoder = ResBlock(self.feature_dim, d, FEATURE_ENCODE_DIM, dropout)
@@ -104,26 +126,43 @@ class Model(nn.Module):
 
     def covariates(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
                    x_mark_dec: torch.Tensor | None) -> torch.Tensor:
-        """The marks of the look-back window and the horizon `[B, L+H, F]` (zeros without marks)."""
-        if x_mark_enc is None or x_mark_dec is None:
-            return x_enc.new_zeros(x_enc.shape[0], self.seq_len + self.pred_len, self.feature_dim)
+        """Forecasting: the marks of the look-back window and the horizon `[B, L+H, F]`; imputation: the
+        window's marks `[B, L, F]` (x_mark_dec not read). Zeros without marks."""
+        if x_mark_enc is None or (self.task_name in FORECAST_TASKS and x_mark_dec is None):
+            return x_enc.new_zeros(x_enc.shape[0], self.covariate_len, self.feature_dim)
+        if self.task_name not in FORECAST_TASKS:
+            return x_mark_enc  # [B, L, F]
         return torch.cat([x_mark_enc, x_mark_dec[:, -self.pred_len:, :]], dim=1)  # [B, L+H, F]
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        batch, _, n_vars = x_enc.shape
-        marks = self.covariates(x_enc, x_mark_enc, x_mark_dec)  # [B, L+H, F]
-        # Each variate gets its own copy of the covariates, so training draws its own dropout masks (TSLib).
-        marks = marks.unsqueeze(1).expand(-1, n_vars, -1, -1).reshape(batch * n_vars, -1, marks.shape[-1])
-        y = self.normalize(x_enc, "norm").transpose(1, 2).reshape(batch * n_vars, self.seq_len)  # [B·N, L]
-
-        feature = self.feature_encoder(marks)  # [B·N, L+H, 2]
-        hidden = self.encoders(torch.cat([y, feature.flatten(1)], dim=-1))  # [B·N, d]
-        decoded = self.decoders(hidden).reshape(-1, self.pred_len, self.decode_dim)  # [B·N, H, p]
-        temporal = torch.cat([feature[:, self.seq_len:], decoded], dim=-1)  # [B·N, H, 2 + p]
-        out = self.temporalDecoder(temporal).squeeze(-1) + self.residual_proj(y)  # [B·N, H]
-
-        out = out.reshape(batch, n_vars, self.pred_len).transpose(1, 2)  # [B, H, N]
+        if self.task_name == IMPUTATION:
+            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+        out = self.decode(self.normalize(x_enc, "norm"), self.covariates(x_enc, x_mark_enc, x_mark_dec))
         out = self.normalize(out, "denorm")  # [B, H, N]
         return out[:, :, -self.decode_dim:]  # [B, H, min(c_out, N)]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), marks `[B, L, F]`, mask `[B, L, N]`
+        (1 observed) → `[B, L, min(c_out, N)]`: normalised by the observed points, dense encoder over the
+        series and its marks, dense and temporal decoders over the L window steps, residual Linear(L → L)."""
+        x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
+        out = self.decode(x, self.covariates(x_enc, x_mark_enc, None))  # [B, L, N]
+        return masked_denormalize(out[:, :, -self.decode_dim:], means, stdev)  # [B, L, min(c_out, N)]
+
+    def decode(self, x: torch.Tensor, marks: torch.Tensor) -> torch.Tensor:
+        """Normalised series `[B, L, N]`, covariates `[B, T, F]` (T = covariate_len) → normalised output
+        `[B, H, N]`, every variate its own series."""
+        batch, _, n_vars = x.shape
+        # Each variate gets its own copy of the covariates, so training draws its own dropout masks (TSLib).
+        marks = marks.unsqueeze(1).expand(-1, n_vars, -1, -1).reshape(batch * n_vars, -1, marks.shape[-1])
+        y = x.transpose(1, 2).reshape(batch * n_vars, self.seq_len)  # [B·N, L]
+
+        feature = self.feature_encoder(marks)  # [B·N, T, 2]
+        hidden = self.encoders(torch.cat([y, feature.flatten(1)], dim=-1))  # [B·N, d]
+        decoded = self.decoders(hidden).reshape(-1, self.pred_len, self.decode_dim)  # [B·N, H, p]
+        temporal = torch.cat([feature[:, -self.pred_len:], decoded], dim=-1)  # [B·N, H, 2 + p]
+        out = self.temporalDecoder(temporal).squeeze(-1) + self.residual_proj(y)  # [B·N, H]
+        return out.reshape(batch, n_vars, self.pred_len).transpose(1, 2)  # [B, H, N]

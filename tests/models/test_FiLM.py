@@ -121,12 +121,95 @@ def test_ms_returns_the_last_variates(make_configs):
 
 
 @pytest.mark.parametrize(("overrides", "flag"), [
-    (dict(task_name="imputation"), "--task_name"),
     (dict(task_name="zero_shot_forecast"), "--task_name"),
     (dict(pred_len=1), "--pred_len"),
     (dict(seq_len=1), "--seq_len"),
     (dict(c_out=4), "--c_out"),
-], ids=["imputation", "short_term", "pred_len", "seq_len", "c_out"])
+], ids=["task", "pred_len", "seq_len", "c_out"])
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(small_configs(make_configs, **overrides))
+
+
+def window_configs(make_configs, task: str, **overrides):
+    """A window task's namespace as its experiment builds it (--pred_len 0; num_class from the data)."""
+    flags = dict(model="FiLM", task_name=task, seq_len=16, label_len=0, pred_len=0, enc_in=3, dec_in=3, c_out=3,
+                 dropout=0.0)
+    configs = make_configs(**{**flags, **overrides})
+    if task == "classification":
+        configs.num_class = 4
+    return configs
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_decode_the_window_with_tslib_parameter_names(make_configs, task):
+    model = Model(window_configs(make_configs, task))
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    body = ["affine_weight", "affine_bias"] + [
+        f"spec_conv_1.{i}.weights_{part}" for i in range(3) for part in ("real", "imag")] + ["mlp.weight", "mlp.bias"]
+    head = ["projection.weight", "projection.bias"] if task == "classification" else []
+    assert list(shapes) == body + head
+    assert shapes["spec_conv_1.0.weights_real"] == (256, 256, 8)  # min(32, L // 2) modes with H = L = 16
+    assert tuple(model.legts[0].eval_matrix.shape) == (16, 256)
+    if task == "classification":
+        assert shapes["projection.weight"] == (4, 3 * 16)
+
+
+def test_imputation_shape_and_pred_len_independence(make_configs):
+    x = torch.randn(2, 16, 3)
+    mask = (torch.rand(2, 16, 3) > 0.3).float()
+    marks = torch.rand(2, 16, 4)
+    outs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(1)
+        model = Model(window_configs(make_configs, "imputation", pred_len=pred_len)).eval()
+        with torch.no_grad():
+            outs.append(model(x * mask, marks, None, None, mask))
+    assert outs[0].shape == (2, 16, 3)
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+
+
+def test_imputation_normalises_by_the_observed_points(make_configs):
+    """Hidden values do not reach the output; with nothing hidden it is the anomaly (RevIN) path."""
+    torch.manual_seed(1)
+    imputer = Model(window_configs(make_configs, "imputation")).double().eval()
+    detector = Model(window_configs(make_configs, "anomaly_detection")).double().eval()
+    detector.load_state_dict(imputer.state_dict())
+    x = torch.randn(2, 16, 3, dtype=torch.float64)
+    mask = (torch.rand(2, 16, 3) > 0.3).double()
+    noisy = torch.where(mask == 0, 100 * torch.randn_like(x), x)
+    with torch.no_grad():
+        torch.testing.assert_close(imputer(x * mask, None, None, None, mask), imputer(noisy, None, None, None, mask))
+        torch.testing.assert_close(imputer(x, None, None, None, torch.ones_like(x)), detector(x))
+
+
+def test_anomaly_forward_is_the_reconstruction(make_configs):
+    model = Model(window_configs(make_configs, "anomaly_detection")).eval()
+    x = torch.randn(2, 16, 3)
+    with torch.no_grad():
+        out = model(x, None, None, None)
+        assert out.shape == (2, 16, 3)
+        torch.testing.assert_close(out, model.anomaly_detection(x), rtol=0, atol=0)
+
+
+def test_classification_zeroes_padded_steps_before_the_projection(make_configs):
+    model = Model(window_configs(make_configs, "classification")).eval()
+    with torch.no_grad():
+        model.affine_weight.uniform_(0.5, 2.0)
+        model.affine_bias.normal_()
+    x = torch.randn(2, 16, 3)
+    mask = torch.ones(2, 16)
+    mask[:, 10:] = 0
+    with torch.no_grad():
+        full, masked = model(x, torch.ones(2, 16), None, None), model(x, mask, None, None)
+        features = torch.nn.functional.gelu(model.decode(x * model.affine_weight + model.affine_bias))  # [B, L, N]
+        weight = model.projection.weight.reshape(4, 16, 3)
+        expected = torch.einsum("btn,ktn->bk", features[:, :10], weight[:, :10]) + model.projection.bias
+    torch.testing.assert_close(masked, expected)
+    assert not torch.allclose(full, masked)
+
+
+def test_classification_does_not_read_c_out(make_configs):
+    """BasicMotions: 6 variates, fewer than the default --c_out 7."""
+    model = Model(window_configs(make_configs, "classification", enc_in=6, dec_in=7, c_out=7))
+    assert model(torch.randn(2, 16, 6), torch.ones(2, 16), None, None).shape == (2, 4)

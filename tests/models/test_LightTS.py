@@ -105,11 +105,75 @@ def test_window_not_divisible_by_the_chunk_is_front_padded_with_its_first_value(
 
 
 @pytest.mark.parametrize(("overrides", "flag"), [
-    (dict(task_name="imputation"), "--task_name"),
     (dict(task_name="zero_shot_forecast"), "--task_name"),
     (dict(d_model=8), "--d_model"),
     (dict(c_out=4), "--c_out"),
-], ids=["imputation", "short_term", "d_model", "c_out"])
+], ids=["task", "d_model", "c_out"])
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(small_configs(make_configs, **overrides))
+
+
+def window_configs(make_configs, task: str, **overrides):
+    """A window task's namespace as its experiment builds it (--pred_len 0; num_class from the data)."""
+    flags = dict(model="LightTS", task_name=task, seq_len=29, label_len=0, pred_len=0, d_model=32, enc_in=3,
+                 dec_in=3, c_out=3, dropout=0.0)
+    configs = make_configs(**{**flags, **overrides})
+    if task == "classification":
+        configs.num_class = 4
+    return configs
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_map_the_window_onto_itself(make_configs, task):
+    """H = L = 29, C = min(24, L) = 24, padded length 48 (TSLib's JapaneseVowels layout)."""
+    model = Model(window_configs(make_configs, task))
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert (model.chunk_size, model.num_chunks) == (24, 2)
+    assert shapes["ar.weight"] == (29, 48)
+    assert shapes["layer_3.output_proj.weight"] == (29, 32 // 2 // 4)
+    assert ("projection.weight" in shapes) == (task == "classification")
+    if task == "classification":
+        assert shapes["projection.weight"] == (4, 3 * 29)
+
+
+def test_imputation_shape_and_pred_len_independence(make_configs):
+    x = torch.randn(2, 29, 3)
+    mask = (torch.rand(2, 29, 3) > 0.3).float()
+    outs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(1)
+        model = Model(window_configs(make_configs, "imputation", pred_len=pred_len)).eval()
+        with torch.no_grad():
+            outs.append(model(x * mask, torch.rand(2, 29, 4), None, None, mask))
+    assert outs[0].shape == (2, 29, 3)
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+
+
+def test_anomaly_forward_is_the_reconstruction(make_configs):
+    model = Model(window_configs(make_configs, "anomaly_detection")).eval()
+    x = torch.randn(2, 29, 3)
+    with torch.no_grad():
+        out = model(x, None, None, None)
+        assert out.shape == (2, 29, 3)
+        torch.testing.assert_close(out, model.anomaly_detection(x), rtol=0, atol=0)
+        torch.testing.assert_close(out, model.encoder(x), rtol=0, atol=0)
+
+
+def test_classification_flattens_the_reconstruction_and_ignores_the_mask(make_configs):
+    """As TSLib's LightTS: logits = projection(flatten(encoder(x))); the padding mask is not read."""
+    model = Model(window_configs(make_configs, "classification")).eval()
+    x = torch.randn(2, 29, 3)
+    mask = torch.ones(2, 29)
+    mask[:, 20:] = 0
+    with torch.no_grad():
+        logits = model(x, mask, None, None)
+        torch.testing.assert_close(logits, model(x, torch.ones(2, 29), None, None), rtol=0, atol=0)
+        expected = model.encoder(x).reshape(2, -1) @ model.projection.weight.T + model.projection.bias
+    torch.testing.assert_close(logits, expected)
+    assert logits.shape == (2, 4)
+
+
+def test_classification_does_not_read_c_out(make_configs):
+    model = Model(window_configs(make_configs, "classification", enc_in=6, c_out=7))
+    assert model(torch.randn(2, 29, 6), torch.ones(2, 29), None, None).shape == (2, 4)

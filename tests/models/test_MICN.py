@@ -27,7 +27,7 @@ def tslib_initial_weights(configs, seed: int) -> list[torch.Tensor]:
     Conv1d and three LayerNorms; the projection Linear(D → c_out); the regression Linear(L → H), whose
     weight is then overwritten (no draw; 1/L here, see models/MICN.py). Moving averages draw nothing."""
     torch.manual_seed(seed)
-    d, d_ff = configs.d_model, configs.d_ff
+    d, d_ff = configs.d_model, 4 * configs.d_model  # TSLib's MIC feed-forward width; --d_ff is not read
     total = configs.seq_len + configs.pred_len
     weights: list[torch.Tensor] = []
 
@@ -136,11 +136,100 @@ def test_trend_regression_starts_as_the_window_mean(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(d_layers=0), "--d_layers"),
-     (dict(d_ff=0), "--d_ff"), (dict(dec_in=2), "--dec_in"), (dict(c_out=5), "--c_out"),
+    [(dict(task_name="zero_shot_forecast"), "--task_name"), (dict(d_layers=0), "--d_layers"),
+     (dict(dec_in=2), "--dec_in"), (dict(c_out=5), "--c_out"),
      (dict(embed="onehot"), "--embed"), (dict(dropout=1.0), "--dropout"), (dict(pred_len=0), "--pred_len")],
-    ids=["task", "d_layers", "d_ff", "dec_in", "c_out", "embed", "dropout", "pred_len"],
+    ids=["task", "d_layers", "dec_in", "c_out", "embed", "dropout", "pred_len"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+def window_configs(make_configs, task: str, **overrides):
+    """A window task's namespace as its experiment builds it (--pred_len 0; num_class from the data)."""
+    flags = {**SMALL, "task_name": task, "label_len": 0, "pred_len": 0, "d_layers": 1, "dropout": 0.0}
+    configs = make_configs(**{**flags, **overrides})
+    if task == "classification":
+        configs.num_class = 4
+    return configs
+
+
+def test_mic_feed_forward_is_four_d_model_whatever_d_ff(make_configs):
+    """TSLib's MICN never reads --d_ff (its JapaneseVowels count, d_model 128 / d_ff 256, needs 4·128)."""
+    counts = set()
+    for d_ff in (16, 64):
+        model = Model(configs_for(make_configs, d_ff=d_ff))
+        assert tuple(model.conv_trans.mic[0].conv1.weight.shape) == (4 * 8, 8, 1)
+        counts.add(sum(p.numel() for p in model.parameters()))
+    assert len(counts) == 1
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_run_over_the_window_without_the_regression(make_configs, task):
+    model = Model(window_configs(make_configs, task))
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert not hasattr(model, "regression")
+    # Isometric kernels of T = L = 24 steps: (24 + 12) // 12 and (24 + 16) // 16.
+    assert [conv.kernel_size[0] for conv in model.conv_trans.mic[0].isometric_conv] == [3, 2]
+    assert shapes["conv_trans.projection.weight"] == (3, 8)
+    assert ("projection.weight" in shapes) == (task == "classification")
+    if task == "classification":
+        assert shapes["projection.weight"] == (4, 3 * 24)
+
+
+def test_imputation_shape_pred_len_independence_and_marks(make_configs):
+    x = torch.randn(B, 24, 3)
+    mask = (torch.rand(B, 24, 3) > 0.3).float()
+    marks = torch.rand(B, 24, 4) - 0.5
+    outs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(1)
+        model = Model(window_configs(make_configs, "imputation", pred_len=pred_len)).eval()
+        with torch.no_grad():
+            outs.append(model(x * mask, marks, None, None, mask))
+    assert outs[0].shape == (B, 24, 3)
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+    with torch.no_grad():
+        assert not torch.allclose(outs[0], model(x * mask, None, None, None, mask))  # the window's marks are read
+
+
+def test_anomaly_forward_is_seasonal_prediction_plus_trend(make_configs):
+    model = Model(window_configs(make_configs, "anomaly_detection")).eval()
+    x = torch.randn(B, 24, 3)
+    with torch.no_grad():
+        out = model(x, None, None, None)
+        torch.testing.assert_close(out, model.anomaly_detection(x), rtol=0, atol=0)
+        seasonal, trend = model.decomp_multi(x)
+        torch.testing.assert_close(out, model.conv_trans(model.dec_embedding(seasonal, None)) + trend)
+    assert out.shape == (B, 24, 3)
+
+
+def test_classification_zeroes_padded_steps_before_the_projection(make_configs):
+    model = Model(window_configs(make_configs, "classification")).eval()
+    x = torch.randn(B, 24, 3)
+    mask = torch.ones(B, 24)
+    mask[:, 15:] = 0
+    with torch.no_grad():
+        full, masked = model(x, torch.ones(B, 24), None, None), model(x, mask, None, None)
+        features = nn.functional.gelu(model.reconstruct(x, None))  # [B, L, c_out]
+        weight = model.projection.weight.reshape(4, 24, 3)
+        expected = torch.einsum("btc,ktc->bk", features[:, :15], weight[:, :15]) + model.projection.bias
+    torch.testing.assert_close(masked, expected)
+    assert not torch.allclose(full, masked)
+
+
+@pytest.mark.parametrize(("enc_in", "c_out"), [(12, 7), (6, 7)], ids=["JapaneseVowels", "BasicMotions"])
+def test_classification_width_is_c_out_and_the_trend_joins_the_last_channels(make_configs, enc_in, c_out):
+    """TSLib's build reads --c_out (default 7) whatever the data's variates and then fails on
+    seasonal + trend; here the last min(c_out, enc_in) trend variates join the last channels."""
+    model = Model(window_configs(make_configs, "classification", enc_in=enc_in, dec_in=7, c_out=c_out)).eval()
+    assert tuple(model.projection.weight.shape) == (4, c_out * 24)
+    x = torch.randn(B, 24, enc_in)
+    k = min(enc_in, c_out)
+    with torch.no_grad():
+        seasonal, trend = model.decomp_multi(x)
+        expected = model.conv_trans(model.dec_embedding(seasonal, None))  # [B, L, c_out]
+        expected[..., c_out - k:] += trend[..., enc_in - k:]
+        torch.testing.assert_close(model.reconstruct(x, None), expected)
+        assert model(x, torch.ones(B, 24), None, None).shape == (B, 4)

@@ -96,9 +96,76 @@ def test_ms_returns_the_last_variate(make_configs):
     [(dict(seg_len=5), "--seg_len 5 does not divide --seq_len"),
      (dict(seg_len=8), "--seg_len 8 does not divide --pred_len"),
      (dict(seg_len=0), "--seg_len"), (dict(d_model=7), "--d_model"),
-     (dict(task_name="imputation"), "--task_name"), (dict(c_out=4), "--c_out")],
+     (dict(task_name="zero_shot_forecast"), "--task_name"), (dict(c_out=4), "--c_out")],
     ids=["seq_len", "pred_len", "seg_len_zero", "odd_d_model", "task", "c_out"],
 )
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+def window_configs(make_configs, task: str, **overrides):
+    """A window task's namespace as its experiment builds it (--pred_len 0; num_class from the data)."""
+    configs = configs_for(make_configs, **{"task_name": task, "pred_len": 0, "dropout": 0.0, **overrides})
+    if task == "classification":
+        configs.num_class = 5
+    return configs
+
+
+@pytest.mark.parametrize("task", ["imputation", "anomaly_detection", "classification"])
+def test_window_heads_decode_the_window_itself(make_configs, task):
+    model = Model(window_configs(make_configs, task))
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert shapes["pos_emb"] == (L // W, 8 // 2)  # one decoder position per window segment
+    assert shapes["predict.1.weight"] == (W, 8)
+    assert ("projection.weight" in shapes) == (task == "classification")
+    if task == "classification":
+        assert shapes["projection.weight"] == (5, N * L)
+
+
+def test_imputation_shape_and_pred_len_independence(make_configs):
+    """--pred_len is not read (7 is not even a multiple of --seg_len)."""
+    x = torch.randn(B, L, N)
+    mask = (torch.rand(B, L, N) > 0.3).float()
+    outs = []
+    for pred_len in (0, 7):
+        torch.manual_seed(1)
+        model = Model(window_configs(make_configs, "imputation", pred_len=pred_len)).eval()
+        with torch.no_grad():
+            outs.append(model(x * mask, torch.rand(B, L, 4), None, None, mask))
+    assert outs[0].shape == (B, L, N)
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+
+
+def test_window_tasks_need_seg_len_dividing_seq_len(make_configs):
+    with pytest.raises(ValueError, match="--seg_len 5 does not divide --seq_len 24"):
+        Model(window_configs(make_configs, "anomaly_detection", seg_len=5))
+
+
+def test_anomaly_forward_is_the_reconstruction(make_configs):
+    model = Model(window_configs(make_configs, "anomaly_detection")).eval()
+    x = torch.randn(B, L, N)
+    with torch.no_grad():
+        out = model(x, None, None, None)
+        torch.testing.assert_close(out, model.anomaly_detection(x), rtol=0, atol=0)
+        torch.testing.assert_close(out, model.encoder(x), rtol=0, atol=0)
+    assert out.shape == (B, L, N)
+
+
+def test_classification_flattens_the_reconstruction_and_ignores_the_mask(make_configs):
+    """TSLib's SegRNN head: logits = projection(flatten(reconstruction)); the padding mask is not read."""
+    model = Model(window_configs(make_configs, "classification")).eval()
+    x = torch.randn(B, L, N)
+    mask = torch.ones(B, L)
+    mask[:, 16:] = 0
+    with torch.no_grad():
+        logits = model(x, mask, None, None)
+        torch.testing.assert_close(logits, model(x, torch.ones(B, L), None, None), rtol=0, atol=0)
+        expected = model.encoder(x).reshape(B, -1) @ model.projection.weight.T + model.projection.bias
+    torch.testing.assert_close(logits, expected)
+    assert logits.shape == (B, 5)
+
+
+def test_classification_does_not_read_c_out(make_configs):
+    model = Model(window_configs(make_configs, "classification", enc_in=2, c_out=7))
+    assert model(torch.randn(B, L, 2), torch.ones(B, L), None, None).shape == (B, 5)

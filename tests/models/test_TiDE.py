@@ -133,7 +133,7 @@ def test_middle_layers_are_independent(make_configs):
 
 @pytest.mark.parametrize(
     ("overrides", "flag"),
-    [(dict(task_name="imputation"), "--task_name"), (dict(e_layers=0), "--e_layers"),
+    [(dict(task_name="classification"), "--task_name"), (dict(e_layers=0), "--e_layers"),
      (dict(d_layers=0), "--d_layers"), (dict(d_ff=0), "--d_ff"), (dict(c_out=0), "--c_out"),
      (dict(embed="onehot"), "--embed"), (dict(dropout=1.0), "--dropout")],
     ids=["task", "e_layers", "d_layers", "d_ff", "c_out", "embed", "dropout"],
@@ -141,3 +141,64 @@ def test_middle_layers_are_independent(make_configs):
 def test_bad_config_names_the_flag(make_configs, overrides, flag):
     with pytest.raises(ValueError, match=flag):
         Model(configs_for(make_configs, **overrides))
+
+
+def imputation_configs(make_configs, **overrides):
+    """The imputation namespace as its experiment builds it (--label_len 0, --pred_len 0)."""
+    return configs_for(make_configs, **{"task_name": "imputation", "label_len": 0, "pred_len": 0, **overrides})
+
+
+def test_imputation_layers_decode_the_window(make_configs):
+    """Horizon = the L window steps: encoder input L + 2L (series and the window's projected marks),
+    decoder output p·L, residual L → L; the temporal decoder is the forecasting one."""
+    model = Model(imputation_configs(make_configs))
+    shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
+    assert shapes["encoders.0.fc1.weight"] == (8, L + 2 * L)
+    assert shapes["decoders.1.fc2.weight"] == (5 * L, 8)
+    assert shapes["temporalDecoder.fc1.weight"] == (6, 5 + 2)
+    assert shapes["residual_proj.weight"] == (L, L)
+
+
+def reference_imputation(model: Model, x, x_mark, mask) -> torch.Tensor:
+    """One series at a time, normalised by its observed points (eval mode): `[B, L, N]`."""
+    out = torch.empty(B, L, N, dtype=x.dtype)
+    for b in range(B):
+        feature = model.feature_encoder(x_mark[b])  # [L, 2]
+        for c in range(N):
+            seen = mask[b, :, c] == 1
+            mean = x[b, seen, c].mean()
+            std = torch.sqrt(((x[b, seen, c] - mean) ** 2).mean() + 1e-5)
+            y = torch.where(seen, (x[b, :, c] - mean) / std, torch.zeros_like(mean))
+            g = model.decoders(model.encoders(torch.cat([y, feature.flatten()]))).reshape(L, model.decode_dim)
+            block = model.temporalDecoder
+            t_in = torch.cat([feature, g], dim=-1)
+            temporal = block.fc2(torch.relu(block.fc1(t_in))) + block.fc3(t_in)  # no LayerNorm
+            out[b, :, c] = (temporal.squeeze(-1) + model.residual_proj(y)) * std + mean
+    return out
+
+
+def test_imputation_matches_the_per_series_loop_and_ignores_hidden_values(make_configs):
+    model = Model(imputation_configs(make_configs)).double().eval()
+    x, x_mark, _ = batch()
+    mask = (torch.rand(B, L, N, generator=torch.Generator().manual_seed(3)) > 0.3).double()
+    noisy = torch.where(mask == 0, 100 * torch.randn_like(x), x)
+    with torch.no_grad():
+        out = model(x * mask, x_mark, None, None, mask)
+        torch.testing.assert_close(out, reference_imputation(model, x, x_mark, mask))
+        torch.testing.assert_close(out, model(noisy, x_mark, None, None, mask))
+        # Without marks the covariates are zeros.
+        torch.testing.assert_close(model(x * mask, None, None, None, mask),
+                                   model(x * mask, torch.zeros_like(x_mark), None, None, mask))
+    assert out.shape == (B, L, N)
+
+
+def test_imputation_does_not_read_pred_len(make_configs):
+    x, x_mark, _ = batch()
+    mask = torch.ones_like(x)
+    outs = []
+    for pred_len in (0, 96):
+        torch.manual_seed(1)
+        model = Model(imputation_configs(make_configs, pred_len=pred_len)).double().eval()
+        with torch.no_grad():
+            outs.append(model(x, x_mark, None, None, mask))
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)

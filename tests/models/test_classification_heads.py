@@ -12,7 +12,6 @@ import torch
 
 from exp.arguments import build_parser
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.test_task_contract import NOT_YET_SERVED
 from tests.models.tslib_reference import TSLIB_MODELS_CSV
 from utils.errors import UserInputError
 
@@ -28,7 +27,7 @@ def tslib_classification_blocks() -> list[tuple[str, dict, int]]:
     blocks = []
     with CLASSIFICATION_CSV.open() as handle:
         for row in csv.DictReader(handle):
-            if row["model"] not in MODEL_REGISTRY or (row["model"], "classification") in NOT_YET_SERVED:
+            if row["model"] not in MODEL_REGISTRY:
                 continue
             flags = {name: int(row[name]) for name in BLOCK_FLAGS}
             for item in filter(None, row["other_block_flags"].split(";")):
