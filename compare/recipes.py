@@ -1140,16 +1140,32 @@ SHORT_TERM = (
 )
 
 
+#: CAPS's own architecture on every task (the long-term recipe's: official width rule, 4 heads, 3 layers, no
+#: dropout); the flags of the task's iTransformer block that CAPS does not read are left out.
+CAPS_TASK_ARCHITECTURE: Flags = {name: CAPS.flags[name] for name in ("d_model", "n_heads", "e_layers", "dropout")}
+NOT_READ_BY_CAPS = ("d_layers", "d_ff", "factor", "top_k", "num_kernels")
+
+
 def _caps(task: str, base: TaskRecipe, datasets: tuple[str, ...], file: str) -> TaskRecipe:
-    """CAPS with the flags of the task's iTransformer blocks on every dataset of the task: iTransformer's values
-    on a dataset TSLib runs it on, else those of its first dataset."""
+    """CAPS under the task's TSLib loop: the flags of the task's iTransformer blocks (data, batch, learning
+    rate, epochs; iTransformer's values on a dataset TSLib runs it on, else those of its first dataset) with
+    CAPS's own architecture (`CAPS_TASK_ARCHITECTURE`) in place of iTransformer's widths."""
     first = next(iter(base.per_dataset))
     fetch = any(TASK_DATASETS[task][d].fetch for d in datasets)
-    return TaskRecipe("CAPS", {**base.flags, "caps_direction": "auto"},
-                      {d: base.per_dataset.get(d, base.per_dataset[first]) for d in datasets}, comments=(
-        f"Every flag as TSLib's {task} iTransformer block (its {first} values on datasets TSLib runs no "
-        "iTransformer on),",
-        "plus --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting "
+    replaced = {**CAPS_TASK_ARCHITECTURE, **{name: DEFAULT for name in NOT_READ_BY_CAPS}}
+    flags = {**base.flags, **{k: v for k, v in replaced.items() if k in base.flags}}
+    flags = {**flags, **{k: v for k, v in CAPS_TASK_ARCHITECTURE.items() if k not in flags}, "caps_direction": "auto"}
+
+    def own(values: Flags) -> Flags:
+        return {k: v for k, v in values.items() if k not in replaced}
+
+    return TaskRecipe("CAPS", flags, {d: own(base.per_dataset.get(d, base.per_dataset[first])) for d in datasets},
+                      comments=(
+        f"TSLib's {task} loop as its iTransformer blocks set it (data, batch, learning rate, epochs; its {first} "
+        "values on datasets TSLib runs no iTransformer on),",
+        "with CAPS's own architecture as in its long-term recipe (--d_model 0: the official width rule, 4 heads, "
+        "3 layers, no dropout)",
+        "and --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting "
         "(layers/CAPS_Attention.md).",
     ), file=file, fetch=fetch)
 

@@ -2,8 +2,9 @@
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # CAPS on anomaly_detection: PSM, MSL, SMAP, SMD, SWAT.
-# Every flag as TSLib's anomaly_detection iTransformer block (its MSL values on datasets TSLib runs no iTransformer on),
-# plus --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
+# TSLib's anomaly_detection loop as its iTransformer blocks set it (data, batch, learning rate, epochs; its MSL values on datasets TSLib runs no iTransformer on),
+# with CAPS's own architecture as in its long-term recipe (--d_model 0: the official width rule, 4 heads, 3 layers, no dropout)
+# and --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -20,14 +21,15 @@ python -u run.py \
   --features M \
   --seq_len 100 \
   --pred_len 0 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --e_layers 3 \
   --enc_in 25 \
   --c_out 25 \
   --anomaly_ratio 1 \
   --batch_size 128 \
   --train_epochs 10 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # MSL: the flags above.
@@ -41,14 +43,15 @@ python -u run.py \
   --features M \
   --seq_len 100 \
   --pred_len 0 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --e_layers 3 \
   --enc_in 55 \
   --c_out 55 \
   --anomaly_ratio 1 \
   --batch_size 128 \
   --train_epochs 10 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # SMAP: the flags above.
@@ -62,14 +65,15 @@ python -u run.py \
   --features M \
   --seq_len 100 \
   --pred_len 0 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --e_layers 3 \
   --enc_in 25 \
   --c_out 25 \
   --anomaly_ratio 1 \
   --batch_size 128 \
   --train_epochs 10 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # SMD: the flags above.
@@ -83,14 +87,15 @@ python -u run.py \
   --features M \
   --seq_len 100 \
   --pred_len 0 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --e_layers 3 \
   --enc_in 38 \
   --c_out 38 \
   --anomaly_ratio 1 \
   --batch_size 128 \
   --train_epochs 10 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # SWAT: the flags above.
@@ -104,12 +109,13 @@ python -u run.py \
   --features M \
   --seq_len 100 \
   --pred_len 0 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --e_layers 3 \
   --enc_in 51 \
   --c_out 51 \
   --anomaly_ratio 1 \
   --batch_size 128 \
   --train_epochs 10 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto

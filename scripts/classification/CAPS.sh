@@ -2,8 +2,9 @@
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # CAPS on classification: EthanolConcentration, FaceDetection, Handwriting, Heartbeat, JapaneseVowels, PEMS-SF, SelfRegulationSCP1, SelfRegulationSCP2, SpokenArabicDigits, UWaveGestureLibrary.
-# Every flag as TSLib's classification iTransformer block (its EthanolConcentration values on datasets TSLib runs no iTransformer on),
-# plus --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
+# TSLib's classification loop as its iTransformer blocks set it (data, batch, learning rate, epochs; its EthanolConcentration values on datasets TSLib runs no iTransformer on),
+# with CAPS's own architecture as in its long-term recipe (--d_model 0: the official width rule, 4 heads, 3 layers, no dropout)
+# and --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -19,15 +20,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 2048 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # FaceDetection: the flags above.
@@ -40,15 +41,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Handwriting: the flags above.
@@ -61,15 +62,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Heartbeat: the flags above.
@@ -82,15 +83,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # JapaneseVowels: the flags above.
@@ -103,15 +104,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # PEMS-SF: the flags above.
@@ -124,15 +125,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # SelfRegulationSCP1: the flags above.
@@ -145,15 +146,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # SelfRegulationSCP2: the flags above.
@@ -166,15 +167,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # SpokenArabicDigits: the flags above.
@@ -187,15 +188,15 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # UWaveGestureLibrary: the flags above.
@@ -208,13 +209,13 @@ python -u run.py \
   --data UEA \
   --e_layers 3 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 256 \
-  --top_k 3 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --train_epochs 100 \
   --patience 10 \
   --enc_in 3 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto

@@ -2,8 +2,9 @@
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # CAPS on imputation: ETTh1, ETTh2, ETTm1, ETTm2, ECL, Weather.
-# Every flag as TSLib's imputation iTransformer block (its ETTh2 values on datasets TSLib runs no iTransformer on),
-# plus --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
+# TSLib's imputation loop as its iTransformer blocks set it (data, batch, learning rate, epochs; its ETTh2 values on datasets TSLib runs no iTransformer on),
+# with CAPS's own architecture as in its long-term recipe (--d_model 0: the official width rule, 4 heads, 3 layers, no dropout)
+# and --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -30,19 +31,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -58,19 +57,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -86,19 +83,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -114,19 +109,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # ETTh2: the flags above.
@@ -143,19 +136,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -171,19 +162,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -199,19 +188,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -227,19 +214,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # ETTm1: the flags above.
@@ -256,19 +241,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -284,19 +267,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -312,19 +293,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -340,19 +319,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # ETTm2: the flags above.
@@ -369,19 +346,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -397,19 +372,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -425,19 +398,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -453,19 +424,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 7 \
   --dec_in 7 \
   --c_out 7 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # ECL: the flags above.
@@ -482,19 +451,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 321 \
   --dec_in 321 \
   --c_out 321 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -510,19 +477,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 321 \
   --dec_in 321 \
   --c_out 321 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -538,19 +503,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 321 \
   --dec_in 321 \
   --c_out 321 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -566,19 +529,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 321 \
   --dec_in 321 \
   --c_out 321 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Weather: the flags above.
@@ -595,19 +556,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 21 \
   --dec_in 21 \
   --c_out 21 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -623,19 +582,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 21 \
   --dec_in 21 \
   --c_out 21 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -651,19 +608,17 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 21 \
   --dec_in 21 \
   --c_out 21 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 python -u run.py \
@@ -679,17 +634,15 @@ python -u run.py \
   --seq_len 96 \
   --label_len 0 \
   --pred_len 0 \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 21 \
   --dec_in 21 \
   --c_out 21 \
   --batch_size 16 \
-  --d_model 128 \
-  --d_ff 128 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
-  --top_k 5 \
   --learning_rate 0.001 \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto

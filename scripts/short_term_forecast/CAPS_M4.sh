@@ -2,8 +2,9 @@
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # CAPS on short_term_forecast: Monthly, Yearly, Quarterly, Weekly, Daily, Hourly.
-# Every flag as TSLib's short_term_forecast iTransformer block (its Monthly values on datasets TSLib runs no iTransformer on),
-# plus --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
+# TSLib's short_term_forecast loop as its iTransformer blocks set it (data, batch, learning rate, epochs; its Monthly values on datasets TSLib runs no iTransformer on),
+# with CAPS's own architecture as in its long-term recipe (--d_model 0: the official width rule, 4 heads, 3 layers, no dropout)
+# and --caps_direction auto: bidirectional blocks on the window tasks, causal on forecasting (layers/CAPS_Attention.md).
 
 export CUDA_VISIBLE_DEVICES=0
 
@@ -21,18 +22,18 @@ python -u run.py \
   --model $model_name \
   --data m4 \
   --features M \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 1 \
   --dec_in 1 \
   --c_out 1 \
   --batch_size 16 \
-  --d_model 512 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --loss SMAPE \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Yearly: the flags above.
@@ -45,18 +46,18 @@ python -u run.py \
   --model $model_name \
   --data m4 \
   --features M \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 1 \
   --dec_in 1 \
   --c_out 1 \
   --batch_size 16 \
-  --d_model 512 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --loss SMAPE \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Quarterly: the flags above.
@@ -69,18 +70,18 @@ python -u run.py \
   --model $model_name \
   --data m4 \
   --features M \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 1 \
   --dec_in 1 \
   --c_out 1 \
   --batch_size 16 \
-  --d_model 512 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --loss SMAPE \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Weekly: the flags above.
@@ -93,18 +94,18 @@ python -u run.py \
   --model $model_name \
   --data m4 \
   --features M \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 1 \
   --dec_in 1 \
   --c_out 1 \
   --batch_size 16 \
-  --d_model 512 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --loss SMAPE \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Daily: the flags above.
@@ -117,18 +118,18 @@ python -u run.py \
   --model $model_name \
   --data m4 \
   --features M \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 1 \
   --dec_in 1 \
   --c_out 1 \
   --batch_size 16 \
-  --d_model 512 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --loss SMAPE \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
 
 # Hourly: the flags above.
@@ -141,16 +142,16 @@ python -u run.py \
   --model $model_name \
   --data m4 \
   --features M \
-  --e_layers 2 \
-  --d_layers 1 \
-  --factor 3 \
+  --e_layers 3 \
   --enc_in 1 \
   --dec_in 1 \
   --c_out 1 \
   --batch_size 16 \
-  --d_model 512 \
+  --d_model 0 \
   --des Exp \
   --itr 1 \
   --learning_rate 0.001 \
   --loss SMAPE \
+  --n_heads 4 \
+  --dropout 0 \
   --caps_direction auto
