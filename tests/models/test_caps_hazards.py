@@ -168,3 +168,15 @@ def test_normalised_linattn_model_forecasts_and_trains(make_configs):
     attn = model.blocks[0].attn
     assert attn.rope_freq.grad is not None and attn.q_proj.weight.grad.abs().max() > 0
     assert L == model.seq_len
+
+
+def test_switches_are_run_py_flags_recorded_with_the_run():
+    """Each switch parses from run.py and lands in the run's fingerprint (saved in last.pth; --resume with
+    other values is refused), where every CAPS flag is recorded."""
+    from exp.arguments import build_parser
+    from exp.checkpointing import run_fingerprint
+
+    argv = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "x", "--model", "CAPS",
+            "--data", "ETTh1", "--caps_attn", "normalised", *[f"--{k}={v}" for k, v in OFFICIAL_SWITCHES.items()]]
+    recorded = run_fingerprint(build_parser().parse_args(argv))
+    assert {k: recorded[k] for k in OFFICIAL_SWITCHES} == OFFICIAL_SWITCHES and recorded["caps_attn"] == "normalised"
