@@ -10,6 +10,10 @@ For every batch b and head h, with everything causal (i <= t):
     s[t,i]    = sum_e q[t,e] k[i,e] sum_{paths} P[t,i,e]     (paths="" : plain q.k, LinAttn)
     linear:  o[t] = sum_{i<=t} s[t,i] v[i]
     softmax: o[t] = sum_{i<=t} softmax_i(s[t,i] / sqrt(max(1, n_paths) E)) v[i]
+    normalised: s from phi(q), phi(k), phi = elu + 1 (Katharopoulos et al. 2020), o[t] = sum_i s[t,i] v[i] /
+              sum_i s[t,i], RoPE on the numerator's features only (`normalise_linear`)
+The official code's arithmetic differs in four places, each with its own switch (`CAPSAttention`;
+CAPS_Attention.md, "Hazards and switches").
 
 Every linear variant is one primitive, decayed causal linear attention on the paths
 concatenated along the feature axis (width F = n_paths E):
