@@ -12,7 +12,8 @@ For every batch b and head h, with everything causal (i <= t):
     softmax: o[t] = sum_{i<=t} softmax_i(s[t,i] / sqrt(max(1, n_paths) E)) v[i]
     normalised: s from phi(q), phi(k), phi = elu + 1 (Katharopoulos et al. 2020), o[t] = sum_i s[t,i] v[i] /
               sum_i s[t,i], RoPE on the numerator's features only (`normalise_linear`)
-The official code's arithmetic differs in four places, each with its own switch (`CAPSAttention`;
+In this layer the official code's arithmetic differs in path 1's max, path 2's decay and the RoPE layout, each
+with its own switch (`CAPSAttention`;
 CAPS_Attention.md, "Hazards and switches").
 
 Every linear variant is one primitive, decayed causal linear attention on the paths
