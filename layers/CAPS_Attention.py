@@ -13,8 +13,7 @@ For every batch b and head h, with everything causal (i <= t):
     normalised: s from phi(q), phi(k), phi = elu + 1 (Katharopoulos et al. 2020), o[t] = sum_i s[t,i] v[i] /
               sum_i s[t,i], RoPE on the numerator's features only (`normalise_linear`)
 In this layer the official code's arithmetic differs in path 1's max, path 2's decay and the RoPE layout, each
-with its own switch (`CAPSAttention`;
-CAPS_Attention.md, "Hazards and switches").
+with its own switch (`CAPSAttention`; CAPS_Attention.md, "Hazards and switches").
 
 Every linear variant is one primitive, decayed causal linear attention on the paths
 concatenated along the feature axis (width F = n_paths E):
