@@ -132,6 +132,11 @@ def check_explainable(args: argparse.Namespace) -> None:
         raise UserInputError("--caps_numerics official: its features carry the official arithmetic (global max, "
                              "+1e-8, clipped cumsum) that the naive path weights do not model; explain a "
                              "--caps_numerics paper run")
+    for flag, paper in (("caps_path1_max", "running"), ("caps_path2_decay", "exact"), ("caps_rope_layout", "paper")):
+        value = getattr(args, flag, "auto")
+        if value not in ("auto", paper):
+            raise UserInputError(f"--{flag} {value}: the official arithmetic is not modelled by the naive path "
+                                 f"weights; explain a run with --{flag} {paper} (or auto)")
     if getattr(args, "caps_attn", "linear") != "linear":
         raise UserInputError(f"--caps_attn {args.caps_attn}: the softmax of the summed scores does not split into "
                              "per-path contributions; explain a --caps_attn linear run")

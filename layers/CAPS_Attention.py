@@ -10,6 +10,10 @@ For every batch b and head h, with everything causal (i <= t):
     s[t,i]    = sum_e q[t,e] k[i,e] sum_{paths} P[t,i,e]     (paths="" : plain q.k, LinAttn)
     linear:  o[t] = sum_{i<=t} s[t,i] v[i]
     softmax: o[t] = sum_{i<=t} softmax_i(s[t,i] / sqrt(max(1, n_paths) E)) v[i]
+    normalised: s from phi(q), phi(k), phi = elu + 1 (Katharopoulos et al. 2020), o[t] = sum_i s[t,i] v[i] /
+              sum_i s[t,i], RoPE on the numerator's features only (`normalise_linear`)
+In this layer the official code's arithmetic differs in path 1's max, path 2's decay and the RoPE layout, each
+with its own switch (`CAPSAttention`; CAPS_Attention.md, "Hazards and switches").
 
 Every linear variant is one primitive, decayed causal linear attention on the paths
 concatenated along the feature axis (width F = n_paths E):
@@ -74,6 +78,15 @@ ATTN_CHOICES = ("linear", "softmax")
 PATHS_CHOICES = ("123", "12", "13", "23", "1", "2", "3", "none")
 ROPE_CHOICES = ("learned", "fixed", "none")
 NUMERICS_CHOICES = ("paper", "official")
+# Normalised linear attention (Katharopoulos et al. 2020): two linear calls, a numerator and a normaliser.
+NORMALISED_ATTN = "normalised"
+# --caps_attn as run.py spells it: the kernels' ATTN_CHOICES plus the normalised form built on them.
+LAYER_ATTN_CHOICES = (*ATTN_CHOICES, NORMALISED_ATTN)
+# One switch per difference of the official arithmetic (CAPS_Attention.md, "Hazards and switches"); "auto"
+# follows --caps_numerics, so --caps_numerics official is exactly every switch set to its official value.
+PATH1_MAX_CHOICES = ("auto", "running", "global")
+PATH2_DECAY_CHOICES = ("auto", "exact", "official")
+ROPE_LAYOUT_CHOICES = ("auto", "paper", "official")
 # The kernels of CAPS_KERNELS, in that order, after "auto" (native on the CPU when it builds, else chunked).
 IMPL_CHOICES = ("auto", "naive", "recurrent", "chunked", "native")
 
@@ -88,12 +101,24 @@ class CAPSOption:
 
 
 CAPS_OPTIONS: dict[str, CAPSOption] = {
-    "caps_attn": CAPSOption("linear", ATTN_CHOICES, "CAPS: phi = identity (linear) or causal softmax "
-                            "(softmax runs only as --caps_impl naive, which auto selects)"),
+    "caps_attn": CAPSOption("linear", LAYER_ATTN_CHOICES, "CAPS: phi = identity (linear), causal softmax "
+                            "(softmax runs only as --caps_impl naive, which auto selects) or normalised linear "
+                            "attention (Katharopoulos et al.: elu(x) + 1 features over their causal normaliser, RoPE "
+                            "on the numerator's features as RoFormer eq. 19)"),
     "caps_paths": CAPSOption("123", PATHS_CHOICES, "CAPS: active paths (1 Riemann softmax, 2 prefix product, "
                              "3 clock); none = LinAttn"),
     "caps_rope": CAPSOption("learned", ROPE_CHOICES, "CAPS: RoPE frequencies"),
-    "caps_numerics": CAPSOption("paper", NUMERICS_CHOICES, "CAPS: exact paper maths or the official code's arithmetic"),
+    "caps_numerics": CAPSOption("paper", NUMERICS_CHOICES, "CAPS: exact paper maths or the official code's arithmetic "
+                                "(the value every auto switch below follows: --caps_path1_max, --caps_path2_decay, "
+                                "--caps_rope_layout, --caps_mark_norm, --caps_dropout_rescale)"),
+    "caps_path1_max": CAPSOption("auto", PATH1_MAX_CHOICES, "CAPS: path 1's max, running over i <= t (paper) or "
+                                 "global over all T plus 1e-8 in the normaliser (official); auto = --caps_numerics"),
+    "caps_path2_decay": CAPSOption("auto", PATH2_DECAY_CHOICES, "CAPS: path 2's decay, exact segment sums (paper) or "
+                                   "the official Gamma_t / (Gamma_i + 1e-8) with log Gamma clipped to [-50, 40]; "
+                                   "auto = --caps_numerics"),
+    "caps_rope_layout": CAPSOption("auto", ROPE_LAYOUT_CHOICES, "CAPS: RoPE pairs, true rotations of pairs "
+                                   "(2j, 2j+1) (paper) or the official half-split angles with interleaved partners "
+                                   "(not a rotation); auto = --caps_numerics"),
     "caps_impl": CAPSOption("auto", IMPL_CHOICES, "CAPS: attention implementation; auto = the native C++ kernel on "
                             "CPU when it builds and the head width fits (layers/CAPS_cpu_kernel.py), else the torch "
                             "chunked kernel; naive for --caps_attn softmax"),
@@ -126,6 +151,17 @@ def parse_paths(paths: str | tuple[int, ...]) -> tuple[int, ...]:
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ValueError(f"{name} {value!r} is invalid: choose one of {', '.join(choices)}")
+
+
+def follow_numerics(flag: str, value: str, choices: tuple[str, ...], numerics: str) -> str:
+    """A per-difference switch with its "auto" resolved: choices[1] (the paper's) under --caps_numerics paper,
+    choices[2] (the official code's) under official; an explicit value is kept (so one difference can be
+    measured alone, or left out of the official bundle). Raises ValueError naming `flag` on a bad value."""
+    _check_choice(flag, value, choices)
+    _check_choice("--caps_numerics", numerics, NUMERICS_CHOICES)
+    if value != "auto":
+        return value
+    return choices[1] if numerics == "paper" else choices[2]
 
 
 def resolve_attn_impl(attn: str, impl: str) -> str:
@@ -814,7 +850,10 @@ def caps_attention(
     does not depend on it beyond float rounding).
     Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
     with autocast disabled (bf16/fp16 inputs are upcast: the decays need float32's exponent range).
+    attn="normalised": `caps_attention_normalised` (two linear calls of this function).
     """
+    if attn == NORMALISED_ATTN:
+        return caps_attention_normalised(q, k, v, p, g, clock, paths, impl, chunk_size, rope_freq)
     impl = resolve_attn_impl(attn, impl)
     _check_chunk(chunk_size)
     ids = parse_paths(paths)
@@ -829,6 +868,52 @@ def caps_attention(
     with torch.autocast(device_type=q.device.type, enabled=False):
         q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
         o = CAPS_KERNELS[impl](q, k, v, p, g, clock, ids, attn=attn, chunk_size=chunk_size, rope_freq=rope_freq)
+    return o.to(out_dtype)
+
+
+def elu_feature_map(x: torch.Tensor) -> torch.Tensor:
+    """phi(x) = elu(x) + 1 > 0, Katharopoulos et al.'s feature map (exp(x) below 0, x + 1 above)."""
+    return F.elu(x) + 1.0
+
+
+def normalise_linear(
+    attend: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor],
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rope_freq: torch.Tensor | None,
+) -> torch.Tensor:
+    """Normalised linear attention from a linear one: o_t = num_t / den_t with phi = `elu_feature_map`,
+
+        num_t = sum_{i<=t} s(R_t phi(q_t), R_i phi(k_i)) v_i,   den_t = sum_{i<=t} s(phi(q_t), phi(k_i)),
+
+    where attend(q, k, v, rope_freq) -> sum_{i<=t} s(q_t, k_i) v_i is linear attention with scores s (q.k,
+    or q.k times non-negative path weights) that rotates q, k by RoPE when rope_freq is given. RoPE acts on
+    the features, not on q, k (RoFormer, Su et al., eq. 19): rotated after phi the numerator's score depends
+    on t - i alone (phi of a rotated vector would not), and the normaliser stays unrotated, a sum of
+    positive terms (>= its i = t term > 0), which rotation would make signed and possibly ~0.
+    den is the numerator of v = 1 ([B, T, H, 1]). Shapes as `caps_attention`.
+    """
+    fq, fk = elu_feature_map(q), elu_feature_map(k)
+    num = attend(fq, fk, v, rope_freq)  # [B, T, H, Ev]
+    den = attend(fq, fk, v.new_ones(*v.shape[:-1], 1), None)  # [B, T, H, 1]
+    return num / den
+
+
+def caps_attention_normalised(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: str | tuple[int, ...] = "none", impl: str = "auto", chunk_size: int | None = None,
+    rope_freq: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Normalised linear attention (Katharopoulos et al. 2020, eq. 6 with phi = elu + 1), causal:
+    `normalise_linear` over `caps_attention(attn="linear")` with the same paths, impl and chunk (paths "none":
+    the LinAttn baseline as the cited paper defines it; with paths, the scores phi(q).phi(k) carry the
+    non-negative path weights and stay positive). Arguments, shapes and dtype policy as `caps_attention`."""
+    dtype, out_dtype = _compute_dtype(q), q.dtype
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
+
+        def attend(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, omega: torch.Tensor | None) -> torch.Tensor:
+            return caps_attention(a, b, c, p, g, clock, "linear", paths, impl, chunk_size, omega)
+
+        o = normalise_linear(attend, q, k, v, rope_freq)
     return o.to(out_dtype)
 
 
@@ -913,6 +998,12 @@ class CAPSAttention(nn.Module):
     numerics="paper": exact kernel (p~ = W_p x + log clock, g~ = -softplus(W_g x) clock inside it).
     numerics="official": the official code's arithmetic and RoPE layout, evaluated as plain causal
     linear (or softmax) attention on the explicit concatenated features.
+    path1_max, path2_decay, rope_layout: one switch per official difference ("auto" follows numerics,
+    `follow_numerics`). Paths switched to official run as explicit features through the no-decay kernel,
+    the rest through `caps_attention`; their outputs add (the scores are additive), which softmax forbids,
+    so softmax takes all paths one way or the other. Path 3 has no official difference and joins the
+    official features only when both path switches are official (the bundle, bit for bit).
+    attn="normalised": `normalise_linear` around this evaluation.
     rope: "learned" (nn.Parameter, init 10000^(-2j/E)), "fixed" (buffer) or "none".
     paths: as `parse_paths` (string or parsed tuple), parsed once here.
     chunk_size: None = `default_chunk` of the input's device.
@@ -924,7 +1015,7 @@ class CAPSAttention(nn.Module):
     def __init__(
         self, d_model: int, n_heads: int, attn: str = "linear", paths: str | tuple[int, ...] = "123",
         rope: str = "learned", numerics: str = "paper", chunk_size: int | None = None, dropout: float = 0.0,
-        impl: str = "auto",
+        impl: str = "auto", path1_max: str = "auto", path2_decay: str = "auto", rope_layout: str = "auto",
     ) -> None:
         super().__init__()
         if n_heads < 1 or d_model % n_heads != 0:
@@ -932,14 +1023,27 @@ class CAPSAttention(nn.Module):
         head_dim = d_model // n_heads
         _check_choice("--caps_rope", rope, ROPE_CHOICES)
         _check_choice("--caps_numerics", numerics, NUMERICS_CHOICES)
+        _check_choice("--caps_attn", attn, LAYER_ATTN_CHOICES)
+        self.path1_max = follow_numerics("--caps_path1_max", path1_max, PATH1_MAX_CHOICES, numerics)
+        self.path2_decay = follow_numerics("--caps_path2_decay", path2_decay, PATH2_DECAY_CHOICES, numerics)
+        self.rope_layout = follow_numerics("--caps_rope_layout", rope_layout, ROPE_LAYOUT_CHOICES, numerics)
         if rope != "none" and head_dim % 2 != 0:
             raise ValueError(
                 f"--caps_rope {rope} needs an even head width, got d_model / n_heads = {head_dim}; "
                 "change --d_model or --n_heads, or pass --caps_rope none"
             )
         _check_chunk(chunk_size)
-        impl = resolve_attn_impl(attn, impl)
+        impl = resolve_attn_impl("linear" if attn == NORMALISED_ATTN else attn, impl)
         self.paths = parse_paths(paths)
+        official = {1: self.path1_max == "global", 2: self.path2_decay == "official"}
+        official[3] = official[1] and official[2]
+        self.official_paths = tuple(i for i in self.paths if official[i])
+        self.paper_paths = tuple(i for i in self.paths if not official[i])
+        if attn == "softmax" and self.official_paths and self.paper_paths:
+            raise ValueError(f"--caps_attn softmax needs the selected paths all paper or all official, got "
+                             f"--caps_path1_max {self.path1_max} --caps_path2_decay {self.path2_decay} with "
+                             "--caps_paths " + "".join(map(str, self.paths)) + "; set both switches alike "
+                             "(or use --caps_numerics) or use --caps_attn linear")
         prepare_native_kernel(impl, head_dim)
         self.n_heads, self.head_dim = n_heads, head_dim
         self.attn, self.rope, self.numerics = attn, rope, numerics
@@ -960,11 +1064,12 @@ class CAPSAttention(nn.Module):
     def extra_repr(self) -> str:
         paths = "".join(str(i) for i in self.paths) or "none"
         return (f"heads={self.n_heads}, head_dim={self.head_dim}, attn={self.attn}, paths={paths}, "
-                f"rope={self.rope}, numerics={self.numerics}, impl={self.impl}, chunk={self.chunk_size or 'auto'}")
+                f"rope={self.rope}, numerics={self.numerics}, impl={self.impl}, chunk={self.chunk_size or 'auto'}, "
+                f"path1_max={self.path1_max}, path2_decay={self.path2_decay}, rope_layout={self.rope_layout}")
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x: [B, T, D] -> [B, T, D]."""
-        B, T, D = x.shape
+    def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """x [B, T, D] -> q, k, v, p, g [B, T, H, E] (views; q, k unrotated) and clock [B, T, H]."""
+        D = x.shape[-1]
         # One matmul for the six input projections (forward and backward) instead of six passes over x.
         projs = (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
         weight = torch.cat([proj.weight for proj in projs])  # [5 D + H, D]
@@ -975,16 +1080,39 @@ class CAPSAttention(nn.Module):
         q, k, v, p, g = (x.unflatten(-1, (self.n_heads, self.head_dim)) for x in qkvpg)  # [B, T, H, E] views
         # contiguous first: torch's elementwise kernels on this narrow strided view run ~10x slower.
         clock = F.softplus(c.contiguous()) + CLOCK_EPS  # [B, T, H]
-        if self.numerics == "paper":
-            # RoPE is applied by caps_attention (inside the native kernel when that runs).
-            rope_freq = self.rope_freq if self.rope != "none" else None
-            o = caps_attention(q, k, v, p, g, clock, self.attn, self.paths, self.impl, self.chunk_size, rope_freq)
+        return q, k, v, p, g, clock
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: [B, T, D] -> [B, T, D]."""
+        q, k, v, p, g, clock = self._project(x)
+        rope_freq = self.rope_freq if self.rope != "none" else None
+        if self.attn == NORMALISED_ATTN:
+            def attend(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, omega: torch.Tensor | None) -> torch.Tensor:
+                return self._attend(a, b, c, p, g, clock, "linear", omega)
+
+            o = normalise_linear(attend, q, k, v, rope_freq)
         else:
-            if self.rope != "none":
-                q, k = rope_official(q, self.rope_freq), rope_official(k, self.rope_freq)
-            q_cat, k_cat = official_features(q, k, p, g, clock, self.paths)  # [B, T, H, n E]
-            o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, self.attn, (), self.impl, self.chunk_size)
+            o = self._attend(q, k, v, p, g, clock, self.attn, rope_freq)
         return self.dropout(self.c_proj(rearrange(o, "b t h e -> b t (h e)")))  # [B, T, D]
+
+    def _attend(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+        clock: torch.Tensor, attn: str, rope_freq: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """Linear or softmax attention of unrotated q, k [B, T, H, E] under the layer's switches -> [B, T, H, Ev]."""
+        if rope_freq is not None and self.rope_layout == "official":
+            q, k = rope_official(q, rope_freq), rope_official(k, rope_freq)
+            rope_freq = None
+        if not self.official_paths:
+            # RoPE is applied by caps_attention (inside the native kernel when that runs).
+            return caps_attention(q, k, v, p, g, clock, attn, self.paper_paths, self.impl, self.chunk_size, rope_freq)
+        if rope_freq is not None:
+            q, k = rope_rotate(q, rope_freq), rope_rotate(k, rope_freq)
+        q_cat, k_cat = official_features(q, k, p, g, clock, self.official_paths)  # [B, T, H, n E]
+        o = caps_attention(q_cat, k_cat, v, q_cat, q_cat, clock, attn, (), self.impl, self.chunk_size)
+        if self.paper_paths:
+            o = o + caps_attention(q, k, v, p, g, clock, attn, self.paper_paths, self.impl, self.chunk_size)
+        return o
 
     def attention_inputs(self, x: torch.Tensor) -> dict[str, torch.Tensor | None]:
         """The kernel inputs of `forward(x)` under numerics="paper", keyed by `caps_attention`'s argument
@@ -992,17 +1120,14 @@ class CAPSAttention(nn.Module):
 
         `forward(x)` is Dropout(c_proj(caps_attention(**inputs, attn, paths, impl, chunk_size)) over heads);
         `compare.explain` calls the kernel on these inputs one path at a time (the paths add up), and a test
-        pins this method to `forward`. numerics="official" feeds the kernel concatenated features instead,
-        so it raises ValueError.
+        pins this method to `forward`. The official arithmetic feeds the kernel concatenated features
+        instead, and the normalised attention two kernel calls, so they raise ValueError.
         """
-        if self.numerics != "paper":
-            raise ValueError(f"--caps_numerics {self.numerics} feeds the kernel the official concatenated "
-                             "features, not per-path inputs; use --caps_numerics paper")
-        D = x.shape[-1]
-        projs = (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
-        *qkvpg, c = F.linear(x, torch.cat([proj.weight for proj in projs])).split([D] * 5 + [self.n_heads], dim=-1)
-        q, k, v, p, g = (t.unflatten(-1, (self.n_heads, self.head_dim)) for t in qkvpg)  # [B, T, H, E]
-        clock = F.softplus(c) + CLOCK_EPS  # [B, T, H]
+        if self.official_paths or self.rope_layout == "official" or self.attn == NORMALISED_ATTN:
+            raise ValueError("the official arithmetic (--caps_numerics official or its switches) and --caps_attn "
+                             "normalised feed the kernel other inputs than the paper's per-path ones; use the "
+                             "paper's numerics and --caps_attn linear")
+        q, k, v, p, g, clock = self._project(x)
         rope_freq = self.rope_freq if self.rope != "none" else None
         return {"q": q, "k": k, "v": v, "p": p, "g": g, "clock": clock, "rope_freq": rope_freq}
 

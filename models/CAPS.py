@@ -40,12 +40,16 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, parse_paths
+from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, follow_numerics, parse_paths
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
 # TSLib's tasks CAPS serves; the last three read the whole window (CAPS_Attention.md, "CAPS in TSLib's other tasks").
 CAPS_TASKS = (*FORECAST_TASKS, "imputation", "anomaly_detection", "classification")
 DIRECTION_CHOICES = ("auto", "causal", "bidirectional")
+# Time-mark normalisation (`normalise_marks`); auto follows --caps_numerics (paper: window, official: official).
+MARK_NORM_CHOICES = ("auto", "window", "official", "shift", "raw", "floored")
+# Survivor rescale of the random-ratio channel dropout (`random_ratio_channel_dropout`); auto follows --caps_numerics.
+DROPOUT_RESCALE_CHOICES = ("auto", "paper", "official")
 # The model's own options (the attention's are CAPS_OPTIONS, beside the layer); run.py's flags come from both.
 CAPS_MODEL_OPTIONS: dict[str, CAPSOption] = {
     "caps_checkpoint_rows": CAPSOption(0, None, "CAPS: recompute the blocks in backward over groups of this many "
@@ -58,6 +62,11 @@ CAPS_MODEL_OPTIONS: dict[str, CAPSOption] = {
                                  "layer averages the causal kernel over the window and over the time-reversed "
                                  "window); auto = causal for forecasting, bidirectional for imputation, anomaly "
                                  "detection and classification"),
+    "caps_mark_norm": CAPSOption("auto", MARK_NORM_CHOICES, "CAPS: time marks m over the window, (m - m_L) / s with "
+                                 "s = the window std of m (1 below 1e-6; window), std + 1e-8 (official), 1 (shift), "
+                                 "max(std, 0.1) (floored), or m as TSLib gives it (raw); auto = --caps_numerics"),
+    "caps_dropout_rescale": CAPSOption("auto", DROPOUT_RESCALE_CHOICES, "CAPS: channel-dropout survivors x 1/(1 - r) "
+                                       "(paper) or x 1/(kept fraction) (official); auto = --caps_numerics"),
 }
 # Floor on the kept fraction (official) and on 1 − r (paper): keeps the survivor rescale finite.
 KEEP_FLOOR = 1e-6
@@ -65,6 +74,11 @@ KEEP_FLOOR = 1e-6
 MARK_STD_EPS = 1e-8
 # Paper numerics: a mark whose window std is below this is treated as constant (scale 1).
 MARK_STD_FLOOR = 1e-6
+# --caps_mark_norm floored: the least scale, a tenth of the unit range of TSLib's timeF marks ([-0.5, 0.5]),
+# so a normalised mark stays within +-10 (|m - m_L| <= 1) however still the mark is over the window.
+MARK_RANGE_FLOOR = 0.1
+# --caps_mark_norm modes that divide by the window std (which needs L >= 2).
+MARK_NORMS_WITH_STD = ("window", "official", "floored")
 RMS_EPS = 1e-5
 INIT_STD = 0.02
 
@@ -104,22 +118,36 @@ def random_ratio_channel_dropout(x: torch.Tensor, ratio: torch.Tensor, uniform: 
     return x * (keep * scale)
 
 
-def normalise_marks(mark_enc: torch.Tensor, mark_fut: torch.Tensor, numerics: str = "paper") -> torch.Tensor:
-    """Per-window time-feature normalisation (m − m_L) / s over the whole window.
+def normalise_marks(mark_enc: torch.Tensor, mark_fut: torch.Tensor, mode: str = "window") -> torch.Tensor:
+    """Per-window time-feature normalisation (m − m_L) / s over the whole window (`--caps_mark_norm`).
 
-    mark_enc: `[B, L, F]` encoder marks (L ≥ 2: the std is unbiased); mark_fut: `[B, H, F]`.
-    Returns `[B, L + H, F]`. `numerics="official"`: s = std_L(m) + 1e-8, as the official code; a mark
-    that is constant over the L encoder steps (day-of-week in an ETTm window that covers one day,
-    about 1% of windows) then sends its future values to ~1e7. `numerics="paper"` (default; the paper
-    does not describe this step): s = std_L(m) when it exceeds 1e-6, else 1, so such a mark keeps its
-    raw offset from m_L instead of exploding."""
+    mark_enc: `[B, L, F]` encoder marks (L ≥ 2 for the modes with a std, which is unbiased); mark_fut:
+    `[B, H, F]`. Returns `[B, L + H, F]`. s by mode (CAPS_Attention.md, "Hazards and switches"):
+    - "window" (paper numerics' default; the paper does not describe this step): s = std_L(m) when it
+      exceeds 1e-6, else 1. A mark that is nearly constant over the L steps (day-of-year in a 96-hour
+      window: std ≈ 3e-3) is amplified by 1/std, and its future values reach 10²–10³.
+    - "official": s = std_L(m) + 1e-8, as the official code; a mark constant over the encoder steps
+      (day-of-week in an ETTm window that covers one day, about 1% of windows) sends its future to ~1e7.
+    - "shift": s = 1, the marks' own scale (TSLib's timeF marks lie in [−0.5, 0.5], so |out| ≤ 1).
+    - "floored": s = max(std_L(m), MARK_RANGE_FLOOR = 0.1), so |out| ≤ 10 for timeF marks.
+    - "raw": the marks as given, neither shifted nor scaled (TSLib's convention: absolute calendar phase).
+    """
+    marks = torch.cat([mark_enc, mark_fut], dim=1)  # [B, T, F]
+    if mode == "raw":
+        return marks
     last = mark_enc[:, -1:, :]  # [B, 1, F]
+    if mode == "shift":
+        return marks - last
     std = mark_enc.std(dim=1, keepdim=True)  # [B, 1, F]
-    if numerics == "official":
+    if mode == "official":
         spread = std + MARK_STD_EPS
-    else:
+    elif mode == "floored":
+        spread = std.clamp_min(MARK_RANGE_FLOOR)
+    elif mode == "window":
         spread = torch.where(std > MARK_STD_FLOOR, std, torch.ones_like(std))
-    return (torch.cat([mark_enc, mark_fut], dim=1) - last) / spread  # [B, T, F]
+    else:
+        raise ValueError(f"--caps_mark_norm {mode!r} is invalid: choose one of {', '.join(MARK_NORM_CHOICES[1:])}")
+    return (marks - last) / spread  # [B, T, F]
 
 
 class RMSNorm(nn.Module):
@@ -254,6 +282,11 @@ class Model(nn.Module):
         paths = parse_paths(getattr(configs, "caps_paths", CAPS_OPTIONS["caps_paths"].default))
         rope = _flag_choice(configs, "caps_rope")
         self.numerics = _flag_choice(configs, "caps_numerics")
+        switches = {name: follow_numerics(f"--{name}", _flag_choice(configs, name), _option(name).choices,
+                                          self.numerics)
+                    for name in ("caps_path1_max", "caps_path2_decay", "caps_rope_layout", "caps_mark_norm",
+                                 "caps_dropout_rescale")}
+        self.mark_norm, self.dropout_rescale = switches["caps_mark_norm"], switches["caps_dropout_rescale"]
         impl = _flag_choice(configs, "caps_impl")
         chunk = _flag_int(configs, "caps_chunk", None, 0)  # 0: the device's default chunk
         self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", None, 0)
@@ -262,9 +295,9 @@ class Model(nn.Module):
         if channel_dropout not in (0, 1):
             raise ValueError(f"--random_channel_dropout {channel_dropout!r} must be 0 (off) or 1 (on)")
         self.channel_dropout = channel_dropout == 1
-        if self.time_emb_dim > 0 and self.seq_len < 2:
+        if self.time_emb_dim > 0 and self.seq_len < 2 and self.mark_norm in MARK_NORMS_WITH_STD:
             raise ValueError(f"--seq_len {self.seq_len} leaves no spread to normalise time features by; "
-                             "use --seq_len >= 2 or --time_emb_dim 0")
+                             "use --seq_len >= 2, --time_emb_dim 0 or --caps_mark_norm shift")
         direction = _flag_choice(configs, "caps_direction")
         self.bidirectional = direction == "bidirectional" or (direction == "auto" and not forecasting)
         # Classification pools every channel (c_out means nothing there); the other tasks decode the last c_out.
@@ -297,7 +330,9 @@ class Model(nn.Module):
         self.blocks = nn.ModuleList(
             CAPSBlock(width, CAPSAttention(width, heads, attn=attn, paths=paths, rope=rope,
                                            numerics=self.numerics, chunk_size=chunk or None, dropout=dropout,
-                                           impl=impl), dropout)
+                                           impl=impl, path1_max=switches["caps_path1_max"],
+                                           path2_decay=switches["caps_path2_decay"],
+                                           rope_layout=switches["caps_rope_layout"]), dropout)
             for _ in range(e_layers)
         )
         if task == "classification":
@@ -358,7 +393,7 @@ class Model(nn.Module):
                              f"--pred_len {self.pred_len} steps")
         enc = x_mark_enc[..., -used:].to(like.dtype)  # [B, L, used]
         fut = x_mark_dec[:, x_mark_dec.shape[1] - self.pred_len:, -used:].to(like.dtype)  # [B, H, used]
-        channels[:, self.time_emb_dim - used:] = normalise_marks(enc, fut, self.numerics).transpose(1, 2)
+        channels[:, self.time_emb_dim - used:] = normalise_marks(enc, fut, self.mark_norm).transpose(1, 2)
         return channels
 
     def _drop_channels(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -367,7 +402,7 @@ class Model(nn.Module):
         batch, channels = inputs.shape[:2]
         ratio = torch.rand(batch, 1, 1, device=inputs.device)
         uniform = torch.rand(batch, channels, 1, device=inputs.device)
-        return random_ratio_channel_dropout(inputs, ratio, uniform, rescale=self.numerics)
+        return random_ratio_channel_dropout(inputs, ratio, uniform, rescale=self.dropout_rescale)
 
     def _block_stack(self, z: torch.Tensor, reverse: torch.Tensor | None = None) -> torch.Tensor:
         for block in self.blocks:

@@ -314,7 +314,8 @@ def test_every_paths_choice_parses() -> None:
 def test_python_defaults_are_the_option_defaults() -> None:
     """The keyword defaults of caps_attention and CAPSAttention are CAPS_OPTIONS' (the run.py defaults)."""
     names = {"attn": "caps_attn", "paths": "caps_paths", "rope": "caps_rope", "numerics": "caps_numerics",
-             "impl": "caps_impl"}
+             "impl": "caps_impl", "path1_max": "caps_path1_max", "path2_decay": "caps_path2_decay",
+             "rope_layout": "caps_rope_layout"}
     for fn in (caps.caps_attention, caps.CAPSAttention.__init__):
         params = inspect.signature(fn).parameters
         for arg, option in names.items():

@@ -54,6 +54,13 @@ VARIANTS = {
     "path2-only": dict(caps_paths="2"),
     "rope-fixed": dict(caps_rope="fixed"),
     "official-numerics": dict(caps_numerics="official"),
+    "linattn-normalised": dict(caps_paths="none", caps_attn="normalised"),
+    "caps-normalised": dict(caps_attn="normalised"),
+    "path1-global": dict(caps_path1_max="global"),
+    "path2-official": dict(caps_path2_decay="official"),
+    "rope-layout-official": dict(caps_rope_layout="official"),
+    "mark-norm-shift": dict(caps_mark_norm="shift"),
+    "official-but-running-max": dict(caps_numerics="official", caps_path1_max="running"),
     "impl-recurrent": dict(caps_impl="recurrent"),
     "impl-naive": dict(caps_impl="naive"),
     "chunk-5": dict(caps_chunk=5),
@@ -562,7 +569,7 @@ def test_constant_mark_over_the_window_does_not_explode_in_paper_numerics():
     enc[0, :, 0] = torch.linspace(-0.5, 0.5, 8)  # varies over the window
     enc[0, :, 1] = 0.25  # constant over the window, e.g. day-of-week of a one-day window
     fut = torch.full((1, 3, 2), 0.4)
-    paper = normalise_marks(enc, fut, "paper")
+    paper = normalise_marks(enc, fut, "window")
     official = normalise_marks(enc, fut, "official")
     torch.testing.assert_close(paper[0, -1, 1], torch.tensor(0.15))  # raw offset 0.4 - 0.25
     assert official[0, -1, 1] > 1e6  # the official +1e-8 denominator
