@@ -144,7 +144,7 @@ def _flop_model(configs: argparse.Namespace, model: nn.Module, device: torch.dev
     """The model whose FLOPs are counted: torch's counter cannot see inside CAPS's native C++ kernel,
     so a CAPS model that would run it is counted on the pure-torch chunked kernel (same arithmetic).
     Softmax attention only runs naive (auto selects it), so its model is counted as it is."""
-    if getattr(configs, "caps_impl", "chunked") not in ("auto", "native") or getattr(configs, "caps_attn", "linear") != "linear":
+    if getattr(configs, "caps_impl", "chunked") not in ("auto", "native") or getattr(configs, "caps_attn", "linear") == "softmax":
         return model
     return build_model(argparse.Namespace(**{**vars(configs), "caps_impl": "chunked"}), device)
 
