@@ -51,7 +51,6 @@ import torch.nn as nn
 
 from layers.AutoCorrelation import AutoCorrelationLayer
 from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
-from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
     CLASSIFICATION,
@@ -66,13 +65,14 @@ from layers.config_checks import (
     check_task_config,
 )
 from layers.Embed import DataEmbedding
+from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.FourierCorrelation import MODE_SELECT_METHODS, FourierBlock, FourierCrossAttention
 from utils.errors import UserInputError
 
 TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
-class Model(nn.Module):
+class Model(EncoderWindowTasks, nn.Module):
     """FEDformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None),
     x_mark_dec `[B, label_len + H, F]` (or None) → `[B, H, c_out]`; x_dec is not read: the decoder input is
     built from x_enc's decomposition. For imputation and anomaly detection it reconstructs the window,
@@ -147,11 +147,8 @@ class Model(nn.Module):
             norm_layer=my_Layernorm(d_model),
             projection=nn.Linear(d_model, configs.c_out, bias=True),
         )
-        if self.task_name == CLASSIFICATION:
-            self.dropout = nn.Dropout(dropout)
-            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
-        elif not forecast:
-            self.projection = nn.Linear(d_model, configs.c_out)
+        if not forecast:
+            self.build_window_head(configs, d_model, dropout)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
@@ -178,23 +175,3 @@ class Model(nn.Module):
         dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
         seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
         return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]
-
-    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
-                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
-        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
-        Encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read)."""
-        tokens, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
-        return self.projection(tokens)  # [B, L, c_out]
-
-    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (encoder +
-        Linear(D → c_out), as TSLib's)."""
-        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
-        return self.projection(tokens)  # [B, L, c_out]
-
-    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: encoder (no
-        marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The frequency blocks
-        themselves are not masked (as TSLib's), so padded values still reach the real steps' tokens."""
-        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
-        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]

@@ -33,7 +33,6 @@ import argparse
 import torch
 import torch.nn as nn
 
-from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
     CLASSIFICATION,
@@ -47,6 +46,7 @@ from layers.config_checks import (
     check_task_config,
 )
 from layers.Embed import DataEmbedding
+from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.SelfAttention_Family import AttentionLayer, ProbAttention
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
@@ -55,7 +55,7 @@ from utils.errors import UserInputError
 TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
 
 
-class Model(nn.Module):
+class Model(EncoderWindowTasks, nn.Module):
     """Informer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]`, x_dec
     `[B, label_len + H, dec_in]`, x_mark_dec `[B, label_len + H, F]` → `[B, H, c_out]`; for imputation and
     anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
@@ -117,11 +117,8 @@ class Model(nn.Module):
             norm_layer=nn.LayerNorm(d_model),
             projection=nn.Linear(d_model, configs.c_out),
         )
-        if self.task_name == CLASSIFICATION:
-            self.dropout = nn.Dropout(dropout)
-            self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
-        elif not forecast:
-            self.projection = nn.Linear(d_model, configs.c_out)
+        if not forecast:
+            self.build_window_head(configs, d_model, dropout)
 
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
                 x_dec: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
@@ -155,23 +152,3 @@ class Model(nn.Module):
         start = (x_dec[:, :self.label_len] - self.normalize.center) / self.normalize.stdev  # [B, label_len, N]
         x_dec = torch.cat([start, x_dec[:, self.label_len:]], dim=1)  # [B, label_len + H, N]
         return self.normalize(self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec), "denorm")  # [B, H, c_out]
-
-    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
-                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
-        """Reconstruct the window: x_enc `[B, L, enc_in]` (0 where masked), marks `[B, L, F]` → `[B, L, c_out]`.
-        Undistilled encoder + Linear(D → c_out) on the raw values, as TSLib's (the mask is not read)."""
-        tokens, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
-        return self.projection(tokens)  # [B, L, c_out]
-
-    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """Reconstruct the window without time marks: `[B, L, enc_in]` → `[B, L, c_out]` (undistilled
-        encoder + Linear(D → c_out), as TSLib's)."""
-        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
-        return self.projection(tokens)  # [B, L, c_out]
-
-    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """`[B, L, enc_in]`, padding_mask `[B, L]` (1 = real step) → logits `[B, num_class]`: undistilled
-        encoder (no marks), GELU, dropout, padded steps zeroed, flatten, Linear(L·D → classes). The
-        attention itself is not masked (as TSLib's), so padded values still reach the real steps' tokens."""
-        tokens, _ = self.encoder(self.enc_embedding(x_enc, None))  # [B, L, D]
-        return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]
