@@ -17,6 +17,7 @@ points for accuracies and F1 scores that may be 0), and how a missing data folde
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,16 @@ from data_provider.m4 import M4_FILES
 from data_provider.registry import ANOMALY_DATASETS, UEA_DATASETS, anomaly_files
 from utils.errors import UserInputError
 
-__all__ = ["LONG_TERM", "TASK_CHOICES", "TASK_SPECS", "Metric", "TaskSpec", "axis_points", "check_task_data"]
+__all__ = [
+    "LONG_TERM",
+    "TASK_CHOICES",
+    "TASK_SPECS",
+    "Metric",
+    "TaskSpec",
+    "apply_experiment_lengths",
+    "axis_points",
+    "check_task_data",
+]
 
 LONG_TERM = "long_term_forecast"
 TASK_CHOICES = (LONG_TERM, "imputation", "anomaly_detection", "classification", "short_term_forecast")
@@ -144,3 +154,19 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
         hint = f"run `python -m data_provider.fetch {fetch} --root ./dataset` from the repository root, or {where}"
     if missing:
         raise UserInputError(f"{task} data {', '.join(missing)} missing: {hint}")
+
+
+def apply_experiment_lengths(task: str, args: argparse.Namespace) -> None:
+    """Set, in place, the lengths the task's experiment sets before run.py makes the setting string, so the
+    runner predicts the setting run.py records: M4's seq_len/label_len/pred_len from the seasonal pattern,
+    and classification's seq_len = the longest series of the TRAIN and TEST files (pred_len 0)."""
+    if task == "short_term_forecast":
+        from exp.exp_short_term_forecasting import apply_m4_lengths
+
+        apply_m4_lengths(args)
+    elif task == "classification":
+        from data_provider.uea import read_ts
+
+        lengths = [len(s) for split in ("TRAIN", "TEST")
+                   for s in read_ts(Path(args.root_path) / f"{args.model_id}_{split}.ts")[0]]
+        args.seq_len, args.pred_len = max(lengths), 0
