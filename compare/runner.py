@@ -733,12 +733,14 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
     row_defs.update({r.name: {"name": r.name, "base": r.base, "flags": list(r.flags)} for r in rows})
     config.update({
         "data": list(dict.fromkeys([*config.get("data", []), *args.data])),
-        "pred_lens": sorted({*config.get("pred_lens", []), *(args.pred_lens if args.task == LONG_TERM else [])}),
+        "pred_lens": sorted({*config.get("pred_lens", []), *args.pred_lens}),
         "rows": list(row_defs.values()),
         "reference": str(Path(args.reference).resolve()) if args.reference else config.get("reference"),
         "seeds": sorted({*config.get("seeds", []), *(args.seeds or [])}),
         "focus": args.focus if args.focus is not None else config.get("focus"),
     })
+    if args.task != LONG_TERM:
+        config.pop("pred_lens")
     config.setdefault("invocations", []).append({
         "command": "python -m compare " + " ".join(shlex.quote(a) for a in argv),
         "epochs": args.epochs,

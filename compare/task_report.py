@@ -316,7 +316,11 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     marks = {(k, m.key): _marks(line, m, seeded) for k, line in enumerate(lines) for m in spec.metrics}
 
     md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", ""]
-    md += _conditions(config, runs, failed)  # type: ignore[arg-type]
+    conditions = _conditions(config, runs, failed)  # type: ignore[arg-type]
+    if spec.name == "classification":
+        # UEA's loader reads <model_id>_TRAIN.ts, so the runner tags classification runs' --des instead.
+        conditions = [c.replace("`_sS` ends its model_id", "`_sS` ends its `--des`") for c in conditions]
+    md += conditions
     md += notes
     untested = False
     for title, metrics in spec.tables:
@@ -348,8 +352,8 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
         md += [f"Cells: mean ± sample standard deviation over n = {common_n} seeds (a cell with another number shows "
                "(n=k)). **Bold**: the best mean, apart from every other row by Welch's t-test over the seeds "
                "(p < 0.05); _underline_: the second, apart in the same way; ≈: within seed noise of the best, "
-               "no row wins that line. " + ("†: a model of that line has a single seed, its marks are untested. "
-                                            if untested else "")]
+               "no row wins that line." + (" †: a model of that line has a single seed, its marks are untested."
+                                           if untested else "")]
     else:
         md += ["**Bold**: best, _underline_: second best in the line (ties at 3 decimals share the mark)."]
     md[-1] += (f" *Avg rank*: mean rank over {ranked_on} (ties share the lowest rank). *1st count*: lines where "
