@@ -239,7 +239,10 @@ def _diff_text(value: float | None, metric: Metric) -> str:
     return f"{100.0 * value:+.1f}%" if metric.relative else f"{100.0 * value:+.1f} pt"
 
 
-def _seed_section(lines: list[Line], rows: list[str], focus: str, metric: Metric, seeded: bool) -> list[str]:
+def _seed_section(lines: list[Line], rows: list[str], focus: str, spec: TaskSpec, seeded: bool) -> list[str]:
+    """Markdown of the focus row against every other on the headline metric (several seeds), or the statement
+    that significance cannot be assessed (one seed per cell)."""
+    metric = spec.headline
     if not seeded:
         return ["## Seeds", "",
                 "Each cell is a single training run (one seed), so whether a difference between models exceeds "
@@ -251,7 +254,7 @@ def _seed_section(lines: list[Line], rows: list[str], focus: str, metric: Metric
     kind = ("relative, (focus − other) / other" if metric.relative
             else "in points, focus − other (×100)")
     md = [f"## Seeds: {focus} against each other row ({metric.label}, {better} is better)", "",
-          f"Paired over the (dataset, point, seed) cells where both rows have a run (averages and summary lines "
+          f"Paired over the (dataset, {spec.axis}, seed) cells where both rows have a run (averages and summary lines "
           f"left out). Δ {metric.label} is {kind}; a win is a {better} {metric.label} at {DECIMALS} decimals. "
           f"Mean Δ with a 95 % percentile bootstrap interval ({significance.BOOTSTRAP_RESAMPLES} resamples); "
           "p-values of the Wilcoxon signed-rank test and of the paired t-test of Δ against 0. Per-cell "
@@ -294,7 +297,7 @@ def _seed_section(lines: list[Line], rows: list[str], focus: str, metric: Metric
         md.append(f"| {other} | {pc.n} | {pc.wins} | {pc.losses} | {pc.ties} | "
                   f"{_diff_text(pc.mean_relative, metric)} | {interval} | {_p(pc.wilcoxon_p)} | {_p(pc.ttest_p)} "
                   f"| {noise_text} |")
-    md += ["", "### Per cell", "", "| Dataset | Point | " + " | ".join(f"vs {o}" for o in per_cell) + " |",
+    md += ["", "### Per cell", "", f"| Dataset | {spec.axis_column} | " + " | ".join(f"vs {o}" for o in per_cell) + " |",
            "|---|---|" + "---|" * len(per_cell)]
     for k, line in enumerate(cells):
         md.append(f"| {line.dataset} | {line.point} | " + " | ".join(t[k] for t in per_cell.values()) + " |")
@@ -367,7 +370,7 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     md += ["", "No `efficiency.md` for this task: `compare.efficiency` measures forecasting train steps. No forecast "
            "plots either; the headline metric is drawn per dataset in "
            f"`{spec.headline.key}_by_dataset.png`.", ""]
-    md += _seed_section(lines, rows, chosen, spec.headline, seeded)
+    md += _seed_section(lines, rows, chosen, spec, seeded)
     if failed:
         md += ["## Failed runs", "", f"| Model | Dataset | {spec.axis_column} | Reason | Log |", "|---|---|---|---|---|"]
         for entry in failed:
