@@ -54,6 +54,16 @@ Exit codes: 0 the grid is complete; 1 some runs failed (nothing left to run); 2 
 3 (`EXIT_UNFINISHED`) runs remain after the time budget (takes precedence over 1); 128 + signal when
 the runner itself was stopped by SIGTERM/SIGINT.
 
+Other tasks: `--task imputation|anomaly_detection|classification|short_term_forecast` (`compare.tasks`)
+plans from `TASK_RECIPES` instead: the horizon axis becomes the task's (imputation's `--mask_rates`, each
+the block of that rate; else `--blocks`, default every block of the model's recipe), everything else above
+holds. The manifest names such a run by `task` and `axis` (instead of `pred_len`), `compare.json` records the
+task (one `--out` holds one task) and the report is the task's (`compare.task_report`). The planned setting
+string has the lengths the experiment sets before run.py makes it (M4's from the seasonal pattern,
+classification's seq_len from the .ts files), so finished runs are recognised. Classification runs carry the
+variant tag and seed suffix in `--des`, since the UEA loader reads `<model_id>_TRAIN.ts`. Missing data is a
+one-line error with the fetch command or what to copy by hand.
+
 Moving the folder between machines: `python -m compare pack --out DIR ARCHIVE` and
 `python -m compare restore ARCHIVE --out DIR` (`compare.archive`).
 """
@@ -77,7 +87,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from compare.recipes import RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
+from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from compare.report import (
     CONFIG_FILE,
     MANIFEST_FILE,
@@ -313,7 +323,7 @@ def _task_points(task_book: TaskBook, task: str, row: Row, dataset: str, args: a
     """{axis point: recipe block} of `row` on `dataset` ({} when its model has no recipe for it: the run is
     planned with that error on its first requested point)."""
     if dataset not in task_book.recipe(task, row.base).per_dataset:
-        first = args.mask_rates[0] if task == "imputation" and args.mask_rates else 0
+        first = (args.mask_rates or MASK_RATES)[0] if task == "imputation" else 0
         return {first: -1}
     return dict(axis_points(task, task_book, row.base, dataset, args.mask_rates, args.blocks))
 
