@@ -227,3 +227,32 @@ def test_jobs_failed_rows_and_the_focus_in_a_task_grid(data_root, tmp_path, fake
 
 def table_line(text: str, start: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(start))
+
+
+def test_an_interrupted_task_run_is_resumed_by_the_next_invocation(data_root, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    argv = ["--task", "classification", "--data", "JapaneseVowels", "--models", "DLinear", "TimesNet",
+            "--root", str(data_root), "--out", str(out)]
+    started = []
+
+    def execute(run, runs_dir, timeout, threads=None, *, resume=False, stopper=None):
+        started.append(run.row.name)
+        log = runs_dir / "logs" / "x.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        if run.row.name == "TimesNet" and started.count("TimesNet") == 1:
+            # run.py saved last.pth after SIGTERM and exited 128 + 15
+            return runner.RunOutcome(143, "interrupted: saved last.pth", log)
+        with (runs_dir / "results.jsonl").open("a") as f:
+            f.write(json.dumps(fake_record(run, run.settings[0])) + "\n")
+        return runner.RunOutcome(0, None, log)
+
+    monkeypatch.setattr(runner, "_execute", execute)
+    code, log = invoke(argv)
+    assert code == runner.EXIT_UNFINISHED and "1 remain: rerun the same command" in log
+    table = (out / "table.md").read_text()
+    # As in the forecasting report, a row with no finished or failed run has no column yet.
+    assert table_line(table, "| JapaneseVowels | 0 |") == "| JapaneseVowels | 0 | **0.500** | **0.400** |"
+    code, log = invoke(argv)
+    assert code == 0 and started == ["DLinear", "TimesNet", "TimesNet"]
+    assert table_line((out / "table.md").read_text(), "| JapaneseVowels | 0 |") == (
+        "| JapaneseVowels | 0 | _0.500_ | _0.400_ | **0.600** | **0.500** |")
