@@ -787,6 +787,8 @@ def _check_task_flags(args: argparse.Namespace, argv: list[str], out: Path) -> N
                              f"tasks, not {args.task}")
     if args.task != LONG_TERM and any(a == "--pred_lens" or a.startswith("--pred_lens=") for a in argv):
         raise UserInputError(f"--pred_lens belongs to --task {LONG_TERM}; {args.task} runs its recipes' blocks")
+    if args.task != LONG_TERM and args.reference:
+        raise UserInputError(f"--reference holds long-term MSE/MAE numbers; {args.task} reports have no reference column")
     path = out / CONFIG_FILE
     earlier = json.loads(path.read_text()).get("task", LONG_TERM) if path.is_file() else args.task
     if earlier != args.task:
@@ -822,9 +824,9 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
         _check_budget_flags(args)
         stop_at = _stop_time(args, start_time)
         args.extra_flags = shlex.split(args.extra)
+        _check_task_flags(args, argv, Path(args.out))
         if args.reference and not Path(args.reference).is_file():
             raise UserInputError(f"--reference {args.reference} does not exist")
-        _check_task_flags(args, argv, Path(args.out))
         if args.task == LONG_TERM:
             args.data = [book.dataset(name).name for name in args.data]
         else:

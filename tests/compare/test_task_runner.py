@@ -127,7 +127,9 @@ def invoke(argv: list[str]) -> tuple[int, str]:
      "error: --mask_rates 0.3: the imputation recipes have blocks for 0.125 0.25 0.375 0.5"),
     (["--task", "imputation", "--data", "ETTh1", "--models", "DLinear", "--pred_lens", "96"],
      "error: --pred_lens belongs to --task long_term_forecast; imputation runs its recipes' blocks"),
-], ids=["dataset", "model", "mask-rates", "rate", "pred-lens"])
+    (["--task", "classification", "--data", "JapaneseVowels", "--models", "DLinear", "--reference", "x.csv"],
+     "error: --reference holds long-term MSE/MAE numbers; classification reports have no reference column"),
+], ids=["dataset", "model", "mask-rates", "rate", "pred-lens", "reference"])
 def test_misused_flags_are_usage_errors(data_root, tmp_path, capsys, argv, message):
     assert runner.main([*argv, "--root", str(data_root), "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.strip().startswith(message)
