@@ -20,6 +20,9 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
+A comparison of another task (`python -m compare --task imputation ...`; `compare.json` names it) gets
+that task's tables instead (`compare.task_report`).
+
 Ties are judged at the printed precision (3 decimals), so equal-looking numbers share a mark and a rank.
 """
 
@@ -220,18 +223,19 @@ def _reference_for(reference: dict, dataset: str, row: str, pred_len: int) -> tu
     return None
 
 
-def mark_best(values: Sequence[float | None]) -> list[Cell]:
-    """Cells with 'best' on the smallest value and 'second' on the next distinct one, judged at
-    the printed precision (ties share a mark)."""
+def mark_best(values: Sequence[float | None], higher_is_better: bool = False) -> list[Cell]:
+    """Cells with 'best' on the smallest value (the largest when `higher_is_better`) and 'second' on the
+    next distinct one, judged at the printed precision (ties share a mark)."""
     rounded = [None if v is None else round(v, DECIMALS) for v in values]
-    distinct = sorted({v for v in rounded if v is not None})
+    distinct = sorted({v for v in rounded if v is not None}, reverse=higher_is_better)
     marks = {distinct[0]: "best"} if distinct else {}
     if len(distinct) > 1:
         marks[distinct[1]] = "second"
     return [Cell(v, marks.get(r, "") if r is not None else "") for v, r in zip(values, rounded, strict=True)]
 
 
-def mark_with_seeds(values: Sequence[float | None], samples: Sequence[dict]) -> tuple[list[Cell], bool]:
+def mark_with_seeds(values: Sequence[float | None], samples: Sequence[dict], higher_is_better: bool = False
+                    ) -> tuple[list[Cell], bool]:
     """Marks of one table line from the means `values` and each row's per-seed values `samples`
     ({seed: value}); returns (cells, tested).
 
@@ -240,12 +244,13 @@ def mark_with_seeds(values: Sequence[float | None], samples: Sequence[dict]) -> 
     only when it is apart from every other row; otherwise it and the rows not apart from it are 'tied'
     (within seed noise: nobody wins). 'second' goes to the second-lowest mean when the best is 'best'
     and it is apart from every row after it. With a row of a single seed nothing is tested
-    (tested = False) and the marks are `mark_best`'s."""
+    (tested = False) and the marks are `mark_best`'s. higher_is_better: the highest mean is the best."""
     present = [i for i, v in enumerate(values) if v is not None]
     if len(present) < 2 or any(len(samples[i]) < 2 for i in present):
-        return mark_best(values), len(present) < 2
+        return mark_best(values, higher_is_better), len(present) < 2
     rounded = {i: round(values[i], DECIMALS) for i in present}
-    order = sorted(present, key=lambda i: (rounded[i], values[i]))
+    sign = -1.0 if higher_is_better else 1.0
+    order = sorted(present, key=lambda i: (sign * rounded[i], sign * values[i]))
 
     def apart(i: int, j: int) -> bool:
         p = significance.welch_p(list(samples[i].values()), list(samples[j].values()))
@@ -264,9 +269,11 @@ def mark_with_seeds(values: Sequence[float | None], samples: Sequence[dict]) -> 
     return cells, True
 
 
-def _competition_ranks(values: Sequence[float | None]) -> list[int | None]:
-    """Rank 1 = smallest at the printed precision; ties share the lowest rank (1, 1, 3)."""
-    rounded = [None if v is None else round(v, DECIMALS) for v in values]
+def _competition_ranks(values: Sequence[float | None], higher_is_better: bool = False) -> list[int | None]:
+    """Rank 1 = smallest (largest when `higher_is_better`) at the printed precision; ties share the lowest
+    rank (1, 1, 3)."""
+    sign = -1.0 if higher_is_better else 1.0
+    rounded = [None if v is None else sign * round(v, DECIMALS) for v in values]
     present = [v for v in rounded if v is not None]
     return [None if v is None else 1 + sum(u < v for u in present) for v in rounded]
 
@@ -947,6 +954,10 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     runs_dir = Path(runs_dir) if runs_dir else out / RUNS_DIR
     config_path = out / CONFIG_FILE
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
+    if config.get("task", "long_term_forecast") != "long_term_forecast":
+        from compare.task_report import write_task_report
+
+        return write_task_report(out, runs_dir, config, focus=focus if focus is not None else config.get("focus"))
     runs, failed = load_runs(runs_dir)
     if not runs:
         raise UserInputError(f"no finished runs in {runs_dir}: run `python -m compare --out {out} ...` first")

@@ -54,6 +54,16 @@ Exit codes: 0 the grid is complete; 1 some runs failed (nothing left to run); 2 
 3 (`EXIT_UNFINISHED`) runs remain after the time budget (takes precedence over 1); 128 + signal when
 the runner itself was stopped by SIGTERM/SIGINT.
 
+Other tasks: `--task imputation|anomaly_detection|classification|short_term_forecast` (`compare.tasks`)
+plans from `TASK_RECIPES` instead: the horizon axis becomes the task's (imputation's `--mask_rates`, each
+the block of that rate; else `--blocks`, default every block of the model's recipe), everything else above
+holds. The manifest names such a run by `task` and `axis` (instead of `pred_len`), `compare.json` records the
+task (one `--out` holds one task) and the report is the task's (`compare.task_report`). The planned setting
+string has the lengths the experiment sets before run.py makes it (M4's from the seasonal pattern,
+classification's seq_len from the .ts files), so finished runs are recognised. Classification runs carry the
+variant tag and seed suffix in `--des`, since the UEA loader reads `<model_id>_TRAIN.ts`. Missing data is a
+one-line error with the fetch command or what to copy by hand.
+
 Moving the folder between machines: `python -m compare pack --out DIR ARCHIVE` and
 `python -m compare restore ARCHIVE --out DIR` (`compare.archive`).
 """
@@ -72,12 +82,12 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from compare.recipes import RECIPES, Recipe, RecipeBook
+from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from compare.report import (
     CONFIG_FILE,
     MANIFEST_FILE,
@@ -88,6 +98,14 @@ from compare.report import (
     write_report,
 )
 from compare.run_args import flag_value, merge_flags, parse_run_args
+from compare.tasks import (
+    LONG_TERM,
+    TASK_CHOICES,
+    TASK_SPECS,
+    apply_experiment_lengths,
+    axis_points,
+    check_task_data,
+)
 from exp.arguments import make_setting
 from exp.checkpointing import LAST_FILE
 from exp.training_guards import StopSignals
@@ -120,22 +138,41 @@ class Row:
 
 @dataclass
 class PlannedRun:
-    """One (row, dataset, horizon): the run.py argv, its settings, or why it cannot run."""
+    """One (row, dataset, axis point): the run.py argv, its settings, or why it cannot run.
+
+    point: the task's axis value (`compare.tasks`): the horizon of long-term forecasting, imputation's
+    mask rate, the other tasks' block number; block: the recipe block it runs (other tasks)."""
 
     row: Row
     dataset: str
-    pred_len: int
+    point: float | int
     #: --seeds value of this run; None when the recipe's seed is used (no --seeds)
     seed: int | None = None
     argv: list[str] = field(default_factory=list)
     settings: list[str] = field(default_factory=list)
     recipe: Recipe | None = None
     error: str | None = None
+    task: str = LONG_TERM
+    block: int = 0
+
+    @property
+    def pred_len(self) -> float | int:
+        """The horizon of a long-term run (its axis point)."""
+        return self.point
 
     @property
     def label(self) -> str:
         seed = "" if self.seed is None else f" | seed {self.seed}"
-        return f"{self.row.name} | {self.dataset} | H={self.pred_len}{seed}"
+        if self.task == LONG_TERM:
+            return f"{self.row.name} | {self.dataset} | H={self.pred_len}{seed}"
+        return f"{self.row.name} | {self.dataset} | {TASK_SPECS[self.task].axis} {self.point:g}{seed}"
+
+    def where(self) -> dict:
+        """The manifest fields naming this run: row, dataset, horizon (long-term) or task and axis, seed."""
+        if self.task == LONG_TERM:
+            return {"row": self.row.name, "dataset": self.dataset, "pred_len": self.pred_len, "seed": self.seed}
+        return {"row": self.row.name, "dataset": self.dataset, "task": self.task, "axis": self.point,
+                "seed": self.seed}
 
 
 def _tag(name: str) -> str:
@@ -190,23 +227,42 @@ def _global_flags(args: argparse.Namespace) -> list[str]:
     return flags + list(args.extra_flags)
 
 
-def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECIPES) -> list[PlannedRun]:
-    """Every (seed, dataset, horizon, row) with its final argv and settings; an unknown dataset raises
+def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECIPES,
+              task_book: TaskBook = TASK_RECIPES) -> list[PlannedRun]:
+    """Every (seed, dataset, axis point, row) with its final argv and settings; an unknown dataset raises
     UserInputError, other problems are recorded on the run (`error`) instead of raised, so one bad row
     never stops the others. `args.seeds` (None: the recipes' seeds) adds `--seed S` and the model_id
-    suffix `_s<S>` to each run."""
+    suffix `_s<S>` to each run.
+
+    args.task (default long-term): the axis is the horizon (`args.pred_lens`) for long-term forecasting,
+    else the task's (`compare.tasks.axis_points`: `args.mask_rates`, `args.blocks`); the recipes are
+    `task_book`'s."""
+    task = getattr(args, "task", LONG_TERM)
     data_root = Path(args.root).resolve() if args.root else None
     overrides = _global_flags(args)
-    datasets = [book.dataset(name).name for name in args.data]
     seeds: list[int | None] = list(getattr(args, "seeds", None) or [None])
     plan = []
-    for seed in seeds:
-        for dataset in datasets:
-            for pred_len in args.pred_lens:
-                for row in rows:
-                    run = PlannedRun(row, dataset, pred_len, seed)
-                    plan.append(run)
-                    _plan_one(run, overrides, data_root, book)
+    if task == LONG_TERM:
+        datasets = [book.dataset(name).name for name in args.data]
+        for seed in seeds:
+            for dataset in datasets:
+                for pred_len in args.pred_lens:
+                    for row in rows:
+                        run = PlannedRun(row, dataset, pred_len, seed)
+                        plan.append(run)
+                        _plan_one(run, overrides, data_root, book)
+    else:
+        datasets = [task_dataset(task_book, task, name) for name in args.data]
+        for seed in seeds:
+            for dataset in datasets:
+                points = {row.name: _task_points(task_book, task, row, dataset, args) for row in rows}
+                # Every point any row has, in order: a block only some rows have (SWaT's widths) is one line.
+                for point in sorted({p for found in points.values() for p in found}):
+                    for row in rows:
+                        if point in points[row.name]:
+                            run = PlannedRun(row, dataset, point, seed, task=task, block=points[row.name][point])
+                            plan.append(run)
+                            _plan_task_one(run, overrides, data_root, task_book)
     seen: dict[str, PlannedRun] = {}
     for run in plan:
         for setting in run.settings:
@@ -217,6 +273,19 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
     return plan
 
 
+def _tagged(run: PlannedRun, argv: list[str], flag: str, default: str) -> list[str]:
+    """argv with the variant tag and the seed suffix appended to `--flag` (model_id; classification's
+    des, since its model_id names the files) and `--seed S` for a --seeds run."""
+    value = flag_value(argv, flag) or default
+    if run.row.tag:
+        value = f"{value}_{run.row.tag}"
+    if run.seed is not None:
+        # TSLib's setting string has no seed: without the suffix the seeds would overwrite each other.
+        value = f"{value}_s{run.seed}"
+        argv = merge_flags(argv, ["--seed", str(run.seed)])
+    return merge_flags(argv, [f"--{flag}", value])
+
+
 def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: RecipeBook) -> None:
     """Fill in run's recipe, argv and settings, or its `error` when it cannot run."""
     row, dataset, pred_len = run.row, run.dataset, run.pred_len
@@ -224,21 +293,61 @@ def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, boo
         run.recipe = book.recipe(row.base, dataset, pred_len)
         argv = merge_flags(run.recipe.argv, row.flags)
         argv = merge_flags(argv, overrides)
-        model_id = flag_value(argv, "model_id") or dataset
-        if row.tag:
-            model_id = f"{model_id}_{row.tag}"
-        if run.seed is not None:
-            # TSLib's setting string has no seed: without the suffix the seeds would overwrite each other.
-            model_id = f"{model_id}_s{run.seed}"
-            argv = merge_flags(argv, ["--seed", str(run.seed)])
+        argv = _tagged(run, argv, "model_id", dataset)
         root_path = _resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
-        argv = merge_flags(argv, ["--model_id", model_id, "--root_path", root_path])
+        argv = merge_flags(argv, ["--root_path", root_path])
         parsed = parse_run_args(argv)
         data_file = Path(parsed.root_path) / parsed.data_path
         if not data_file.is_file():
             raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
                                  " from the repository root, or pass --root DIR (a folder laid out "
                                  "like ./dataset)")
+    except UserInputError as err:
+        run.error = str(err)
+        return
+    run.argv = argv
+    run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
+
+
+def task_dataset(task_book: TaskBook, task: str, name: str) -> str:
+    """The task's dataset named `name` (any case or punctuation); UserInputError listing the choices."""
+    choices = task_book.datasets[task_book.task(task)]
+    found = next((d for d in choices if name_key(d) == name_key(name)), None)
+    if found is None:
+        raise UserInputError(f"--data {name} is not a {task} dataset; choose from {', '.join(choices)}")
+    return found
+
+
+def _task_points(task_book: TaskBook, task: str, row: Row, dataset: str, args: argparse.Namespace
+                 ) -> dict[float | int, int]:
+    """{axis point: recipe block} of `row` on `dataset` ({} when its model has no recipe for it: the run is
+    planned with that error on its first requested point)."""
+    if dataset not in task_book.recipe(task, row.base).per_dataset:
+        first = (args.mask_rates or MASK_RATES)[0] if task == "imputation" else 0
+        return {first: -1}
+    return dict(axis_points(task, task_book, row.base, dataset, args.mask_rates, args.blocks))
+
+
+def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: TaskBook) -> None:
+    """Fill in a task run's recipe, argv and settings from `book`'s block, or its `error`."""
+    task, row, dataset = run.task, run.row, run.dataset
+    try:
+        if run.block < 0:
+            book.flags(task, row.base, dataset)  # raises: the model has no recipe for the dataset
+        base = book.argv(task, row.base, dataset, run.block)
+        data = book.datasets[task][dataset]
+        run.recipe = Recipe(row=row.name, dataset=dataset, pred_len=int(flag_value(base, "pred_len") or 0),
+                            argv=tuple(base), env=dict(book.env), fetch=data.fetch,
+                            script=book.script(task, row.base, dataset))
+        argv = merge_flags(merge_flags(base, row.flags), overrides)
+        # UEA's loader reads <model_id>_TRAIN.ts: classification runs are told apart by --des instead.
+        argv = _tagged(run, argv, "des" if task == "classification" else "model_id",
+                       "Exp" if task == "classification" else dataset)
+        root_path = _resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
+        argv = merge_flags(argv, ["--root_path", root_path])
+        parsed = parse_run_args(argv)
+        check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
+        apply_experiment_lengths(task, parsed)
     except UserInputError as err:
         run.error = str(err)
         return
@@ -493,7 +602,7 @@ def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None, threads: in
     return RunOutcome(code, error_line, log_path, stopped, killed)
 
 
-def _result_line(runs_dir: Path, settings: list[str]) -> str:
+def _result_line(runs_dir: Path, settings: list[str], task: str = LONG_TERM) -> str:
     records = {}
     path = runs_dir / RESULTS_JSONL
     for line in path.read_text().splitlines() if path.is_file() else []:
@@ -505,6 +614,10 @@ def _result_line(runs_dir: Path, settings: list[str]) -> str:
     found = [records[s] for s in settings if s in records]
     if not found:
         return "no result recorded"
+    if task != LONG_TERM:
+        values = [f"{m.key} {sum(r[m.key] for r in found) / len(found):.4f}" for m in TASK_SPECS[task].metrics
+                  if all(r.get(m.key) is not None for r in found)]
+        return "  ".join([*values, f"epochs {found[0].get('epochs_run')}"])
     mse = sum(r["mse"] for r in found) / len(found)
     mae = sum(r["mae"] for r in found) / len(found)
     return f"mse {mse:.4f}  mae {mae:.4f}  epochs {found[0].get('epochs_run')}"
@@ -515,12 +628,21 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m compare",
         description="Run models side by side with their recipes (compare/recipes.py) and write a comparison report.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--task", default=LONG_TERM, choices=TASK_CHOICES,
+                   help="TSLib task: its recipes (compare/recipes.py TASK_RECIPES), axis and report metrics")
     p.add_argument("--data", nargs="+", required=True,
-                   help=f"datasets of compare/recipes.py: {' '.join(RECIPES.datasets)}")
+                   help=f"datasets of compare/recipes.py: {' '.join(RECIPES.datasets)}; other tasks: "
+                        + "; ".join(f"{t}: {' '.join(TASK_RECIPES.datasets[t])}" for t in TASK_CHOICES[1:]))
     p.add_argument("--models", nargs="*", default=[],
-                   help=f"model rows of compare/recipes.py: {', '.join(RECIPES.rows)}")
+                   help=f"model rows of compare/recipes.py: {', '.join(RECIPES.rows)} (other tasks: the models "
+                        "of TASK_RECIPES)")
     p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720],
-                   help="horizons (PEMS: 96 48 24 12)")
+                   help="horizons (PEMS: 96 48 24 12); long_term_forecast only")
+    p.add_argument("--mask_rates", nargs="+", type=float, default=None, metavar="RATE",
+                   help="imputation: mask rates of the recipes' blocks (default: 0.125 0.25 0.375 0.5)")
+    p.add_argument("--blocks", nargs="+", type=int, default=None, metavar="K",
+                   help="anomaly_detection, classification, short_term_forecast: recipe blocks to run "
+                        "(default: every block, usually one; TimesNet on SWaT has eight widths)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
                    help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")
     p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
@@ -561,10 +683,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _rows(args: argparse.Namespace, book: RecipeBook = RECIPES) -> list[Row]:
+def _task_model(task_book: TaskBook, task: str, name: str) -> str:
+    """The task's model named `name` (any case or punctuation); UserInputError listing the choices."""
+    models = task_book.models(task)
+    found = next((m for m in models if name_key(m) == name_key(name)), None)
+    if found is None:
+        raise UserInputError(f"{name} has no {task} recipe; choose from {', '.join(models)}")
+    return found
+
+
+def _rows(args: argparse.Namespace, book: RecipeBook = RECIPES, task_book: TaskBook = TASK_RECIPES) -> list[Row]:
     """The table rows named by --models (in the table's spelling) and the --variant rows, checked."""
-    rows = [Row(name=book.row_name(m), base=book.row_name(m)) for m in args.models]
-    rows += [replace(row, base=book.row_name(row.base)) for row in map(parse_variant, args.variant)]
+    task = getattr(args, "task", LONG_TERM)
+    if task == LONG_TERM:
+        rows = [Row(name=book.row_name(m), base=book.row_name(m)) for m in args.models]
+        rows += [replace(row, base=book.row_name(row.base)) for row in map(parse_variant, args.variant)]
+    else:
+        rows = [Row(name=_task_model(task_book, task, m), base=_task_model(task_book, task, m)) for m in args.models]
+        rows += [replace(row, base=_task_model(task_book, task, row.base)) for row in map(parse_variant, args.variant)]
     if not rows:
         raise UserInputError("nothing to compare: pass --models and/or --variant")
     names = [r.name for r in rows]
@@ -592,12 +728,17 @@ def _check_seed_flags(args: argparse.Namespace, rows: list[Row], out: Path) -> N
         args.focus = focus
 
 
-def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: list[Row]) -> None:
+def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: list[Row],
+                  plan: Sequence[PlannedRun] = ()) -> None:
     """Record this invocation in `out/compare.json`, merged with earlier ones (a comparison may be
     continued or extended by later commands): rows, datasets and horizons are united, and every
     invocation's overrides and machine are kept."""
     path = out / CONFIG_FILE
     config = json.loads(path.read_text()) if path.is_file() else {}
+    if args.task != LONG_TERM:
+        # The report reads the task from here; a long-term comparison's compare.json stays as it was.
+        config["task"] = args.task
+        config["points"] = sorted({*config.get("points", []), *(run.point for run in plan)})
     row_defs = {r["name"]: r for r in config.get("rows", [])}
     row_defs.update({r.name: {"name": r.name, "base": r.base, "flags": list(r.flags)} for r in rows})
     config.update({
@@ -608,6 +749,8 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "seeds": sorted({*config.get("seeds", []), *(args.seeds or [])}),
         "focus": args.focus if args.focus is not None else config.get("focus"),
     })
+    if args.task != LONG_TERM:
+        config.pop("pred_lens")
     config.setdefault("invocations", []).append({
         "command": "python -m compare " + " ".join(shlex.quote(a) for a in argv),
         "epochs": args.epochs,
@@ -634,6 +777,24 @@ def _stop_time(args: argparse.Namespace, start: float) -> float | None:
     return start + usable
 
 
+def _check_task_flags(args: argparse.Namespace, argv: list[str], out: Path) -> None:
+    """--mask_rates is imputation's, --blocks the other tasks', --pred_lens long-term's; one folder holds
+    one task's comparison."""
+    if args.mask_rates is not None and args.task != "imputation":
+        raise UserInputError(f"--mask_rates belongs to --task imputation, not {args.task}")
+    if args.blocks is not None and args.task in (LONG_TERM, "imputation"):
+        raise UserInputError(f"--blocks belongs to the anomaly_detection, classification and short_term_forecast "
+                             f"tasks, not {args.task}")
+    if args.task != LONG_TERM and any(a == "--pred_lens" or a.startswith("--pred_lens=") for a in argv):
+        raise UserInputError(f"--pred_lens belongs to --task {LONG_TERM}; {args.task} runs its recipes' blocks")
+    if args.task != LONG_TERM and args.reference:
+        raise UserInputError(f"--reference holds long-term MSE/MAE numbers; {args.task} reports have no reference column")
+    path = out / CONFIG_FILE
+    earlier = json.loads(path.read_text()).get("task", LONG_TERM) if path.is_file() else args.task
+    if earlier != args.task:
+        raise UserInputError(f"--out {out} holds a {earlier} comparison; give --task {args.task} its own --out")
+
+
 def _check_budget_flags(args: argparse.Namespace) -> None:
     if args.time_budget is not None and args.time_budget <= 0:
         raise UserInputError(f"--time_budget {args.time_budget:g}: give a positive number of minutes")
@@ -644,11 +805,11 @@ def _check_budget_flags(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
-         clock: Callable[[], float] = time.monotonic) -> int:
+         clock: Callable[[], float] = time.monotonic, task_book: TaskBook = TASK_RECIPES) -> int:
     """Run the comparison; returns 0 when every run finished, 1 when some failed, 2 on a usage error,
     EXIT_UNFINISHED (3) when the time budget left runs to do, 128 + signal when the runner was signalled.
 
-    book: the recipe table (tests pass a small one).
+    book: the recipe table (tests pass a small one); task_book: the other tasks' table (`--task`).
     clock: seconds of the time budget (tests pass one that jumps to the deadline on cue)."""
     start_time = clock()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
@@ -663,12 +824,16 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
         _check_budget_flags(args)
         stop_at = _stop_time(args, start_time)
         args.extra_flags = shlex.split(args.extra)
+        _check_task_flags(args, argv, Path(args.out))
         if args.reference and not Path(args.reference).is_file():
             raise UserInputError(f"--reference {args.reference} does not exist")
-        args.data = [book.dataset(name).name for name in args.data]
-        rows = _rows(args, book)
+        if args.task == LONG_TERM:
+            args.data = [book.dataset(name).name for name in args.data]
+        else:
+            args.data = [task_dataset(task_book, args.task, name) for name in args.data]
+        rows = _rows(args, book, task_book)
         _check_seed_flags(args, rows, Path(args.out))
-        plan = plan_runs(args, rows, book)
+        plan = plan_runs(args, rows, book, task_book)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -706,10 +871,9 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     runs_dir.mkdir(parents=True, exist_ok=True)
     # Run artefacts (checkpoints, predictions) are large; only the report files are meant for git.
     (runs_dir / ".gitignore").write_text("*\n")
-    _write_config(out, args, argv, rows)
+    _write_config(out, args, argv, rows, plan)
     for run in broken:
-        _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
-                                    "seed": run.seed, "status": "failed", "error": run.error, "settings": [], "argv": [],
+        _append_manifest(runs_dir, {**run.where(), "status": "failed", "error": run.error, "settings": [], "argv": [],
                                     "seconds": 0.0, "log": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
 
     failures = [(r, r.error) for r in broken]
@@ -751,8 +915,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             status, error = "failed", outcome.error_line or f"run.py exited with code {outcome.code}"
             if resume and "--resume" in error:
                 error += f"; to start this run over, delete its last.pth under {runs_dir / 'checkpoints'}"
-        _append_manifest(runs_dir, {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len,
-                                    "seed": run.seed, "status": status, "error": error, "settings": run.settings,
+        _append_manifest(runs_dir, {**run.where(), "status": status, "error": error, "settings": run.settings,
                                     "argv": run.argv, "resumed": resume, "seconds": round(seconds, 3),
                                     "log": str(outcome.log_path.relative_to(out)), "script": run.recipe.script,
                                     "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
@@ -761,7 +924,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             if status == "ok":
                 finished.append(run)
                 logger.info("      done in %s: %s: %s", _duration(seconds), run.label,
-                            _result_line(runs_dir, run.settings))
+                            _result_line(runs_dir, run.settings, run.task))
             elif status == "interrupted":
                 stopped.append(run)
                 logger.info("      stopped after %s: %s: %s", _duration(seconds), run.label, error)

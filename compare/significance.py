@@ -19,6 +19,11 @@ published margins. With several seeds per cell (`python -m compare --seeds ...`)
   the cells are not independent and these p-values are optimistic; the per-cell Welch tests are the
   conservative view.
 
+Other tasks (`compare.tasks`) score with metrics of either direction: accuracy and F1 are higher-is-better
+and may be 0, so their differences are absolute, a − b in points, instead of relative (`relative=False`),
+and a win is the higher value (`higher_is_better=True`). The defaults are the forecasting errors' (relative,
+lower is better).
+
 With fewer than two seeds on either side nothing is tested: the functions return None / NaN and the
 report says significance cannot be assessed.
 """
@@ -39,6 +44,7 @@ __all__ = [
     "CellDifference",
     "PairedComparison",
     "SeedSummary",
+    "cell_difference",
     "paired_comparison",
     "relative_difference",
     "summarize",
@@ -109,18 +115,27 @@ def relative_difference(a: Sequence[float], b: Sequence[float]) -> CellDifferenc
     """How much a's per-seed values exceed b's, relative to b's mean, with Welch's interval.
 
     a, b: one value per seed (≥ 1 each; b's mean must not be 0)."""
+    return cell_difference(a, b, relative=True)
+
+
+def cell_difference(a: Sequence[float], b: Sequence[float], *, relative: bool = True) -> CellDifference:
+    """mean(a) − mean(b), divided by mean(b) when `relative` (b's mean must then not be 0), with the
+    Welch 1 − ALPHA interval scaled the same way.
+
+    a, b: one value per seed (≥ 1 each)."""
     a_, b_ = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     base = float(np.mean(b_))
-    if base == 0:
+    if relative and base == 0:
         raise ValueError("relative difference to a mean of 0")
-    relative = (float(np.mean(a_)) - base) / base
+    scale = base if relative else 1.0
+    difference = (float(np.mean(a_)) - base) / scale
     p = welch_p(a_, b_)
     if p is None:
-        return CellDifference(relative, None, None, None)
+        return CellDifference(difference, None, None, None)
     if _degenerate(a_, b_):
-        return CellDifference(relative, relative, relative, p)
+        return CellDifference(difference, difference, difference, p)
     interval = stats.ttest_ind(a_, b_, equal_var=False).confidence_interval(1 - ALPHA)
-    return CellDifference(relative, float(interval.low) / base, float(interval.high) / base, p)
+    return CellDifference(difference, float(interval.low) / scale, float(interval.high) / scale, p)
 
 
 @dataclass(frozen=True)
@@ -139,12 +154,13 @@ class PairedComparison:
     ttest_p: float
 
 
-def paired_comparison(focus: Sequence[float], other: Sequence[float], *, decimals: int | None = None
-                      ) -> PairedComparison:
+def paired_comparison(focus: Sequence[float], other: Sequence[float], *, decimals: int | None = None,
+                      higher_is_better: bool = False, relative: bool = True) -> PairedComparison:
     """Paired statistics of focus vs other; element k of both is the same (dataset, horizon, seed) cell.
 
     decimals: wins and losses are judged at this printed precision (None: exactly), like the table's marks.
-    The relative differences are (focus − other) / other per cell."""
+    higher_is_better: a win is focus > other (accuracy, F1) instead of focus < other (errors).
+    relative: the differences are (focus − other) / other per cell; False: focus − other."""
     f, o = np.asarray(focus, dtype=np.float64), np.asarray(other, dtype=np.float64)
     if f.shape != o.shape or f.ndim != 1:
         raise ValueError(f"paired values need equal 1-D shapes, got {f.shape} and {o.shape}")
@@ -153,21 +169,23 @@ def paired_comparison(focus: Sequence[float], other: Sequence[float], *, decimal
         raise ValueError("paired comparison of no cells")
     rf, ro = (f, o) if decimals is None else (np.round(f, decimals), np.round(o, decimals))
     wins, losses = int(np.sum(rf < ro)), int(np.sum(rf > ro))
-    relative = (f - o) / o  # [n]
-    mean = float(np.mean(relative))
+    if higher_is_better:
+        wins, losses = losses, wins
+    diffs = (f - o) / o if relative else f - o  # [n]
+    mean = float(np.mean(diffs))
     low = high = wilcoxon_p = ttest_p = math.nan
     if n >= 2:
-        if np.ptp(relative) == 0:
+        if np.ptp(diffs) == 0:
             low = high = mean
         else:
-            interval = stats.bootstrap((relative,), np.mean, confidence_level=1 - ALPHA, method="percentile",
+            interval = stats.bootstrap((diffs,), np.mean, confidence_level=1 - ALPHA, method="percentile",
                                        n_resamples=BOOTSTRAP_RESAMPLES, rng=np.random.default_rng(BOOTSTRAP_SEED)
                                        ).confidence_interval
             low, high = float(interval.low), float(interval.high)
-            ttest_p = float(stats.ttest_1samp(relative, 0.0).pvalue)
-        if np.any(relative != 0):
+            ttest_p = float(stats.ttest_1samp(diffs, 0.0).pvalue)
+        if np.any(diffs != 0):
             with warnings.catch_warnings():
                 # Few cells: SciPy warns that the exact distribution has coarse p-values; that is expected.
                 warnings.simplefilter("ignore", UserWarning)
-                wilcoxon_p = float(stats.wilcoxon(relative).pvalue)
+                wilcoxon_p = float(stats.wilcoxon(diffs).pvalue)
     return PairedComparison(n, wins, losses, n - wins - losses, mean, low, high, wilcoxon_p, ttest_p)

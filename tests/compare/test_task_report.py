@@ -1,0 +1,157 @@
+"""compare.report for the other tasks, from synthetic results.jsonl records and a runner manifest: each task's
+metrics with their direction (higher accuracy and F1 win), M4's weighted summary lines and OWA, seeds with
+mean ± sd and the significance section, and the significance helpers with a higher-is-better metric."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from compare import report, significance
+from compare.report import mark_best, mark_with_seeds
+from compare.task_report import OTHERS
+
+
+def write_comparison(out: Path, task: str, runs: list[tuple[str, str, float | int, int | None, dict]],
+                     rows: list[str]) -> None:
+    """compare.json, the manifest and results.jsonl of `runs` = (row, dataset, axis point, seed, record fields)."""
+    (out / "runs").mkdir(parents=True)
+    (out / "compare.json").write_text(json.dumps({"task": task, "rows": [{"name": r, "base": r, "flags": []}
+                                                                          for r in rows]}))
+    manifest, results = [], []
+    for k, (row, dataset, point, seed, fields) in enumerate(runs):
+        setting = f"{task}_{row}_{dataset}_{point}_{seed}_{k}"
+        manifest.append({"row": row, "dataset": dataset, "task": task, "axis": point, "seed": seed, "status": "ok",
+                         "settings": [setting], "argv": [], "seconds": 1.0})
+        results.append({"setting": setting, "model": row, "seed": seed, "epochs_run": 2, **fields})
+    (out / "runs" / "compare_runs.jsonl").write_text("".join(json.dumps(m) + "\n" for m in manifest))
+    (out / "runs" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+
+
+def table_line(text: str, start: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(start))
+
+
+def test_classification_bolds_the_highest_accuracy(tmp_path):
+    runs = [("A", "JapaneseVowels", 0, None, {"accuracy": 0.9, "macro_f1": 0.5}),
+            ("B", "JapaneseVowels", 0, None, {"accuracy": 0.95, "macro_f1": 0.4}),
+            ("C", "JapaneseVowels", 0, None, {"accuracy": 0.8, "macro_f1": 0.6})]
+    write_comparison(tmp_path, "classification", runs, ["A", "B", "C"])
+    paths = report.write_report(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert table_line(text, "| JapaneseVowels |") == (
+        "| JapaneseVowels | 0 | _0.900_ | _0.500_ | **0.950** | 0.400 | 0.800 | **0.600** |")
+    assert table_line(text, "| Avg rank |") == "| Avg rank | | 2.0 | 2.0 | 1.0 | 3.0 | 3.0 | 1.0 |"
+    assert "**cannot be assessed**" in text and "No `efficiency.md` for this task" in text
+    assert {p.name for p in paths} >= {"table.md", "table.csv", "accuracy_by_dataset.png"}
+    assert not (tmp_path / "efficiency.md").exists() and not (tmp_path / "mse_by_horizon.png").exists()
+    with (tmp_path / "table.csv").open() as f:
+        b = next(r for r in csv.DictReader(f) if r["model"] == "B")
+    assert (b["accuracy"], b["accuracy_rank"], b["accuracy_mark"], b["macro_f1_rank"]) == ("0.95", "1", "best", "3")
+
+
+def test_anomaly_shows_adjusted_and_unadjusted_f1_and_precision_recall(tmp_path):
+    def scores(f1: float, raw: float) -> dict:
+        return {"f_score": f1, "unadjusted_f_score": raw, "precision": f1 + 0.01, "recall": f1 - 0.01,
+                "unadjusted_precision": raw + 0.01, "unadjusted_recall": raw - 0.01}
+
+    write_comparison(tmp_path, "anomaly_detection", [("A", "MSL", 0, None, scores(0.8, 0.3)),
+                                                     ("B", "MSL", 0, None, scores(0.7, 0.4)),
+                                                     ("A", "SWAT", 0, None, scores(0.9, 0.2)),
+                                                     ("A", "SWAT", 1, None, scores(0.85, 0.25)),
+                                                     ("B", "SWAT", 0, None, scores(0.6, 0.1))], ["A", "B"])
+    report.write_report(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    head = table_line(text, "| Dataset | Block | A F1 (PA)")
+    assert head == "| Dataset | Block | A F1 (PA) | A F1 | B F1 (PA) | B F1 |"
+    assert table_line(text, "| MSL | 0 |") == "| MSL | 0 | **0.800** | _0.300_ | _0.700_ | **0.400** |"
+    # A block only A ran (SWaT's second width) is a line of its own with B missing.
+    assert table_line(text, "| SWAT | 1 |") == "| SWAT | 1 | **0.850** | **0.250** | — | — |"
+    assert "| Dataset | Block | A P (PA) | A R (PA) | A P | A R | B P (PA) | B R (PA) | B P | B R |" in text
+    assert (tmp_path / "f_score_by_dataset.png").is_file()
+
+
+def m4_record(smape: float, mase: float, series: int, summary: dict | None = None) -> dict:
+    return {"smape": smape, "mape": 1.0, "mase": mase, "series": series, "m4_summary": summary}
+
+
+def test_m4_pools_the_groups_by_their_series_and_takes_owa_from_the_summary(tmp_path):
+    counts = {"Monthly": 4, "Yearly": 2, "Quarterly": 2, "Weekly": 1, "Daily": 1, "Hourly": 2}
+    runs = []
+    for row, scale in (("A", 1.0), ("B", 2.0)):
+        for k, group in enumerate(counts):
+            summary = None
+            if group == "Hourly":
+                summary = {"owa": {"Yearly": 0.9 * scale, "Quarterly": 0.8 * scale, "Monthly": 0.7 * scale,
+                                   OTHERS: 0.6 * scale, "Average": 0.5 * scale}}
+            runs.append((row, group, 0, None, m4_record(scale * (10 + k), scale * (1 + k), counts[group], summary)))
+    write_comparison(tmp_path, "short_term_forecast", runs, ["A", "B"])
+    report.write_report(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    # Others = (Weekly 13 x 1 + Daily 14 x 1 + Hourly 15 x 2) / 4 = 14.25; MASE (4 + 5 + 12) / 4 = 5.25.
+    assert table_line(text, "| M4 | Others |") == ("| M4 | Others | **14.250** | **5.250** | **0.600** | _28.500_ | _10.500_ | _1.200_ |")
+    # Average over the 12 series: SMAPE (40 + 22 + 24 + 13 + 14 + 30) / 12.
+    smape = (10 * 4 + 11 * 2 + 12 * 2 + 13 + 14 + 15 * 2) / 12
+    assert table_line(text, "| M4 | Average |").startswith(f"| M4 | Average | **{smape:.3f}** |")
+    assert table_line(text, "| Monthly | 0 |") == ("| Monthly | 0 | **10.000** | **1.000** | **0.700** | _20.000_ | _2.000_ | _1.400_ |")
+    assert table_line(text, "| Weekly | 0 |") == "| Weekly | 0 | **13.000** | **4.000** | — | _26.000_ | _8.000_ | — |"
+    assert table_line(text, "| Avg rank |") == "| Avg rank | | 1.0 | 1.0 | 1.0 | 2.0 | 2.0 | 2.0 |"
+
+
+def test_m4_rows_of_one_model_get_no_owa(tmp_path):
+    summary = {"owa": {"Average": 0.5}}
+    runs = [(row, g, 0, None, {**m4_record(10.0, 1.0, 1, summary if g == "Hourly" else None), "model": "DLinear"})
+            for row in ("A", "B") for g in ("Monthly", "Yearly", "Quarterly", "Weekly", "Daily", "Hourly")]
+    write_comparison(tmp_path, "short_term_forecast", runs, ["A", "B"])
+    text = (report.write_report(tmp_path)[0]).read_text()
+    assert "OWA is left out for A, B" in text
+    assert table_line(text, "| M4 | Average |") == "| M4 | Average | **10.000** | **1.000** | — | **10.000** | **1.000** | — |"
+
+
+def test_imputation_averages_the_mask_rates_and_tests_seeds(tmp_path):
+    runs = [(row, "ETTh1", rate, seed, {"mse": base * rate + 0.001 * seed * (1 + rate), "mae": base})
+            for seed in (1, 2, 3) for rate in (0.125, 0.25) for row, base in (("A", 1.0), ("B", 2.0))]
+    write_comparison(tmp_path, "imputation", runs, ["A", "B"])
+    text = (report.write_report(tmp_path)[0]).read_text()
+    assert table_line(text, "| ETTh1 | Avg |").startswith("| ETTh1 | Avg | **0.190 ± 0.001** |")
+    assert "## Seeds: A against each other row (MSE, lower is better)" in text
+    line = table_line(text, "| B | 6 |")
+    assert line.startswith("| B | 6 | 6 | 0 | 0 | -49.")
+
+
+def test_higher_is_better_in_the_seed_section(tmp_path):
+    runs = [(row, "JapaneseVowels", 0, seed, {"accuracy": acc + 0.01 * seed, "macro_f1": 0.5})
+            for seed in (1, 2, 3) for row, acc in (("A", 0.9), ("B", 0.8))]
+    write_comparison(tmp_path, "classification", runs, ["A", "B"])
+    text = (report.write_report(tmp_path)[0]).read_text()
+    assert table_line(text, "| JapaneseVowels | 0 |").startswith("| JapaneseVowels | 0 | **0.920 ± 0.010** |")
+    # A's accuracy is 10 points higher on all three seeds: three wins, Δ in points.
+    assert table_line(text, "| B | 3 |").startswith("| B | 3 | 3 | 0 | 0 | +10.0 pt | [+10.0 pt, +10.0 pt] |")
+
+
+def test_marks_and_ranks_follow_the_direction():
+    assert [c.mark for c in mark_best([0.5, 0.9, 0.7], higher_is_better=True)] == ["", "best", "second"]
+    assert [c.mark for c in mark_best([0.5, 0.9, 0.7])] == ["best", "", "second"]
+    cells, tested = mark_with_seeds([0.9, 0.5], [{1: 0.89, 2: 0.91}, {1: 0.49, 2: 0.51}], higher_is_better=True)
+    assert tested and [c.mark for c in cells] == ["best", "second"]
+    assert report._competition_ranks([0.5, 0.9, 0.9], higher_is_better=True) == [3, 1, 1]
+
+
+def test_significance_with_a_higher_is_better_metric():
+    focus, other = [0.9, 0.8, 0.7, 0.95], [0.85, 0.82, 0.6, 0.9]
+    lower = significance.paired_comparison(focus, other, decimals=3)
+    higher = significance.paired_comparison(focus, other, decimals=3, higher_is_better=True, relative=False)
+    assert (lower.wins, lower.losses) == (1, 3) and (higher.wins, higher.losses) == (3, 1)
+    assert higher.mean_relative == pytest.approx((0.05 - 0.02 + 0.1 + 0.05) / 4)
+    assert lower.mean_relative == pytest.approx((0.05 / 0.85 - 0.02 / 0.82 + 0.1 / 0.6 + 0.05 / 0.9) / 4)
+    # An F1 of 0 on the other side: points work where a relative difference cannot.
+    d = significance.cell_difference([0.5, 0.6], [0.0, 0.0], relative=False)
+    assert d.relative == pytest.approx(0.55) and d.p is not None and not math.isnan(d.low)
+    with pytest.raises(ValueError, match="mean of 0"):
+        significance.cell_difference([0.5, 0.6], [0.0, 0.0])
+    # The default is the long-term report's relative difference, unchanged.
+    assert significance.relative_difference([2.0, 2.2], [1.0, 1.1]) == significance.cell_difference([2.0, 2.2], [1.0, 1.1])
