@@ -12,7 +12,7 @@ import pytest
 
 import run
 from compare import scripts
-from compare.recipes import TASK_RECIPES, TASKS
+from compare.recipes import CAPS_TASK_ARCHITECTURE, NOT_READ_BY_CAPS, TASK_RECIPES, TASKS
 from compare.run_args import flag_value, parse_run_args
 from data_provider.registry import ANOMALY_DATASETS, DATASET_GROUPS, UEA_DATASETS
 from exp.arguments import make_setting, validate_args
@@ -92,7 +92,11 @@ def test_tslib_values_land_in_the_blocks():
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_caps_runs_every_dataset_with_the_iTransformer_block_flags_and_auto_direction(task):
+def test_caps_runs_every_dataset_with_the_iTransformer_loop_and_its_own_architecture(task):
+    """CAPS: the task's iTransformer block (data, batch, learning rate, epochs) with CAPS's long-term
+    architecture in place of iTransformer's widths, the flags CAPS does not read left at run.py's defaults."""
+    defaults = vars(parse_run_args(["--task_name", task, "--is_training", "1", "--model_id", "x", "--model", "CAPS",
+                                    "--data", "ETTh1"]))
     assert TASK_RECIPES.model_datasets(task, "CAPS") == list(TASK_RECIPES.datasets[task])
     covered = TASK_RECIPES.model_datasets(task, "iTransformer")
     for dataset in TASK_RECIPES.model_datasets(task, "CAPS"):
@@ -102,7 +106,11 @@ def test_caps_runs_every_dataset_with_the_iTransformer_block_flags_and_auto_dire
             assert caps[-2:] == ["--caps_direction", "auto"]
             ours = vars(parse_run_args(caps[:-2]))
             theirs = vars(parse_run_args(base))
-            differ = {k for k in ours if ours[k] != theirs[k]} - {"model"}
+            for flag, value in CAPS_TASK_ARCHITECTURE.items():
+                assert ours[flag] == value, (dataset, flag)
+            for flag in NOT_READ_BY_CAPS:
+                assert ours[flag] == defaults[flag], (dataset, flag)
+            differ = {k for k in ours if ours[k] != theirs[k]} - {"model", *CAPS_TASK_ARCHITECTURE, *NOT_READ_BY_CAPS}
             # Off iTransformer's datasets only the data's own flags differ.
             assert differ <= {"model_id", "root_path", "data_path", "data", "enc_in", "dec_in", "c_out",
                               "seasonal_patterns"}, (dataset, differ)
