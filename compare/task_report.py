@@ -143,14 +143,9 @@ def _m4_summary_lines(runs: list[TaskRun], rows: list[str], spec: TaskSpec
                       ) -> tuple[list[Line], list[str], dict[str, list[dict]]]:
     """M4's Others and Average lines (SMAPE and MASE pooled per (row, seed) having all six groups, OWA from
     run.py's summary), notes on missing OWA, and the OWA samples of the Yearly, Quarterly and Monthly lines."""
-    notes = []
-    models: dict[str, set] = {}
-    for r in runs:
-        models.setdefault(r.records[0].get("model"), set()).add(r.row)
-    shared = {row for rows_of in models.values() if len(rows_of) > 1 for row in rows_of}
-    if shared:
-        notes.append(f"OWA is left out for {', '.join(sorted(shared))}: run.py scores the M4 summary from "
-                     "`m4_results/<model>/`, which rows of the same model share, so their summaries mix runs.")
+    # Each (row, seed) keeps its own m4_results folder (its model_id tag; exp.exp_short_term_forecasting.
+    # m4_results_folder), so its recorded summary scores its own six groups.
+    notes: list[str] = []
     lines = {name: Line("M4", name, {m.key: [{} for _ in rows] for m in spec.metrics}) for name in (OTHERS, "Average")}
     owa_lines: dict[str, list[dict]] = {g: [{} for _ in rows] for g in ("Yearly", "Quarterly", "Monthly")}
     for i, row in enumerate(rows):
@@ -165,7 +160,7 @@ def _m4_summary_lines(runs: list[TaskRun], rows: list[str], spec: TaskSpec
                         lines[OTHERS].samples[key][i][seed] = pooled[OTHERS]
                         lines["Average"].samples[key][i][seed] = pooled["Average"]
             with_summary = [r for r in mine if r.seed == seed and r.records[-1].get("m4_summary")]
-            if with_summary and row not in shared:
+            if with_summary:
                 owa = max(with_summary, key=lambda r: r.order).records[-1]["m4_summary"].get("owa") or {}
                 targets = {OTHERS: lines[OTHERS].samples["owa"], "Average": lines["Average"].samples["owa"],
                            **owa_lines}

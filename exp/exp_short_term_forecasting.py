@@ -11,7 +11,9 @@ AMP, non-finite guards, seeded sampling — is inherited):
 - validation: forecast every series from the last L values of its training history and score the M4
   test values with --loss (there is no validation split; the N-BEATS convention TSLib follows, #117);
 - test: the same forecasts, written to ``./m4_results/<model>/<Group>_forecast.csv`` (id, V1..VH); once all
-  six groups' files exist, the M4 summary (sMAPE, MAPE, MASE, OWA; exp/m4_summary.py) is logged.
+  six groups' files exist, the M4 summary (sMAPE, MAPE, MASE, OWA; exp/m4_summary.py) is logged. A run whose
+  --model_id carries more than TSLib's ``m4_<Group>`` (a variant tag, a seed suffix) writes to a subfolder
+  named by the rest (`m4_results_folder`), so two experiments of one model never mix their groups.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +45,16 @@ M4_RESULTS = "./m4_results"
 # Series forecast per forward pass in validation and test (TSLib: 500 in validation, 1 in test; the
 # outputs do not depend on it, the models being in eval mode).
 FORECAST_CHUNK = 500
+
+
+def m4_results_folder(args: argparse.Namespace) -> Path:
+    """`./m4_results/<model>/` as TSLib's for model_id `m4_<Group>`; `./m4_results/<model>/<rest>/` when the
+    model_id carries more (e.g. `m4_Monthly_CAPS-official_s2021` -> `.../CAPS/CAPS-official_s2021/`): the
+    six groups of one experiment share that folder and the summary reads only them."""
+    rest = re.sub(rf"(^|_){re.escape(args.seasonal_patterns)}(?=_|$)", "", args.model_id)
+    rest = re.sub(r"^m4(?=_|$)", "", rest).strip("_")
+    folder = Path(M4_RESULTS) / args.model
+    return folder / rest if rest else folder
 
 
 def apply_m4_lengths(args: argparse.Namespace) -> None:
@@ -155,7 +168,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
             visual(np.concatenate([windows[i], trues[i]]), np.concatenate([windows[i], preds[i]]),
                    os.path.join(folder, f"{i}.pdf"))
 
-        results = Path(M4_RESULTS) / args.model
+        results = m4_results_folder(args)
         self._write_forecasts(results / f"{args.seasonal_patterns}_forecast.csv", test_data.ids, preds)
         scores = group_scores(preds, train.timeseries, trues, args.frequency_map)
         logger.info("%s smape:%s, mape:%s, mase:%s", args.seasonal_patterns, scores["smape"], scores["mape"],

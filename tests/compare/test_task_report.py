@@ -102,14 +102,15 @@ def test_m4_pools_the_groups_by_their_series_and_takes_owa_from_the_summary(tmp_
     assert table_line(text, "| Avg rank |") == "| Avg rank | | 1.0 | 1.0 | 1.0 | 2.0 | 2.0 | 2.0 |"
 
 
-def test_m4_rows_of_one_model_get_no_owa(tmp_path):
-    summary = {"owa": {"Average": 0.5}}
-    runs = [(row, g, 0, None, {**m4_record(10.0, 1.0, 1, summary if g == "Hourly" else None), "model": "DLinear"})
-            for row in ("A", "B") for g in ("Monthly", "Yearly", "Quarterly", "Weekly", "Daily", "Hourly")]
+def test_m4_rows_of_one_model_keep_their_own_owa(tmp_path):
+    """Rows of one model (a variant) write separate m4_results folders, so each gets its own OWA."""
+    runs = [(row, g, 0, None, {**m4_record(10.0, 1.0, 1, {"owa": {"Average": owa}} if g == "Hourly" else None),
+                               "model": "DLinear"})
+            for row, owa in (("A", 0.5), ("B", 0.6)) for g in ("Monthly", "Yearly", "Quarterly", "Weekly", "Daily", "Hourly")]
     write_comparison(tmp_path, "short_term_forecast", runs, ["A", "B"])
     text = (report.write_report(tmp_path)[0]).read_text()
-    assert "OWA is left out for A, B" in text
-    assert table_line(text, "| M4 | Average |") == "| M4 | Average | **10.000** | **1.000** | — | **10.000** | **1.000** | — |"
+    assert "OWA is left out" not in text
+    assert table_line(text, "| M4 | Average |") == "| M4 | Average | **10.000** | **1.000** | **0.500** | **10.000** | **1.000** | _0.600_ |"
 
 
 def test_imputation_averages_the_mask_rates_and_tests_seeds(tmp_path):

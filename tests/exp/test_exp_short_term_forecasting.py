@@ -4,6 +4,7 @@ reference), validation and training losses, the four baseline models without tim
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -18,7 +19,12 @@ import torch
 import run
 from data_provider.m4 import FREQUENCIES, HORIZONS
 from exp.arguments import build_parser, make_setting
-from exp.exp_short_term_forecasting import Exp_Short_Term_Forecast, ShortTermStep, apply_m4_lengths
+from exp.exp_short_term_forecasting import (
+    Exp_Short_Term_Forecast,
+    ShortTermStep,
+    apply_m4_lengths,
+    m4_results_folder,
+)
 from exp.m4_summary import M4Summary, read_forecasts
 from tests.data_provider.m4_synthetic import write_m4
 from tests.utils.test_m4_summary import slow_summary
@@ -204,3 +210,23 @@ def test_sigterm_then_resume_matches_an_uninterrupted_run(m4, tmp_path, quick_pl
     assert forecast.read_text() == reference
     resumed = torch.load(tmp_path / "checkpoints" / setting / "checkpoint.pth")
     assert all(torch.equal(resumed[k], weights[k]) for k in weights)
+
+
+@pytest.mark.parametrize(("model_id", "folder"), [
+    ("m4_Monthly", "m4_results/CAPS"),  # TSLib's scripts: TSLib's folder
+    ("m4_Monthly_CAPS-official", "m4_results/CAPS/CAPS-official"),  # a runner variant
+    ("m4_Monthly_s2021", "m4_results/CAPS/s2021"),  # a runner seed
+    ("m4_Monthly_LinAttn_s2022", "m4_results/CAPS/LinAttn_s2022"),
+    ("Monthly", "m4_results/CAPS"),
+    ("myrun", "m4_results/CAPS/myrun"),
+])
+def test_each_experiment_of_a_model_keeps_its_own_m4_folder(model_id, folder):
+    args = argparse.Namespace(model="CAPS", model_id=model_id, seasonal_patterns="Monthly")
+    assert m4_results_folder(args) == Path(folder)
+    # The six groups of one experiment share the folder the summary reads.
+    for group in ("Yearly", "Quarterly", "Weekly", "Daily", "Hourly"):
+        other = argparse.Namespace(model="CAPS", model_id=model_id.replace("Monthly", group), seasonal_patterns=group)
+        assert m4_results_folder(other) == m4_results_folder(args)
+    # Only the whole group name is removed.
+    near = argparse.Namespace(model="CAPS", model_id="m4_Monthlyish", seasonal_patterns="Monthly")
+    assert m4_results_folder(near) == Path("m4_results/CAPS/Monthlyish")
