@@ -762,6 +762,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "LinAttn_RoPE.sh",
             ("LinAttn+RoPE baseline (Tables 1-2): plain causal linear attention q.k with RoPE, no paths;",
              "lr {learning_rate} as the official caps_baseline.sh.")),
+    # The cited linear attention (issue 19 hazards): phi = elu + 1 and the normaliser, RoPE on the numerator.
+    Variant("LinAttn+RoPE (normalised)", "CAPS", {"caps_paths": "none", "caps_attn": "normalised",
+                                                 "learning_rate": 0.0006}, "_LinAttnRoPENorm",
+            ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "Solar", "ECL", "PEMS03", "PEMS04", "PEMS08"),
+            "LinAttn_RoPE_normalised.sh",
+            ("LinAttn+RoPE as Katharopoulos et al.'s linear attention, which the paper cites: phi(x) = elu(x) + 1",
+             "features and the causal normaliser, RoPE on the numerator (layers/CAPS_Attention.md, Hazards);",
+             "lr {learning_rate} as the LinAttn+RoPE row.")),
     Variant("Attn+RoPE", "CAPS", {**_SOFTMAX, "caps_paths": "none"}, "_AttnRoPE", TABLE2, "Attn_RoPE.sh",
             ("Attn+RoPE (Table 2): causal softmax attention with RoPE, no paths (quadratic: --caps_impl {caps_impl}).",)),
     Variant("Pure Softmax", "CAPS", {**_SOFTMAX, "caps_paths": "none", "caps_rope": "none"}, "_PureSoftmax", TABLE2,
@@ -775,6 +783,10 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             ("CAPS w/o Path 2, prefix product (Table 3).",)),
     Variant("CAPS w/o Path3", "CAPS", {"caps_paths": "12"}, "_woPath3", TABLE3, "CAPS_wo_Path3.sh",
             ("CAPS w/o Path 3, Clock baseline (Table 3).",)),
+    # The time-mark hazard (issue 19): TSLib's timeF marks as given instead of the per-window normalisation.
+    Variant("CAPS (raw marks)", "CAPS", {"caps_mark_norm": "raw"}, "_RawMarks", CAPS_DATASETS, "CAPS_raw_marks.sh",
+            ("CAPS with --caps_mark_norm {caps_mark_norm}: the time marks as TSLib gives them (within [-0.5, 0.5])",
+             "instead of normalised per window, where near-constant marks reach 1e3 (layers/CAPS_Attention.md).")),
     # The official code's arithmetic, then its arithmetic and its training loop (issue: where the paper's
     # numbers come from): CAPS, CAPS (official numerics) and CAPS (official) separate the two.
     Variant("CAPS (official numerics)", "CAPS", {"caps_numerics": "official"}, "_OfficialNumerics", CAPS_DATASETS,

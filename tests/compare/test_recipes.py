@@ -46,8 +46,9 @@ def test_rows_are_the_models_then_the_named_variants():
                             "MultiPatchFormer", "TimeXer", "Koopa", "Mamba", "MambaSimple", "SegRNN", "TiDE", "WPMixer",
                             "FreTS", "MSGNet", "SCINet", "TemporalFusionTransformer", "TimeFilter", "OLinear",
                             "TimeMixerPP", "CAPS",
-                            "LinAttn+RoPE", "Attn+RoPE", "Pure Softmax", "CAPS (Softmax)", "CAPS w/o Path1",
-                            "CAPS w/o Path2", "CAPS w/o Path3", "CAPS (official numerics)", "CAPS (official)"]
+                            "LinAttn+RoPE", "LinAttn+RoPE (normalised)", "Attn+RoPE", "Pure Softmax",
+                            "CAPS (Softmax)", "CAPS w/o Path1", "CAPS w/o Path2", "CAPS w/o Path3", "CAPS (raw marks)",
+                            "CAPS (official numerics)", "CAPS (official)"]
 
 
 def test_every_block_parses_with_run_py_and_never_shares_a_setting():
@@ -63,7 +64,8 @@ def test_every_block_parses_with_run_py_and_never_shares_a_setting():
         owner[setting] = block
     # Every recipe at 4 horizons a dataset (ILI's are 24-60), except TimeMixer on PEMS (the official script's
     # horizon 12 only): see the per-row counts in compare/recipes.py's sources.
-    assert len(owner) == 967 + 2 * 10 * 4  # + the two official-code CAPS variants on the 10 CAPS datasets
+    # + four CAPS variants (two official-code ones, normalised LinAttn+RoPE, raw marks) on the 10 CAPS datasets
+    assert len(owner) == 967 + 4 * 10 * 4
 
 
 def test_every_block_passes_channels_that_fit_its_dataset():

@@ -1,0 +1,1560 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# CAPS with --caps_mark_norm raw: the time marks as TSLib gives them (within [-0.5, 0.5])
+# instead of normalised per window, where near-constant marks reach 1e3 (layers/CAPS_Attention.md).
+# Datasets: ETTh1, ETTh2, ETTm1, ETTm2, Weather, Solar, ECL, PEMS03, PEMS04, PEMS08; every other flag as the CAPS scripts.
+# model_id carries the suffix _RawMarks so results do not overwrite the CAPS runs.
+# CAPS recipe (the paper and the official caps.sh): AdamW, OneCycle
+# stepped per optimiser step with no warm-up (pct_start 0) and no momentum cycling, bf16 autocast on
+# CUDA (ignored on CPU), gradient clipping at norm 1 after unscaling, correct gradient accumulation
+# (the effective batch is batch_size x grad_accum), 100 epochs, patience 12, seed 2026.
+# Widths follow the official rule (--d_model 0); --time_emb_dim 4 uses the 4 hourly time features.
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=CAPS
+
+python -m data_provider.fetch ETTh1 --root ./dataset || exit 1
+python -m data_provider.fetch ETTh2 --root ./dataset || exit 1
+python -m data_provider.fetch ETTm1 --root ./dataset || exit 1
+python -m data_provider.fetch ETTm2 --root ./dataset || exit 1
+python -m data_provider.fetch weather --root ./dataset || exit 1
+python -m data_provider.fetch Solar --root ./dataset || exit 1
+python -m data_provider.fetch electricity --root ./dataset || exit 1
+python -m data_provider.fetch PEMS03 --root ./dataset || exit 1
+python -m data_provider.fetch PEMS04 --root ./dataset || exit 1
+python -m data_provider.fetch PEMS08 --root ./dataset || exit 1
+
+# ETTh1: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_96_RawMarks \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_192_RawMarks \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_336_RawMarks \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh1.csv \
+  --model_id ETTh1_96_720_RawMarks \
+  --model $model_name \
+  --data ETTh1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# ETTh2: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_96_RawMarks \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_192_RawMarks \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_336_RawMarks \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTh2.csv \
+  --model_id ETTh2_96_720_RawMarks \
+  --model $model_name \
+  --data ETTh2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# ETTm1: batch 32 x accumulation 1, channel dropout 1, weight decay 0, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_96_RawMarks \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_192_RawMarks \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_336_RawMarks \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm1.csv \
+  --model_id ETTm1_96_720_RawMarks \
+  --model $model_name \
+  --data ETTm1 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# ETTm2: batch 32 x accumulation 1, channel dropout 1, weight decay 0, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_96_RawMarks \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_192_RawMarks \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_336_RawMarks \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/ETT-small/ \
+  --data_path ETTm2.csv \
+  --model_id ETTm2_96_720_RawMarks \
+  --model $model_name \
+  --data ETTm2 \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 7 \
+  --dec_in 7 \
+  --c_out 7 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# Weather: batch 32 x accumulation 1, channel dropout 1, weight decay 0.1, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_96_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_192_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_336_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/weather/ \
+  --data_path weather.csv \
+  --model_id Weather_96_720_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 21 \
+  --dec_in 21 \
+  --c_out 21 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 1 \
+  --caps_mark_norm raw \
+  --batch_size 32 \
+  --grad_accum 1 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0.1 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# Solar: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id Solar_96_96_RawMarks \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id Solar_96_192_RawMarks \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id Solar_96_336_RawMarks \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id Solar_96_720_RawMarks \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# ECL: batch 2 x accumulation 16, channel dropout 0, weight decay 0, lr 0.0005.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_96_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_192_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 192 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_336_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 336 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/electricity/ \
+  --data_path electricity.csv \
+  --model_id ECL_96_720_RawMarks \
+  --model $model_name \
+  --data custom \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 720 \
+  --enc_in 321 \
+  --dec_in 321 \
+  --c_out 321 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 2 \
+  --grad_accum 16 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# PEMS03: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0005.
+# PEMS horizons in the official loop order; the paper reports 12-96.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS03.npz \
+  --model_id PEMS03_96_96_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 358 \
+  --dec_in 358 \
+  --c_out 358 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS03.npz \
+  --model_id PEMS03_96_48_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 48 \
+  --enc_in 358 \
+  --dec_in 358 \
+  --c_out 358 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS03.npz \
+  --model_id PEMS03_96_24_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 24 \
+  --enc_in 358 \
+  --dec_in 358 \
+  --c_out 358 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS03.npz \
+  --model_id PEMS03_96_12_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 12 \
+  --enc_in 358 \
+  --dec_in 358 \
+  --c_out 358 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# PEMS04: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0005.
+# PEMS horizons in the official loop order; the paper reports 12-96.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS04.npz \
+  --model_id PEMS04_96_96_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 307 \
+  --dec_in 307 \
+  --c_out 307 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS04.npz \
+  --model_id PEMS04_96_48_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 48 \
+  --enc_in 307 \
+  --dec_in 307 \
+  --c_out 307 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS04.npz \
+  --model_id PEMS04_96_24_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 24 \
+  --enc_in 307 \
+  --dec_in 307 \
+  --c_out 307 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS04.npz \
+  --model_id PEMS04_96_12_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 12 \
+  --enc_in 307 \
+  --dec_in 307 \
+  --c_out 307 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+# PEMS08: batch 8 x accumulation 4, channel dropout 0, weight decay 0, lr 0.0005.
+# PEMS horizons in the official loop order; the paper reports 12-96.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS08.npz \
+  --model_id PEMS08_96_96_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 96 \
+  --enc_in 170 \
+  --dec_in 170 \
+  --c_out 170 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS08.npz \
+  --model_id PEMS08_96_48_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 48 \
+  --enc_in 170 \
+  --dec_in 170 \
+  --c_out 170 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS08.npz \
+  --model_id PEMS08_96_24_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 24 \
+  --enc_in 170 \
+  --dec_in 170 \
+  --c_out 170 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/PEMS/ \
+  --data_path PEMS08.npz \
+  --model_id PEMS08_96_12_RawMarks \
+  --model $model_name \
+  --data PEMS \
+  --features M \
+  --seq_len 96 \
+  --label_len 0 \
+  --pred_len 12 \
+  --enc_in 170 \
+  --dec_in 170 \
+  --c_out 170 \
+  --d_model 0 \
+  --n_heads 4 \
+  --e_layers 3 \
+  --dropout 0 \
+  --time_emb_dim 4 \
+  --random_channel_dropout 0 \
+  --caps_mark_norm raw \
+  --batch_size 8 \
+  --grad_accum 4 \
+  --learning_rate 0.0005 \
+  --optimizer adamw \
+  --weight_decay 0 \
+  --lradj onecycle \
+  --pct_start 0 \
+  --max_grad_norm 1 \
+  --train_epochs 100 \
+  --patience 12 \
+  --use_amp \
+  --amp_dtype bf16 \
+  --seed 2026 \
+  --des Exp \
+  --itr 1
