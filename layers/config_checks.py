@@ -13,6 +13,12 @@ from utils.errors import UserInputError
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
 IMPUTATION = "imputation"
+ANOMALY_DETECTION = "anomaly_detection"
+CLASSIFICATION = "classification"
+#: the tasks that work on the input window (no horizon)
+WINDOW_TASKS = (IMPUTATION, ANOMALY_DETECTION, CLASSIFICATION)
+#: every TSLib task a model can serve
+ALL_TASKS = FORECAST_TASKS + WINDOW_TASKS
 EMBED_TYPES = ("timeF", "fixed", "learned")
 ACTIVATIONS = ("relu", "gelu")
 
@@ -114,8 +120,6 @@ def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
     check_non_negative(configs, "label_len")
     check_dropout(configs)
 
-
-CLASSIFICATION = "classification"
 
 
 def check_classification_config(configs: argparse.Namespace, model: str) -> None:

@@ -29,10 +29,10 @@ from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
 from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
 from layers.config_checks import (
     ACTIVATIONS,
-    CLASSIFICATION,
+    ALL_TASKS,
     EMBED_TYPES,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_decoder_from_encoder,
     check_heads,
@@ -42,8 +42,9 @@ from layers.config_checks import (
 )
 from layers.Embed import DataEmbedding_wo_pos
 from layers.EncoderTaskHeads import EncoderWindowTasks
+from layers.TaskDispatch import window_task_output
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 
 
 class Model(EncoderWindowTasks, nn.Module):
@@ -114,12 +115,8 @@ class Model(EncoderWindowTasks, nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc, x_mark_dec)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,

@@ -16,6 +16,7 @@ import torch.nn as nn
 
 from layers.Autoformer_EncDec import series_decomp
 from layers.config_checks import (
+    ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
     IMPUTATION,
@@ -49,7 +50,7 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
     return layer
 
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 
 
 class Model(nn.Module):

@@ -30,18 +30,20 @@ import torch.nn as nn
 
 from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
+    ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_output_channels,
     check_task_config,
 )
 from layers.LegendreMemory import HiPPO_LegT
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 LEGENDRE_ORDER = 256
 SCALES = (1, 2, 4)
 MAX_MODES = 32
@@ -117,12 +119,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc)
 
     def forecast(self, x_enc: torch.Tensor) -> torch.Tensor:

@@ -35,10 +35,10 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
-    CLASSIFICATION,
+    ALL_TASKS,
     EMBED_TYPES,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_output_channels,
@@ -49,10 +49,11 @@ from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.SelfAttention_Family import AttentionLayer, ProbAttention
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
 from utils.errors import UserInputError
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 
 
 class Model(EncoderWindowTasks, nn.Module):
@@ -123,12 +124,8 @@ class Model(EncoderWindowTasks, nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
                 x_dec: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         if self.task_name == "short_term_forecast":
             return self.short_forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
         return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)

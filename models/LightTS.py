@@ -29,16 +29,18 @@ import torch
 import torch.nn as nn
 
 from layers.config_checks import (
+    ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_output_channels,
     check_positive,
     check_task_config,
 )
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 MAX_CHUNK_SIZE = 24
 
 
@@ -105,12 +107,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.encoder(x_enc)[:, :, -self.c_out:]  # [B, H, c_out]
 
     def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,

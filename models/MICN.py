@@ -44,10 +44,11 @@ import torch.nn as nn
 from layers.Autoformer_EncDec import series_decomp, series_decomp_multi
 from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
+    ALL_TASKS,
     CLASSIFICATION,
     EMBED_TYPES,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_decoder_from_encoder,
     check_output_channels,
@@ -55,8 +56,9 @@ from layers.config_checks import (
     check_task_config,
 )
 from layers.Embed import DataEmbedding
+from layers.TaskDispatch import window_task_output
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 # Width of the MIC feed-forward per model dimension (TSLib: 4·d_model; --d_ff is not read).
 FEED_FORWARD_RATIO = 4
 
@@ -226,12 +228,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc, x_mark_dec)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,

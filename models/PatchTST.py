@@ -17,9 +17,10 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_output_channels,
@@ -30,6 +31,7 @@ from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
 
@@ -51,7 +53,7 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
     return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
 
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 
 
 class Model(nn.Module):
@@ -100,12 +102,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc)
 
     def _encode(self, x_enc: torch.Tensor) -> torch.Tensor:

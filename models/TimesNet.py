@@ -18,10 +18,11 @@ import torch.nn.functional as F
 
 from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
+    ALL_TASKS,
     CLASSIFICATION,
     EMBED_TYPES,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_positive,
     check_task_config,
@@ -31,6 +32,7 @@ from layers.Embed import DataEmbedding
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
 
@@ -64,7 +66,7 @@ class TimesBlock(nn.Module):
         return (res * weight).sum(dim=-1) + x  # [B, T, D]
 
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 
 
 class Model(nn.Module):
@@ -122,12 +124,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:

@@ -18,9 +18,10 @@ import torch.nn as nn
 from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
     ACTIVATIONS,
+    ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_output_channels,
@@ -29,9 +30,10 @@ from layers.config_checks import (
 )
 from layers.Embed import DataEmbedding_inverted
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import full_attention_encoder
 
-TASKS = FORECAST_TASKS + (IMPUTATION, "anomaly_detection", CLASSIFICATION)
+TASKS = ALL_TASKS
 
 
 class Model(nn.Module):
@@ -75,12 +77,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:

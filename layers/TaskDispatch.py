@@ -1,0 +1,29 @@
+"""TSLib's task dispatch inside `Model.forward(x_enc, x_mark_enc, x_dec, x_mark_dec, mask=None)`: a model
+serving the window tasks exposes TSLib's methods and its forward hands those tasks here.
+
+- imputation: `imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)` → `[B, L, c_out]`
+- anomaly detection: `anomaly_detection(x_enc)` → `[B, L, c_out]` (TSLib passes no marks)
+- classification: `classification(x_enc, padding_mask)` → `[B, num_class]`; the experiment passes the padding
+  mask `[B, L]` in the `x_mark_enc` position.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from layers.config_checks import ANOMALY_DETECTION, CLASSIFICATION, IMPUTATION
+
+
+def window_task_output(model: nn.Module, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
+                       x_dec: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
+                       mask: torch.Tensor | None) -> torch.Tensor:
+    """The output of `model.task_name` (one of `WINDOW_TASKS`) through the model's TSLib-named method."""
+    task = model.task_name
+    if task == IMPUTATION:
+        return model.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
+    if task == ANOMALY_DETECTION:
+        return model.anomaly_detection(x_enc)
+    if task == CLASSIFICATION:
+        return model.classification(x_enc, x_mark_enc)
+    raise ValueError(f"--task_name {task!r} is not a window task (imputation, anomaly_detection, classification)")
