@@ -45,6 +45,7 @@ from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, follo
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
 # TSLib's tasks CAPS serves; the last three read the whole window (CAPS_Attention.md, "CAPS in TSLib's other tasks").
 CAPS_TASKS = (*FORECAST_TASKS, "imputation", "anomaly_detection", "classification")
+TASKS = CAPS_TASKS  # the name every model module declares its tasks under
 DIRECTION_CHOICES = ("auto", "causal", "bidirectional")
 # Time-mark normalisation (`normalise_marks`); auto follows --caps_numerics (paper: window, official: official).
 MARK_NORM_CHOICES = ("auto", "window", "official", "shift", "raw", "floored")

@@ -7,13 +7,15 @@ task's forward contract (TSLib §4):
 | anomaly_detection | `forward(x, None, None, None)` | `[B, L, C]` |
 | classification | `forward(x, padding_mask, None, None)` | `[B, num_class]` |
 
-plus one backward pass with finite gradients. A window task the model does not serve (in TSLib and here) is a
-one-line error naming `--task_name`. Models not in TSLib's table: CAPS serves every task (`EXTRA_TASKS`).
+plus one backward pass with finite gradients, for every task a model module declares in `TASKS` (each model
+declares at least the tasks TSLib's model serves); a window task it does not declare is a one-line error
+naming `--task_name`.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib
 from pathlib import Path
 
 import pytest
@@ -43,19 +45,17 @@ def tslib_tasks() -> dict[str, set[str]]:
 
 TSLIB_TASKS = tslib_tasks() if TASKS_CSV.is_file() else {}
 
-# Models of ours beyond TSLib's table that serve window tasks.
-EXTRA_TASKS: dict[str, set[str]] = {"CAPS": set(WINDOW_TASKS)}
-
-
-def served_tasks(model: str) -> set[str]:
-    return TSLIB_TASKS.get(model, set()) | EXTRA_TASKS.get(model, set())
+def declared_tasks(model: str) -> set[str]:
+    """The tasks a model module declares (`TASKS`; a module without it serves the two forecasting tasks)."""
+    module = importlib.import_module(f"models.{model}")
+    return set(getattr(module, "TASKS", ("long_term_forecast", "short_term_forecast")))
 
 
 # Per-(model, task) settings on top of the forecasting contract's tiny config.
 TASK_OVERRIDES: dict[tuple[str, str], dict] = {}
 
-SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t in served_tasks(m)]
-NOT_SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t not in served_tasks(m)]
+SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t in declared_tasks(m)]
+NOT_SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t not in declared_tasks(m)]
 
 
 def task_configs(make_configs, model: str, task: str):
@@ -83,6 +83,11 @@ def task_call(configs, task: str, generator: torch.Generator) -> tuple[tuple, tu
 def test_the_tslib_task_table_is_present():
     assert TASKS_CSV.is_file(), f"{TASKS_CSV} is missing: the tests need ../shared beside the repository"
     assert TSLIB_TASKS["TimesNet"] == {"long_term_forecast", "short_term_forecast", *WINDOW_TASKS}
+
+
+@pytest.mark.parametrize("model_name", sorted(set(MODEL_REGISTRY) & set(TSLIB_TASKS)))
+def test_every_model_declares_the_tasks_its_tslib_model_serves(model_name: str) -> None:
+    assert declared_tasks(model_name) >= TSLIB_TASKS[model_name] & set(WINDOW_TASKS)
 
 
 @pytest.mark.parametrize(("model_name", "task"), model_params(SERVED))
