@@ -37,7 +37,7 @@ import os
 import platform
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +57,7 @@ __all__ = [
     "RunResult",
     "accuracy_cells",
     "load_reference",
+    "latest_attempts",
     "load_runs",
     "machine_info",
     "main",
@@ -143,6 +144,28 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return float(np.mean(kept)) if kept and len(kept) == len(values) else None
 
 
+def latest_attempts(manifest: list[dict], results: dict[str, dict], key: Callable[[dict], tuple]
+                    ) -> tuple[list[tuple[tuple, int, dict, list[dict]]], list[dict]]:
+    """The latest attempt per (key(entry), seed) of the runner's manifest, in manifest order: finished ones
+    as ((*key, seed), manifest index, entry, their results.jsonl records) and failed entries; an attempt
+    stopped by the time budget (`interrupted`) is in neither (shown as unfinished, resumed next time). A run
+    made without --seeds counts under the seed run.py recorded."""
+    latest: dict[tuple, tuple[int, dict]] = {}
+    for number, entry in enumerate(manifest):
+        latest[(*key(entry), entry.get("seed"))] = number, entry
+    finished, failed = [], []
+    for full_key, (number, entry) in sorted(latest.items(), key=lambda item: item[1][0]):
+        found = [results.get(s) for s in entry.get("settings") or []]
+        if entry["status"] == "interrupted":
+            continue
+        if entry["status"] != "ok" or not found or None in found:
+            failed.append(entry)
+            continue
+        seed = full_key[-1] if full_key[-1] is not None else found[0].get("seed")
+        finished.append(((*full_key[:-1], seed), number, entry, found))
+    return finished, failed
+
+
 def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
     """Finished runs (one per row x dataset x horizon x seed, the latest attempt) and failed attempts; a
     run whose latest attempt was `interrupted` (time budget) is in neither. A run made without --seeds
@@ -159,21 +182,9 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
                           epochs_run=r.get("epochs_run"),
                           best_epoch=r.get("best_epoch"), train_seconds=r.get("train_seconds"),
                           params=r.get("params")) for s, r in results.items()], []
-    latest: dict[tuple[str, str, int, int | None], tuple[int, dict]] = {}
-    for number, entry in enumerate(manifest):
-        latest[(entry["row"], entry["dataset"], int(entry["pred_len"]), entry.get("seed"))] = number, entry
     by_seed: dict[tuple[str, str, int, int | None], RunResult] = {}
-    failed = []
-    # In manifest order of the latest attempts, so the most recent run of a seed is the one kept.
-    for (row, dataset, pred_len, seed), (_, entry) in sorted(latest.items(), key=lambda item: item[1][0]):
-        found = [results.get(s) for s in entry.get("settings") or []]
-        if entry["status"] == "interrupted":
-            # Stopped by the runner's time budget: unfinished (shown as —), not failed; resumed next time.
-            continue
-        if entry["status"] != "ok" or not found or None in found:
-            failed.append(entry)
-            continue
-        seed = seed if seed is not None else found[0].get("seed")
+    finished, failed = latest_attempts(manifest, results, lambda e: (e["row"], e["dataset"], int(e["pred_len"])))
+    for (row, dataset, pred_len, seed), _, entry, found in finished:
         by_seed[(row, dataset, pred_len, seed)] = RunResult(
             row=row, dataset=dataset, pred_len=pred_len, settings=list(entry["settings"]),
             mse=float(np.mean([r["mse"] for r in found])), mae=float(np.mean([r["mae"] for r in found])),

@@ -48,6 +48,7 @@ from compare.report import (
     _p,
     _read_jsonl,
     _seed_order,
+    latest_attempts,
     mark_best,
     mark_with_seeds,
     resolve_focus,
@@ -104,20 +105,10 @@ def load_task_runs(runs_dir: Path, spec: TaskSpec) -> tuple[list[TaskRun], list[
     """Finished runs (the latest attempt per row x dataset x point x seed) and failed attempts, from the
     runner's manifest and results.jsonl; an `interrupted` latest attempt is in neither."""
     results = {r["setting"]: r for r in _read_jsonl(runs_dir / RESULTS_JSONL)}
-    latest: dict[tuple, tuple[int, dict]] = {}
-    for number, entry in enumerate(_read_jsonl(runs_dir / MANIFEST_FILE)):
-        if entry.get("task") == spec.name:
-            latest[(entry["row"], entry["dataset"], entry["axis"], entry.get("seed"))] = number, entry
+    manifest = [e for e in _read_jsonl(runs_dir / MANIFEST_FILE) if e.get("task") == spec.name]
     runs: dict[tuple, TaskRun] = {}
-    failed = []
-    for (row, dataset, point, seed), (number, entry) in sorted(latest.items(), key=lambda item: item[1][0]):
-        found = [results.get(s) for s in entry.get("settings") or []]
-        if entry["status"] == "interrupted":
-            continue
-        if entry["status"] != "ok" or not found or None in found:
-            failed.append(entry)
-            continue
-        seed = seed if seed is not None else found[0].get("seed")
+    finished, failed = latest_attempts(manifest, results, lambda e: (e["row"], e["dataset"], e["axis"]))
+    for (row, dataset, point, seed), number, entry, found in finished:
         metrics = {m.key: float(np.mean([r[m.key] for r in found])) for m in spec.metrics
                    if all(r.get(m.key) is not None for r in found)}
         runs[(row, dataset, point, seed)] = TaskRun(
