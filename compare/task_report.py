@@ -131,12 +131,11 @@ def _by_seed(runs: list[TaskRun], row: str, dataset: str, point: float | int) ->
 
 
 def _m4_summary_lines(runs: list[TaskRun], rows: list[str], spec: TaskSpec
-                      ) -> tuple[list[Line], list[str], dict[str, list[dict]]]:
+                      ) -> tuple[list[Line], dict[str, list[dict]]]:
     """M4's Others and Average lines (SMAPE and MASE pooled per (row, seed) having all six groups, OWA from
-    run.py's summary), notes on missing OWA, and the OWA samples of the Yearly, Quarterly and Monthly lines."""
+    run.py's summary) and the OWA samples of the Yearly, Quarterly and Monthly lines."""
     # Each (row, seed) keeps its own m4_results folder (its model_id tag; exp.exp_short_term_forecasting.
     # m4_results_folder), so its recorded summary scores its own six groups.
-    notes: list[str] = []
     lines = {name: Line("M4", name, {m.key: [{} for _ in rows] for m in spec.metrics}) for name in (OTHERS, "Average")}
     owa_lines: dict[str, list[dict]] = {g: [{} for _ in rows] for g in ("Yearly", "Quarterly", "Monthly")}
     for i, row in enumerate(rows):
@@ -158,13 +157,13 @@ def _m4_summary_lines(runs: list[TaskRun], rows: list[str], spec: TaskSpec
                 for name, target in targets.items():
                     if name in owa:
                         target[i][seed] = float(owa[name])
-    return list(lines.values()), notes, owa_lines
+    return list(lines.values()), owa_lines
 
 
 def task_lines(runs: list[TaskRun], rows: list[str], datasets: list[str], spec: TaskSpec
-               ) -> tuple[list[Line], list[str]]:
-    """The table lines of a task in order, and notes for the report."""
-    lines, notes = [], []
+               ) -> list[Line]:
+    """The table lines of a task in order."""
+    lines = []
     for dataset in datasets:
         points = sorted({r.point for r in runs if r.dataset == dataset})
         mine = []
@@ -184,12 +183,12 @@ def task_lines(runs: list[TaskRun], rows: list[str], datasets: list[str], spec: 
                 average.samples[m.key] = per_row
             lines.append(average)
     if spec.name == "short_term_forecast":
-        summary, notes, owa = _m4_summary_lines(runs, rows, spec)
+        summary, owa = _m4_summary_lines(runs, rows, spec)
         for line in lines:
             if line.dataset in owa:
                 line.samples["owa"] = owa[line.dataset]
         lines += summary
-    return lines, notes
+    return lines
 
 
 def _means(samples: list[dict]) -> list[float | None]:
@@ -298,7 +297,7 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     chosen = resolve_focus(focus, rows)
     if chosen is None:
         raise UserInputError(f"--focus {focus!r} is not a row of this comparison; choose from {', '.join(rows)}")
-    lines, notes = task_lines(runs, rows, datasets, spec)
+    lines = task_lines(runs, rows, datasets, spec)
     counts = [len(d) for line in lines if not line.derived for d in line.samples[spec.headline.key] if d]
     seeded = max(counts, default=1) >= 2
     common_n = max(set(counts), key=counts.count) if counts else 1
@@ -310,7 +309,6 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
         # UEA's loader reads <model_id>_TRAIN.ts, so the runner tags classification runs' --des instead.
         conditions = [c.replace("`_sS` ends its model_id", "`_sS` ends its `--des`") for c in conditions]
     md += conditions
-    md += notes
     untested = False
     for title, metrics in spec.tables:
         md += ["", f"## {title}", "",

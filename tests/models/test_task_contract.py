@@ -51,15 +51,12 @@ def declared_tasks(model: str) -> set[str]:
     return set(getattr(module, "TASKS", ("long_term_forecast", "short_term_forecast")))
 
 
-# Per-(model, task) settings on top of the forecasting contract's tiny config.
-TASK_OVERRIDES: dict[tuple[str, str], dict] = {}
-
 SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t in declared_tasks(m)]
 NOT_SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t not in declared_tasks(m)]
 
 
 def task_configs(make_configs, model: str, task: str):
-    extra = dict(task_name=task, label_len=0, pred_len=0, **TASK_OVERRIDES.get((model, task), {}))
+    extra = dict(task_name=task, label_len=0, pred_len=0)
     configs = tiny_configs(make_configs, model, "M", **extra)
     if task == "classification":
         configs.num_class = NUM_CLASS
