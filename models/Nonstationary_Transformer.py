@@ -237,8 +237,7 @@ class Model(nn.Module):
         Linear(S·D → num_class).
         """
         x_raw = x_enc.detach()
-        mean = x_raw.mean(dim=1, keepdim=True)  # [B, 1, N]
-        std = torch.sqrt(x_raw.var(dim=1, keepdim=True, unbiased=False) + self.normalize.eps)  # [B, 1, N]
-        tau, delta = self.destationary_factors(x_raw, mean, std)
+        self.normalize(x_raw, "norm")  # records the window's statistics; the encoder reads the raw window
+        tau, delta = self.destationary_factors(x_raw, self.normalize.center, self.normalize.stdev)
         tokens, _ = self.encoder(self.enc_embedding(x_enc, None), tau=tau, delta=delta)  # [B, S, D]
         return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]
