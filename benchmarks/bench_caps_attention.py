@@ -6,8 +6,9 @@ Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] 
 
 It first checks exactness (chunked float32, the native CPU kernel and recurrent against the float64
 naive reference, all paths, default and extreme gates) and refuses to print any timing if a check fails.
-"native" rows (the C++ CPU recurrence of layers/CAPS_cpu_kernel.py) appear on the CPU when it builds. Kernels are
-called by name from `CAPS_KERNELS` (one shared signature); timings use paths 123.
+"native" rows (the C++ CPU recurrence of layers/CAPS_cpu_kernel.py) appear on the CPU when it builds, "fla" rows
+(fla-core's Triton `chunk_gla`, `--caps_impl fla`) on CUDA when fla-core imports; both are checked first like the
+others. Kernels are called by name from `CAPS_KERNELS` (one shared signature); timings use paths 123.
 
 Every configuration runs in a fresh subprocess, so peak memory is honest and independent:
 - cpu (Linux): the process's peak RSS (VmHWM, reset through /proc/self/clear_refs just before the pass)
@@ -40,7 +41,12 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from layers.CAPS_Attention import CAPS_KERNELS, native_unavailable_reason, parse_paths  # noqa: E402
+from layers.CAPS_Attention import (  # noqa: E402
+    CAPS_KERNELS,
+    fla_unavailable_reason,
+    native_unavailable_reason,
+    parse_paths,
+)
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
 T_VALUES = (96, 192, 816, 2048, 4096, 16384)
@@ -65,10 +71,15 @@ def native_rows(device: str) -> bool:
     return device == "cpu" and native_unavailable_reason() is None
 
 
+def fla_rows(device: str) -> bool:
+    """Whether fla-core's Triton kernel is benchmarked (CUDA, and fla-core imports)."""
+    return fla_unavailable_reason(torch.device(device)) is None
+
+
 def equivalence_checks(device: str) -> list[str]:
     """Failures (empty when exact): relative max error vs the float64 naive reference <= 1e-5."""
     failures = []
-    with_native = native_rows(device)
+    with_native, with_fla = native_rows(device), fla_rows(device)
     for paths in ("123", "12", "2", "none"):
         for shift in (0.0, 3.0, -20.0):
             for T in (97, 1000):
@@ -80,6 +91,8 @@ def equivalence_checks(device: str) -> list[str]:
                     runs["recurrent"] = ("recurrent", None)
                 if with_native and ids:
                     runs["native"] = ("native", None)
+                if with_fla:
+                    runs["fla"] = ("fla", None)
                 for name, (impl, chunk) in runs.items():
                     o = CAPS_KERNELS[impl](*[x.float() for x in x64], ids, chunk_size=chunk)
                     rel = ((o.double() - ref).abs().max() / ref.abs().max()).item()
@@ -230,7 +243,8 @@ def main() -> int:
     if failures:
         print("EQUIVALENCE CHECKS FAILED, no timings reported:\n  " + "\n  ".join(failures))
         return 1
-    checked = "chunked 16-128, recurrent" + (" and native" if native_rows(args.device) else "")
+    checked = ("chunked 16-128, recurrent" + (", native" if native_rows(args.device) else "")
+               + (", fla" if fla_rows(args.device) else ""))
     print(f"equivalence checks passed ({checked}, float32, vs naive float64: rel err <= 1e-5)")
     if args.model_step:
         model_step_table(args)
@@ -244,6 +258,8 @@ def main() -> int:
     impls = [("naive", 0), ("recurrent", 0)] + [("chunked", c) for c in chunks]
     if native_rows(args.device):
         impls.append(("native", 0))
+    if fla_rows(args.device):
+        impls.append(("fla", 0))
     header = f"{'shape':<22}{'T':>6}  {'impl':<12}{'fwd ms':>10}{'fwd+bwd ms':>12}{'peak MB':>10}{'x naive':>9}"
     print(header)
     print("-" * len(header))

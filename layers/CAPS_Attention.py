@@ -24,6 +24,8 @@ intra-chunk factorisation and the exact fallback are in `layers/CAPS_Attention.m
 This file imports only torch, einops and the standard library so that it can be dropped into
 a stock Time-Series-Library checkout next to `models/CAPS.py`; if `layers/CAPS_cpu_kernel.py` (and
 its C++ source) sit beside it, `impl="auto"` runs that native CPU kernel, otherwise the chunked one.
+On CUDA, `impl="fla"` (and "auto") hands the same primitive to flash-linear-attention's Triton kernel
+`chunk_gla` (`pip install fla-core`, imported on first use; without it the chunked kernel runs).
 """
 
 from __future__ import annotations
@@ -87,8 +89,11 @@ LAYER_ATTN_CHOICES = (*ATTN_CHOICES, NORMALISED_ATTN)
 PATH1_MAX_CHOICES = ("auto", "running", "global")
 PATH2_DECAY_CHOICES = ("auto", "exact", "official")
 ROPE_LAYOUT_CHOICES = ("auto", "paper", "official")
-# The kernels of CAPS_KERNELS, in that order, after "auto" (native on the CPU when it builds, else chunked).
-IMPL_CHOICES = ("auto", "naive", "recurrent", "chunked", "native")
+# The kernels of CAPS_KERNELS, in that order, after "auto" (native on the CPU when it builds; fla on CUDA
+# when fla-core imports; else chunked).
+IMPL_CHOICES = ("auto", "naive", "recurrent", "chunked", "native", "fla")
+# The optional package whose Triton kernel `fla.ops.gla.chunk_gla` runs impl="fla" (CUDA only).
+FLA_PACKAGE = "fla-core"
 
 
 @dataclass(frozen=True)
@@ -120,8 +125,9 @@ CAPS_OPTIONS: dict[str, CAPSOption] = {
                                    "(2j, 2j+1) (paper) or the official half-split angles with interleaved partners "
                                    "(not a rotation); auto = --caps_numerics"),
     "caps_impl": CAPSOption("auto", IMPL_CHOICES, "CAPS: attention implementation; auto = the native C++ kernel on "
-                            "CPU when it builds and the head width fits (layers/CAPS_cpu_kernel.py), else the torch "
-                            "chunked kernel; naive for --caps_attn softmax"),
+                            "CPU when it builds and the head width fits (layers/CAPS_cpu_kernel.py), fla-core's "
+                            "chunk_gla Triton kernel on CUDA when it imports (fla), else the torch chunked kernel; "
+                            "naive for --caps_attn softmax"),
     "caps_chunk": CAPSOption(0, None, "CAPS: chunk size of the linear-attention kernel; 0 = 32 on CPU, 64 on GPU "
                              "(fastest measured)"),
 }
@@ -241,20 +247,59 @@ def prepare_native_kernel(impl: str, head_dim: int | None = None) -> None:
         native_kernel.available()
 
 
+# (chunk_gla or None, why it cannot be used or None), filled on the first `fla_chunk_gla()` call. A plain
+# list rather than functools.cache, so that a torch.compile trace reads it without running the import.
+_FLA_IMPORT: list[tuple[Callable | None, str | None]] = []
+
+
+def fla_chunk_gla() -> tuple[Callable | None, str | None]:
+    """fla-core's `chunk_gla` and None, or None and why it does not import (imported once, on first use)."""
+    if not _FLA_IMPORT:
+        try:
+            from fla.ops.gla import chunk_gla
+        except Exception as exc:  # noqa: BLE001 (ImportError, or Triton failing to initialise: both mean "not here")
+            _FLA_IMPORT.append((None, f"{FLA_PACKAGE} does not import ({type(exc).__name__}: {exc})"))
+        else:
+            _FLA_IMPORT.append((chunk_gla, None))
+    return _FLA_IMPORT[0]
+
+
+def fla_unavailable_reason(device: torch.device) -> str | None:
+    """Why impl="fla" cannot run on `device` (None when fla-core's Triton kernel can)."""
+    if device.type != "cuda":
+        return f"fla-core's Triton kernels run on CUDA, not on {device.type}"
+    return fla_chunk_gla()[1]
+
+
+@cache
+def _log_fla_fallback(reason: str) -> None:
+    """One log line per reason: impl="fla" runs the chunked kernel where fla-core cannot."""
+    logger.info("CAPS: --caps_impl fla: %s; running the torch chunked kernel instead (pip install %s on a CUDA "
+                "machine for the Triton kernel)", reason, FLA_PACKAGE)
+
+
 def resolve_impl(impl: str, device: torch.device, head_dim: int | None = None) -> str:
     """"auto" -> "native" on the CPU when the native kernel is available (eager, or torch.compile where it
-    is an opaque op) and holds heads of width `head_dim`, else "chunked"; other choices are returned
-    unchanged ("native" raises ValueError where it cannot run)."""
+    is an opaque op) and holds heads of width `head_dim`; "fla" on CUDA when fla-core imports; else
+    "chunked". "fla" where fla-core cannot run -> "chunked" with one log line per reason; other choices
+    are returned unchanged ("native" raises ValueError where it cannot run)."""
     if impl == "native":
         if device.type != "cpu":
             raise ValueError(f"--caps_impl native is the CPU kernel; use chunked (or auto) on {device.type}")
         reason = native_unavailable_reason(head_dim)
         if reason is not None:
             raise ValueError(f"--caps_impl native is unavailable: {reason}; use --caps_impl chunked or auto")
+    if impl == "fla":
+        reason = fla_unavailable_reason(device)
+        if reason is None:
+            return "fla"
+        if not torch.compiler.is_compiling():
+            _log_fla_fallback(reason)
+        return "chunked"
     if impl != "auto":
         return impl
     if device.type != "cpu":
-        return "chunked"
+        return "fla" if fla_unavailable_reason(device) is None else "chunked"
     if head_dim is not None and native_width_problem(head_dim) is not None:
         if not torch.compiler.is_compiling():
             _log_wide_head_fallback(head_dim)
@@ -800,6 +845,57 @@ def caps_attention_chunked(
     return _BlockedChunkedCAPS.apply(q, k, v, p, g, clock, ids, chunk_size, rows)
 
 
+def gated_linear_attention_recurrent(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Reference gated linear attention in fla's `chunk_gla` convention, one step at a time.
+
+    q, k, g: [B, T, H, K]; v: [B, T, H, V]; g = log forget gate per step (<= 0).
+        S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t,   o_t = scale q_t S_t,   S_0 = 0, S_t: [B, H, K, V].
+    Returns (o [B, T, H, V], S_T). scale None: 1 / sqrt(K), as chunk_gla. O(T) Python steps: slow and
+    obviously correct; the stand-in for chunk_gla where Triton cannot run (tests of `caps_attention_fla`).
+    """
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    state = q.new_zeros(q.shape[0], q.shape[2], q.shape[3], v.shape[3])
+    outs = []
+    for t in range(q.shape[1]):
+        state = torch.exp(g[:, t])[..., None] * state + k[:, t, :, :, None] * v[:, t, :, None, :]
+        outs.append(scale * torch.einsum("bhk,bhkv->bhv", q[:, t], state))
+    return torch.stack(outs, dim=1), state
+
+
+def caps_attention_fla(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
+    paths: tuple[int, ...], *, attn: str = "linear", chunk_size: int | None = None,
+    rope_freq: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Linear CAPS as one gated-linear-attention call of fla-core's `chunk_gla` (Triton, CUDA).
+
+    The `CAPSKernel` signature; linear attention only. The paths concatenated along features are one
+    gated linear attention of key width F = n_paths E (`_path_features`, the chunked kernel's features):
+        queries [q / Z_t, q, q / sum_{j<=t} clock_j], keys [k exp(pt - m_t), k, k clock_t],
+        log gates per step [m_{t-1} - m_t, -softplus(g_t) clock_t, 0],
+    with pt = p + log clock and m_t = max_{i<=t} pt_i (path 1's running max), so that
+        o_t = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v_i,  scale 1
+    is chunk_gla's S_t = diag(exp(ell_t)) S_{t-1} + kt_t^T v_t, o_t = qt_t S_t. chunk_size only sets the
+    chunk of path 1's normaliser Z (chunk_gla picks its own); float32/bf16 only (Triton).
+    """
+    resolve_attn_impl(attn, "fla")
+    _check_chunk(chunk_size)
+    gla, reason = fla_chunk_gla()
+    if gla is None:
+        raise ValueError(f"--caps_impl fla: {reason}; pip install {FLA_PACKAGE} on a CUDA machine, or use "
+                         "--caps_impl auto or chunked")
+    ids = parse_paths(paths)
+    q, k = _rotated(q, k, rope_freq)
+    qt, kt, ell = _path_features(q, k, p, g, clock, ids, chunk_size or default_chunk(q.device))  # [B, H, T, F]
+    if ell is None:
+        ell = torch.zeros_like(qt)
+    qt, kt, ell = (rearrange(x, "b h t f -> b t h f").contiguous() for x in (qt, kt, ell))
+    o, _ = gla(qt, kt, v.contiguous(), ell, scale=1.0)
+    return o
+
+
 CAPSKernel = Callable[..., torch.Tensor]
 """The signature every CAPS kernel shares, so that tests and benchmarks swap them by name:
 
@@ -821,11 +917,12 @@ def _kernels() -> dict[str, CAPSKernel]:
     }
     if native_kernel is not None:
         kernels["native"] = native_kernel.caps_attention_native
+    kernels["fla"] = caps_attention_fla
     return kernels
 
 
 # name -> kernel, in IMPL_CHOICES order ("native" only where layers/CAPS_cpu_kernel.py is installed; it
-# runs only when `native_unavailable_reason()` is None).
+# runs only when `native_unavailable_reason()` is None; "fla" only where `fla_unavailable_reason()` is).
 CAPS_KERNELS: dict[str, CAPSKernel] = _kernels()
 
 
@@ -844,8 +941,9 @@ def caps_attention(
     attn: "linear" | "softmax"; paths: any of "123" ("" or "none": plain causal q.k) or its parsed tuple;
     impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (pure-torch chunked kernel)
     | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`; an opaque op under torch.compile)
-    | "auto" (native on the CPU when it builds and the head width fits, else chunked; naive for
-    attn="softmax", which has no other form: `resolve_attn_impl`).
+    | "fla" (fla-core's Triton `chunk_gla` on CUDA; elsewhere the chunked kernel, with one log line)
+    | "auto" (native on the CPU when it builds and the head width fits, fla on CUDA when fla-core
+    imports, else chunked; naive for attn="softmax", which has no other form: `resolve_attn_impl`).
     chunk_size: the chunked kernel's chunk length; None picks `default_chunk(q.device)` (the result
     does not depend on it beyond float rounding).
     Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
@@ -864,6 +962,9 @@ def caps_attention(
         impl = "chunked"
     impl = resolve_impl(impl, q.device, head_dim=max(q.shape[-1], v.shape[-1]))
     dtype = _compute_dtype(q)
+    if impl == "fla" and dtype == torch.float64:
+        raise ValueError("--caps_impl fla: fla-core's Triton kernels compute in float32/bf16, got float64 inputs; "
+                         "use --caps_impl chunked (or auto) for float64")
     out_dtype = q.dtype
     with torch.autocast(device_type=q.device.type, enabled=False):
         q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))
@@ -1045,6 +1146,8 @@ class CAPSAttention(nn.Module):
                              "--caps_paths " + "".join(map(str, self.paths)) + "; set both switches alike "
                              "(or use --caps_numerics) or use --caps_attn linear")
         prepare_native_kernel(impl, head_dim)
+        if impl in ("auto", "fla") and torch.cuda.is_available():
+            fla_chunk_gla()  # import now: a torch.compile trace reads the result without importing
         self.n_heads, self.head_dim = n_heads, head_dim
         self.attn, self.rope, self.numerics = attn, rope, numerics
         self.chunk_size, self.impl = chunk_size, impl

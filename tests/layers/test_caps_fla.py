@@ -1,0 +1,188 @@
+"""impl="fla": CAPS as one gated-linear-attention call of fla-core's `chunk_gla`.
+
+On the CPU (CI): the reference gated linear attention in chunk_gla's convention against the chunked
+kernel's primitive, the derivation (paths concatenated into one GLA call, `caps_attention_fla`) against
+the naive kernel in float64 with that reference standing in for chunk_gla, and the dispatch rules
+(fallback with one log line, auto on CUDA, clear errors). On a CUDA machine with fla-core installed:
+the Triton kernel itself, float32 against the float64 reference up to T = 16 384 in every gate regime,
+gradients included, and bf16 autocast. Run there as
+    TRITON_F32_DEFAULT=ieee python -m pytest tests/layers/test_caps_fla.py
+(Triton's float32 dots default to TF32, ~1e-3 relative; `ieee` checks the algorithm at full float32).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+
+import layers.CAPS_Attention as caps
+from layers.CAPS_Attention import caps_attention
+from tests.layers.test_caps_attention import (
+    F32_TOL,
+    F64_TOL,
+    REGIMES,
+    _kernel_grads,
+    assert_close,
+    check_all,
+    make_inputs,
+    run_with_grads,
+)
+
+CPU, CUDA = torch.device("cpu"), torch.device("cuda")
+
+
+@pytest.fixture
+def reference_gla(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chunk_gla replaced by the step-by-step reference (same convention), as if fla-core imported."""
+    monkeypatch.setattr(caps, "_FLA_IMPORT", [(caps.gated_linear_attention_recurrent, None)])
+
+
+@pytest.fixture
+def no_fla(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(caps, "_FLA_IMPORT", [(None, "fla-core does not import (ModuleNotFoundError: test)")])
+
+
+@pytest.mark.parametrize("regime", list(REGIMES))
+def test_reference_gla_is_the_chunked_primitive(regime: str) -> None:
+    """S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t, o_t = q_t S_t equals the chunked kernel's decayed linear
+    attention sum_i q_t k_i exp(L_t - L_i) v_i (float64; gates x10 reach decays of exp(-1e3))."""
+    q, k, v, p, g, _ = make_inputs(2, 75, 3, 5, regime, seed=4)
+    ell = -torch.nn.functional.softplus(g)
+    o, state = caps.gated_linear_attention_recurrent(q, k, v, ell, scale=1.0)
+    q_, k_, v_, ell_ = (x.transpose(1, 2) for x in (q, k, v, ell))  # [B, H, T, E], the chunked kernel's layout
+    expected = caps.decayed_linear_attention_chunked(q_, k_, v_, ell_, chunk_size=16).transpose(1, 2)
+    assert_close(o, expected, F64_TOL, "reference GLA vs chunked primitive")
+    assert state.shape == (2, 3, 5, 5)
+    assert_close(caps.gated_linear_attention_recurrent(q, k, v, ell)[0], o / 5 ** 0.5, F64_TOL, "default scale")
+
+
+@pytest.mark.parametrize("regime", list(REGIMES))
+@pytest.mark.parametrize("paths", [(1, 2, 3), (1,), (2,), (3,), (1, 3), ()], ids=lambda p: "paths-" + "".join(map(str, p)))
+def test_one_gla_call_is_caps(paths: tuple[int, ...], regime: str, reference_gla: None) -> None:
+    """The derivation of issue 18: queries [q/Z, q, q/sum clock], keys [k e^(pt-m), k, k clock], log gates
+    [m_{t-1} - m_t, -softplus(g) clock, 0] in one GLA call = the paper's three paths (naive kernel),
+    outputs and every gradient (RoPE frequencies included), float64."""
+    inputs = make_inputs(2, 97, 2, 6, regime, seed=7)
+    omega = caps.rope_frequencies(6).double() * 1.3
+    weight = torch.randn(2, 97, 2, 6, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    ref = _kernel_grads(caps.CAPS_KERNELS["naive"], inputs, omega, weight, paths)
+    got = _kernel_grads(caps.CAPS_KERNELS["fla"], inputs, omega, weight, paths)
+    assert_close(got[0], ref[0], F64_TOL, "fla form output")
+    floor = max(g.abs().max().item() for g in ref[1])
+    for label, a, b in zip("q k v p g clock omega".split(), got[1], ref[1], strict=True):
+        assert_close(a, b, F64_TOL, f"fla form grad {label}", scale_floor=floor)
+
+
+def test_fla_falls_back_to_chunked_with_one_log_line(no_fla: None, caplog: pytest.LogCaptureFixture) -> None:
+    """No fla-core (or no GPU): --caps_impl fla runs the chunked kernel, saying so once, with the same result."""
+    caps._log_fla_fallback.cache_clear()
+    inputs = make_inputs(1, 40, 2, 4)
+    with caplog.at_level(logging.INFO, logger=caps.logger.name):
+        outs = [caps_attention(*inputs, impl="fla") for _ in range(3)]
+        assert caps.resolve_impl("fla", CUDA) == "chunked"
+    lines = [r.getMessage() for r in caplog.records if "--caps_impl fla" in r.getMessage()]
+    assert len(lines) == 2, lines  # one per reason: no CUDA here, fla-core missing on the CUDA device
+    assert "not on cpu" in lines[0] and "running the torch chunked kernel" in lines[0]
+    assert "ModuleNotFoundError" in lines[1]
+    assert_close(outs[0], caps_attention(*inputs, impl="chunked"), 0.0, "fallback is the chunked kernel")
+
+
+def test_auto_picks_fla_only_on_cuda_when_it_imports(reference_gla: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert caps.resolve_impl("auto", CUDA) == "fla"
+    assert caps.resolve_impl("fla", CUDA) == "fla"
+    assert caps.resolve_impl("auto", CPU) in ("native", "chunked")
+    assert caps.resolve_impl("fla", CPU) == "chunked"
+    monkeypatch.setattr(caps, "_FLA_IMPORT", [(None, "missing")])
+    assert caps.resolve_impl("auto", CUDA) == "chunked"
+
+
+def test_fla_errors_are_one_line(no_fla: None, reference_gla: None) -> None:
+    """Softmax is not a GLA; the kernel called by name without fla-core says what to install."""
+    inputs = make_inputs(1, 8, 1, 2)
+    with pytest.raises(ValueError, match="--caps_impl naive"):
+        caps.CAPS_KERNELS["fla"](*inputs, (1, 2, 3), attn="softmax")
+    with pytest.raises(ValueError, match=r"only has impl='naive'.*got --caps_impl fla"):
+        caps.resolve_attn_impl("softmax", "fla")
+
+
+def test_fla_kernel_without_fla_core_names_the_package(no_fla: None) -> None:
+    with pytest.raises(ValueError, match="pip install fla-core"):
+        caps.CAPS_KERNELS["fla"](*make_inputs(1, 8, 1, 2), (1, 2, 3))
+
+
+def test_float64_is_refused_by_fla(monkeypatch: pytest.MonkeyPatch, reference_gla: None) -> None:
+    """Triton computes in float32/bf16: a float64 call must not be silently downcast."""
+    monkeypatch.setattr(caps, "fla_unavailable_reason", lambda device: None)
+    with pytest.raises(ValueError, match="float32/bf16, got float64"):
+        caps_attention(*make_inputs(1, 8, 1, 2), impl="fla")
+
+
+def test_layer_accepts_fla_and_runs_on_cpu(make_configs) -> None:
+    """run.py's --caps_impl fla on this CPU: the model trains (chunked fallback), no flag ignored."""
+    from models.CAPS import Model as CAPS
+
+    configs = make_configs(model="CAPS", seq_len=24, label_len=0, pred_len=8, enc_in=3, dec_in=3, c_out=3,
+                           d_model=16, n_heads=2, e_layers=1, caps_impl="fla")
+    model = CAPS(configs)
+    x, marks = torch.randn(2, 24, 3), torch.rand(2, 24, 4) - 0.5
+    out = model(x, marks, torch.zeros(2, 8, 3), torch.rand(2, 8, 4) - 0.5)
+    out.square().mean().backward()
+    assert out.shape == (2, 8, 3) and all(p.grad is not None for p in model.parameters() if p.requires_grad)
+
+
+# ---- on a CUDA machine with fla-core: the Triton kernel itself --------------------------------------
+
+def _fla_on_cuda() -> str | None:
+    if not torch.cuda.is_available():
+        return "needs a CUDA device (none visible to torch)"
+    return caps.fla_chunk_gla()[1]
+
+
+_FLA_REASON = _fla_on_cuda()
+needs_fla = pytest.mark.skipif(_FLA_REASON is not None, reason=f"fla-core's Triton kernel cannot run: {_FLA_REASON}")
+
+
+def _float64_reference(inputs: list[torch.Tensor], weight: torch.Tensor, T: int):
+    """The naive kernel on the CPU up to T = 816; beyond, the chunked kernel in float64 on the GPU (tested
+    equal to naive at 1e-12 in float64, tests/layers/test_caps_attention.py) since [T, T, E] does not fit."""
+    if T <= 816:
+        return run_with_grads(inputs, weight, impl="naive")
+    o, grads = run_with_grads([x.to(CUDA) for x in inputs], weight.to(CUDA), impl="chunked")
+    return o.cpu(), [g.cpu() for g in grads]
+
+
+@needs_fla
+@pytest.mark.parametrize("regime", list(REGIMES))
+@pytest.mark.parametrize("T", [97, 816, 4096, 16384], ids=lambda t: f"T{t}")
+def test_fla_float32_matches_float64_reference(T: int, regime: str) -> None:
+    """Issue 18's bar: float32 fla vs float64, outputs and all gradients <= 1e-5 relative."""
+    inputs = make_inputs(1 if T > 4096 else 2, T, 2, 8, regime, dtype=torch.float64, seed=T)
+    weight = torch.randn(*inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(T))
+    expected = _float64_reference(inputs, weight, T)
+    o, grads = run_with_grads([x.float().to(CUDA) for x in inputs], weight.float().to(CUDA), impl="fla")
+    check_all((o.cpu(), [g.cpu() for g in grads]), expected, F32_TOL, f"fla T={T} {regime}")
+
+
+@needs_fla
+def test_fla_model_under_bf16_autocast_is_finite(make_configs) -> None:
+    """The CAPS_ETTh1.sh model with --caps_impl fla under bf16 autocast: finite forecast and gradients,
+    within bf16 rounding of float32."""
+    from models.CAPS import Model as CAPS
+
+    configs = make_configs(model="CAPS", seq_len=96, label_len=0, pred_len=96, enc_in=7, dec_in=7, c_out=7,
+                           d_model=0, n_heads=4, e_layers=3, dropout=0.0, time_emb_dim=4, caps_impl="fla")
+    model = CAPS(configs).to(CUDA)
+    gen = torch.Generator().manual_seed(1)
+    inputs = [t.to(CUDA) for t in (torch.randn(16, 96, 7, generator=gen), torch.rand(16, 96, 4, generator=gen) - 0.5,
+                                   torch.zeros(16, 96, 7), torch.rand(16, 96, 4, generator=gen) - 0.5)]
+    with torch.no_grad():
+        reference = model(*inputs)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        forecast = model(*inputs)
+    forecast.float().square().mean().backward()
+    rel = ((forecast.float() - reference).norm() / reference.norm()).item()
+    assert torch.isfinite(forecast).all() and rel < 2e-2, f"bf16 forecast differs from float32 by {rel:.2e}"
+    bad = [n for n, prm in model.named_parameters() if prm.grad is not None and not torch.isfinite(prm.grad).all()]
+    assert not bad, f"non-finite gradients under bf16 autocast: {bad}"
