@@ -35,7 +35,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from data_provider.data_factory import build_dataset
 from exp.model_registry import MODEL_REGISTRY
-from exp.train_step import ForecastStep, make_optimizer, model_inputs
+from exp.train_step import ForecastStep, compiled_runner, make_optimizer, model_inputs
 from utils.timefeatures import num_calendar_features, num_time_features
 from utils.train_split import (
     TRAIN_SPLIT_ATTR,
@@ -217,11 +217,11 @@ def make_train_step(configs: argparse.Namespace, model: nn.Module, device: str |
                     seed: int = 0) -> tuple[ForecastStep, Callable[[], torch.Tensor]]:
     """(the step, a call of it on one batch); puts `model` in train mode. `run()` runs the experiment's training step (`ForecastStep`) with the
     recipe's optimiser on one fixed random batch of `--batch_size`. With `--compile` the step runs the
-    torch.compile wrapper, as run.py does (compilation happens in the first call)."""
+    torch.compile wrapper in --compile_mode, as run.py does (compilation happens in the first call)."""
     device = torch.device(device)
     batch = tuple(t.to(device) for t in example_batch(configs, configs.batch_size, seed))
     model.train()
-    runner = torch.compile(model) if getattr(configs, "compile", False) else model
+    runner = compiled_runner(model, configs)
     train_step = ForecastStep(model, configs, device, runner=runner, optimizer=make_optimizer(model, configs))
     return train_step, functools.partial(train_step, batch)
 

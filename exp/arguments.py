@@ -10,7 +10,7 @@ import argparse
 
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
-from exp.train_step import TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
+from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.CAPS_Attention import CAPS_OPTIONS
 from models.CAPS import CAPS_MODEL_OPTIONS
 from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--train_loop", type=str, default="ours", metavar="{" + ",".join(TRAIN_LOOPS) + "}",
                    help=TRAIN_LOOP_HELP)
     g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
+    g.add_argument("--compile_mode", type=str, default=None, choices=COMPILE_MODES,
+                   help="with --compile: torch.compile's mode (default: torch's default); reduce-overhead replays "
+                        "the compiled step as CUDA graphs (launch-bound GPU steps), max-autotune also tunes kernels")
     g.add_argument("--host_malloc", type=str, default="retain", choices=HOST_MALLOC_CHOICES,
                    help="retain: glibc serves blocks below 1 GiB from the heap and never trims it, so freed activations "
                         "are reused instead of paged in again at every step (faster CPU steps; the process keeps its "
@@ -236,6 +239,9 @@ def validate_args(args: argparse.Namespace) -> None:
         check_train_loop(args)
     except ValueError as err:
         raise UserInputError(str(err)) from None
+    if args.compile_mode is not None and not args.compile:
+        raise UserInputError(f"--compile_mode {args.compile_mode} sets torch.compile's mode: add --compile, or drop "
+                             "--compile_mode")
     if args.vali_loss != "samples" and args.task_name not in VALI_LOSS_TASKS:
         raise UserInputError(f"--vali_loss {args.vali_loss} applies to {' and '.join(VALI_LOSS_TASKS)} only; "
                              f"drop it for --task_name {args.task_name}")

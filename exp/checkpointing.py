@@ -34,7 +34,7 @@ LAST_FORMAT = 2
 # "run_seed" were written into the namespace by earlier versions and may appear in an older last.pth.
 _RESUME_FREE_FLAGS = frozenset({
     "resume", "is_training", "itr", "root_path", "checkpoints", "num_workers", "no_progress", "use_gpu",
-    "gpu", "gpu_type", "use_multi_gpu", "devices", "device", "device_ids", "compile", "save_every_steps",
+    "gpu", "gpu_type", "use_multi_gpu", "devices", "device", "device_ids", "compile", "compile_mode", "save_every_steps",
     "detect_anomaly", "run_seed",
 })
 

@@ -57,6 +57,7 @@ from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler
 from exp.train_step import (
     ForecastStep,
     amp_settings,
+    compiled_runner,
     make_onecycle,
     make_optimizer,
     official_optimizer_steps,
@@ -121,11 +122,11 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         super().__init__(args)
         if args.use_amp and not amp_settings(args, self.device)[0]:
             logger.info("--use_amp is ignored on %s: AMP runs only on CUDA", self.device.type)
-        self.runner = torch.compile(self.model) if args.compile else self.model
+        self.runner = compiled_runner(self.model, args)
         # Ranks evaluate shards of different sizes, so evaluation bypasses the DDP wrapper (whose
         # forward may communicate) and runs the bare model.
         if self.dist.enabled:
-            self.eval_runner = torch.compile(self._bare_model()) if args.compile else self._bare_model()
+            self.eval_runner = compiled_runner(self._bare_model(), args)
         else:
             self.eval_runner = self.runner
         # Forward and loss for evaluation; `_start_training` makes the one with an optimiser.

@@ -38,6 +38,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 Batch = Sequence[torch.Tensor]
+# torch.compile's modes, as --compile_mode spells them (None: torch's default mode).
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compiled_runner(model: nn.Module, args: argparse.Namespace) -> Callable[..., torch.Tensor]:
+    """What the step calls for the forward pass: `model`, or with --compile its torch.compile wrapper in
+    --compile_mode (reduce-overhead: the compiled graphs replayed as CUDA graphs)."""
+    if not getattr(args, "compile", False):
+        return model
+    return torch.compile(model, mode=getattr(args, "compile_mode", None))
+
+
 
 TRAIN_LOOPS = ("ours", "official")
 TRAIN_LOOP_HELP = (

@@ -68,6 +68,7 @@ def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
         ("augmentation_ratio", 2, "--augmentation_ratio 2 needs at least one preset"),
         ("augmentation_ratio", -1, "--augmentation_ratio must be >= 0"),
         ("jitter", True, "--jitter does nothing without --augmentation_ratio"),
+        ("compile_mode", "reduce-overhead", "--compile_mode reduce-overhead sets torch.compile's mode: add --compile"),
     ],
     ids=lambda v: str(v),
 )

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 from compare import efficiency
-from exp.train_step import ForecastStep, make_optimizer, model_inputs
+from exp.train_step import ForecastStep, compiled_runner, make_optimizer, model_inputs
 
 B, L, LL, H, C = 3, 6, 2, 4, 3
 
@@ -82,3 +82,15 @@ def test_efficiency_times_the_experiment_step(make_configs, monkeypatch):
     result = efficiency.measure(configs, steps=2, warmup=1)
     assert result.step_ms is not None and result.step_ms > 0
     assert calls and set(calls) == {((2, 8, 2), (2, 8, 2), (2, 8, 4), (2, 8, 4))}
+
+
+@pytest.mark.parametrize(("compile_flag", "mode", "expected"), [
+    (False, None, None), (True, None, {"mode": None}), (True, "reduce-overhead", {"mode": "reduce-overhead"})])
+def test_compiled_runner_passes_the_mode(make_configs, monkeypatch, compile_flag, mode, expected):
+    """--compile wraps the model in torch.compile with --compile_mode (None: torch's default); without it the
+    step calls the model itself."""
+    calls = []
+    monkeypatch.setattr(torch, "compile", lambda model, **kw: calls.append(kw) or model)
+    model = nn.Linear(2, 2)
+    runner = compiled_runner(model, make_configs(compile=compile_flag, compile_mode=mode))
+    assert runner is model and calls == ([] if expected is None else [expected])
