@@ -141,10 +141,11 @@ def example_inputs(configs: argparse.Namespace, batch_size: int, device: str | t
 
 
 def _flop_model(configs: argparse.Namespace, model: nn.Module, device: torch.device) -> nn.Module:
-    """The model whose FLOPs are counted: torch's counter cannot see inside CAPS's native C++ kernel,
-    so a CAPS model that would run it is counted on the pure-torch chunked kernel (same arithmetic).
+    """The model whose FLOPs are counted: torch's counter cannot see inside CAPS's native C++ kernel or
+    fla-core's Triton kernel, so a CAPS model that may run one is counted on the pure-torch chunked kernel
+    (same arithmetic).
     Softmax attention only runs naive (auto selects it), so its model is counted as it is."""
-    if getattr(configs, "caps_impl", "chunked") not in ("auto", "native") or getattr(configs, "caps_attn", "linear") == "softmax":
+    if getattr(configs, "caps_impl", "chunked") not in ("auto", "native", "fla") or getattr(configs, "caps_attn", "linear") == "softmax":
         return model
     return build_model(argparse.Namespace(**{**vars(configs), "caps_impl": "chunked"}), device)
 

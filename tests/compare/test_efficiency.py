@@ -1,5 +1,6 @@
 """`compare.efficiency.measure`: FLOPs of a CAPS model are the same whichever kernel it runs (torch's
-FLOP counter cannot see inside the native C++ kernel, so they are counted on the chunked one)."""
+FLOP counter cannot see inside the native C++ kernel or fla-core's Triton kernel, so they are counted on the
+chunked one)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from compare.efficiency import measure
 
 
-@pytest.mark.parametrize("impl", ["auto", "native"])
+@pytest.mark.parametrize("impl", ["auto", "native", "fla"])
 def test_caps_flops_do_not_depend_on_the_kernel(make_configs, impl: str) -> None:
     base = dict(model="CAPS", seq_len=24, pred_len=12, enc_in=3, dec_in=3, c_out=3, e_layers=1, d_model=0,
                 n_heads=2, batch_size=2)
