@@ -352,14 +352,15 @@ def _riemann_normaliser(
 
 def _path_features(
     q: torch.Tensor, k: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
-    paths: tuple[int, ...], chunk_size: int = DEFAULT_CHUNK,
+    paths: tuple[int, ...], chunk_size: int = DEFAULT_CHUNK, branch_free: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """qt, kt [B, H, T, F] and log decay per step ell = L[t] - L[t-1] <= 0 (None if no path decays).
 
     Path 1: L = -cummax(pt), qt = q exp(m - lse), kt = k exp(pt - m) with pt = p + log clock,
             m = cummax(pt), lse = logcumsumexp(pt): exp(pt_i - lse_t) split into factors <= 1.
             exp(m - lse) = 1 / Z comes from `_riemann_normaliser` at `chunk_size` when its spread
-            rule holds (eager mode), else from the two-level log-cum-sum-exp scan.
+            rule holds (eager mode), else from the two-level log-cum-sum-exp scan. branch_free: always
+            the scan, so no data-dependent branch reads the device (no host sync; as under torch.compile).
     Path 2: L = -cumsum(softplus(g) clock), qt = q, kt = k.
     Path 3: L = 0, qt = q / cumsum(clock), kt = k clock.
     """
@@ -375,7 +376,7 @@ def _path_features(
             m = torch.cummax(pt, dim=2).values
             w = torch.exp(pt - m)
             ell = F.pad(m[:, :, :-1] - m[:, :, 1:], (0, 0, 1, 0))
-            local_first = None if torch.compiler.is_compiling() else _local_log_decay(ell, chunk_size)
+            local_first = None if branch_free or torch.compiler.is_compiling() else _local_log_decay(ell, chunk_size)
             if local_first is not None and bool(_spread_is_safe(local_first[0])):
                 qs.append(q / _riemann_normaliser(w, ell, chunk_size, local_first))
             else:
@@ -888,7 +889,8 @@ def caps_attention_fla(
                          "--caps_impl auto or chunked")
     ids = parse_paths(paths)
     q, k = _rotated(q, k, rope_freq)
-    qt, kt, ell = _path_features(q, k, p, g, clock, ids, chunk_size or default_chunk(q.device))  # [B, H, T, F]
+    # branch_free: no device-to-host sync anywhere in the call (launch-bound GPU steps, CUDA graphs).
+    qt, kt, ell = _path_features(q, k, p, g, clock, ids, branch_free=True)  # [B, H, T, F]
     if ell is None:
         ell = torch.zeros_like(qt)
     qt, kt, ell = (rearrange(x, "b h t f -> b t h f").contiguous() for x in (qt, kt, ell))

@@ -75,6 +75,20 @@ def test_one_gla_call_is_caps(paths: tuple[int, ...], regime: str, reference_gla
         assert_close(a, b, F64_TOL, f"fla form grad {label}", scale_floor=floor)
 
 
+@pytest.mark.parametrize("regime", list(REGIMES))
+@pytest.mark.parametrize("T", [97, 700], ids=lambda t: f"T{t}")
+def test_one_gla_call_float32_matches_float64(T: int, regime: str, reference_gla: None) -> None:
+    """The features in float32 (path 1's normaliser from the branch-free scan the fla kernel uses) against
+    the float64 naive kernel: outputs and gradients within 1e-5 (the GLA itself the float32 reference)."""
+    inputs = make_inputs(1, T, 2, 8, regime, seed=T)
+    weight = torch.randn(1, T, 2, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(T))
+    expected = run_with_grads(inputs, weight, impl="naive")
+    leaves = [x.float().requires_grad_() for x in inputs]
+    o = caps.CAPS_KERNELS["fla"](*leaves, (1, 2, 3))
+    (o * weight.float()).sum().backward()
+    check_all((o.detach(), [x.grad for x in leaves]), expected, F32_TOL, f"fla form float32 T={T} {regime}")
+
+
 def test_fla_falls_back_to_chunked_with_one_log_line(no_fla: None, caplog: pytest.LogCaptureFixture) -> None:
     """No fla-core (or no GPU): --caps_impl fla runs the chunked kernel, saying so once, with the same result."""
     caps._log_fla_fallback.cache_clear()
