@@ -11,6 +11,7 @@ import torch
 from layers.CAPS_Attention import CAPSAttention, caps_attention
 from models.CAPS import Model as CAPS
 from tests.layers.test_caps_attention import F32_TOL, check_all, make_inputs, run_with_grads
+from tests.layers.test_caps_fla import needs_fla
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (none visible to torch)")
 CUDA = torch.device("cuda")
@@ -36,10 +37,10 @@ def test_chunked_on_cuda_matches_float64_reference(regime: str, T: int) -> None:
     check_all((o.cpu(), [g.cpu() for g in grads]), expected, F32_TOL, f"cuda T={T} {regime}")
 
 
-def recipe_model(make_configs, pred_len: int = 96) -> CAPS:
-    """The CAPS_ETTh1.sh model (official width rule, 3 layers, 4 heads) on the GPU."""
+def recipe_model(make_configs, pred_len: int = 96, **flags) -> CAPS:
+    """The CAPS_ETTh1.sh model (official width rule, 3 layers, 4 heads) on the GPU, plus run.py `flags`."""
     configs = make_configs(model="CAPS", seq_len=96, label_len=0, pred_len=pred_len, enc_in=7, dec_in=7, c_out=7,
-                           d_model=0, n_heads=4, e_layers=3, dropout=0.0, time_emb_dim=4)
+                           d_model=0, n_heads=4, e_layers=3, dropout=0.0, time_emb_dim=4, **flags)
     return CAPS(configs).to(CUDA)
 
 
@@ -52,9 +53,11 @@ def model_inputs(batch: int, pred_len: int = 96) -> tuple[torch.Tensor, ...]:
     return tuple(t.to(CUDA) for t in (x, marks, dec, dec_marks))
 
 
-def test_model_under_bf16_autocast_is_finite_and_close_to_float32(make_configs) -> None:
-    """The recipe's bf16 autocast: forecast within bf16 rounding of float32, finite gradients."""
-    model = recipe_model(make_configs)
+@pytest.mark.parametrize("impl", ["chunked", pytest.param("fla", marks=needs_fla)])
+def test_model_under_bf16_autocast_is_finite_and_close_to_float32(make_configs, impl: str) -> None:
+    """The recipe's bf16 autocast: forecast within bf16 rounding of float32, finite gradients (torch's chunked
+    kernel and fla-core's Triton kernel)."""
+    model = recipe_model(make_configs, caps_impl=impl)
     inputs = model_inputs(16)
     with torch.no_grad():
         reference = model(*inputs)
