@@ -2,11 +2,14 @@
 
 Usage:  python benchmarks/profile_caps_step.py [--pred_len 720] [--batch 32] [--impl auto] [--threads 1] [--rows 25]
                                               [--host_malloc retain|system] [--steps 5] [--attention caps|identity]
+                                              [--device cpu|cuda] [--compile [--compile_mode reduce-overhead]]
 
 Builds the model from `scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh` (as bench_models.py does),
 runs one warm-up step, times `--steps` unprofiled steps (forward, MSE, backward, AdamW; median, with
 the minor page faults of each step), then profiles one step and prints the operators sorted by self
-CPU time. The native kernel shows up as `caps_tslib::native_forward` / `native_backward`.
+CPU time. The native kernel shows up as `caps_tslib::native_forward` / `native_backward`. On CUDA the
+table is sorted by self CUDA time, and a line counts the step's kernel launches and the calls that make
+the host wait for the device (synchronisations, device-to-host copies): what a launch-bound step pays.
 
 `--attention identity` is a diagnostic lower bound, not a model: the attention kernel (`caps_attention`,
 with its RoPE and per-path inputs) is replaced by o = v, while the projections, norms, MLPs, embeddings
@@ -34,6 +37,10 @@ from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import merge_flags, parse_run_args  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
+# CUDA runtime calls of a profiled step: those that launch a kernel, and those that make the host wait.
+LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC", "cudaGraphLaunch")
+WAIT_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
+
 
 def _value_passthrough(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args, **kwargs) -> torch.Tensor:
     """The `--attention identity` stand-in for `caps_attention`: o = v (same shape and dtype, differentiable)."""
@@ -51,15 +58,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=5, help="unprofiled timed steps (median reported)")
     p.add_argument("--attention", default="caps", choices=("caps", "identity"),
                    help="identity: replace the attention kernel by o = v (lower bound of the step, see above)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--compile", action="store_true", help="profile the torch.compile'd step, as run.py --compile")
+    p.add_argument("--compile_mode", default=None, help="with --compile: torch.compile's mode, as run.py's flag")
     args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
     if args.attention == "identity":
         caps_layer.caps_attention = _value_passthrough
     torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)
     recipe = RECIPES.recipe("CAPS", "ETTh1", args.pred_len)
-    configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(args.batch), "--caps_impl", args.impl]))
-    _, step = make_train_step(configs, build_model(configs))
-    step()
+    compile_flags = ["--compile"] + (["--compile_mode", args.compile_mode] if args.compile_mode else []) if args.compile else []
+    configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(args.batch), "--caps_impl", args.impl,
+                                                       *compile_flags]))
+    _, run_step = make_train_step(configs, build_model(configs, args.device), args.device)
+    cuda = args.device == "cuda"
+
+    def step() -> None:
+        run_step()
+        if cuda:
+            torch.cuda.synchronize()
+
+    for _ in range(3 if args.compile else 1):  # compilation (and CUDA-graph recording) happen here
+        step()
     times, faults = [], []
     for _ in range(args.steps):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -67,17 +89,27 @@ def main(argv: list[str] | None = None) -> int:
         step()
         times.append(time.perf_counter() - start)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
         start = time.perf_counter()
         step()
         seconds = time.perf_counter() - start
+    device = torch.cuda.get_device_name() if cuda else "cpu"
     print(f"# CAPS ETTh1 H={args.pred_len} batch {args.batch} impl {args.impl} attention {args.attention} "
+          f"device {device} compile {args.compile_mode or 'default' if args.compile else 'off'} "
           f"threads {torch.get_num_threads()} host_malloc {args.host_malloc} torch {torch.__version__}")
     print(f"# step: median of {args.steps} unprofiled steps {statistics.median(times) * 1e3:.1f} ms; "
           f"the profiled step {seconds * 1e3:.0f} ms")
     print(f"# minor page faults per unprofiled step: {', '.join(map(str, faults))}; peak RSS "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10:.0f} MiB")
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.rows))
+    events = prof.key_averages()
+    if cuda:
+        counts = {e.key: e.count for e in events}
+        launches = sum(n for key, n in counts.items() if key in LAUNCH_CALLS)
+        waits = sum(n for key, n in counts.items() if key in WAIT_CALLS)
+        print(f"# the profiled step: {launches} kernel launches, {waits} host waits for the device "
+              f"({', '.join(k for k in WAIT_CALLS if counts.get(k))})")
+    print(events.table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total", row_limit=args.rows))
     return 0
 
 

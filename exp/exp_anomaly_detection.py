@@ -45,7 +45,7 @@ class ReconstructionStep(ForecastStep):
     def predict(self, batch: Batch, runner: Callable[..., torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         x = batch[0].float().to(self.device, non_blocking=True)
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            out = (runner or self.runner)(x, None, None, None)
+            out = (self.runner if runner is None else runner)(x, None, None, None)
         return out, x
 
 

@@ -61,7 +61,7 @@ class ClassificationStep(ForecastStep):
         x = x.float().to(self.device, non_blocking=True)
         padding_mask = padding_mask.float().to(self.device, non_blocking=True)
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            logits = (runner or self.runner)(x, padding_mask, None, None)
+            logits = (self.runner if runner is None else runner)(x, padding_mask, None, None)
         return logits, labels.to(self.device).long().reshape(-1)
 
     def targets(self, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -80,7 +80,7 @@ class ShortTermStep(ForecastStep):
         """(ŷ, y) over the last H steps: `[B, H, c_out]`, `[B, H, 1]`."""
         x, _, dec, target_mask, y = model_inputs(batch, self.label_len, self.pred_len, self.device)
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            out = (runner or self.runner)(x, None, dec, None)
+            out = (self.runner if runner is None else runner)(x, None, dec, None)
         self._window = (x, target_mask[:, -self.pred_len:, self.target_from:])
         return out[:, -self.pred_len:, :], y[:, -self.pred_len:, :]
 

@@ -41,7 +41,7 @@ class ImputationStep(ForecastStep):
         mask = random_point_mask(tuple(x.shape), self.mask_rate, self.generator, self.device)
         inp = x.masked_fill(mask == 0, 0.0)  # [B, L, C]
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            out = (runner or self.runner)(inp, x_mark, None, None, mask)
+            out = (self.runner if runner is None else runner)(inp, x_mark, None, None, mask)
         return out, x, mask
 
     def predict(self, batch: Batch, runner=None) -> tuple[torch.Tensor, torch.Tensor]:

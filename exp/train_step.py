@@ -204,7 +204,7 @@ class ForecastStep:
                  scheduler: torch.optim.lr_scheduler.LRScheduler | None = None) -> None:
         if args.train_loop not in TRAIN_LOOPS:
             raise _unknown_train_loop(args.train_loop)
-        self.model, self.runner, self.device = model, runner or model, device
+        self.model, self.runner, self.device = model, model if runner is None else runner, device
         self.label_len, self.pred_len = args.label_len, args.pred_len
         self.target_from = -1 if args.features == "MS" else 0
         self.max_grad_norm = args.max_grad_norm
@@ -222,7 +222,7 @@ class ForecastStep:
         """(ŷ, y) over the last pred_len steps, all channels: `[B, H, c_out]`, `[B, H, C]`."""
         x, x_mark, dec, y_mark, y = model_inputs(batch, self.label_len, self.pred_len, self.device)
         with torch.autocast(self.device.type, dtype=self.amp_dtype, enabled=self.amp_enabled):
-            out = (runner or self.runner)(x, x_mark, dec, y_mark)
+            out = (self.runner if runner is None else runner)(x, x_mark, dec, y_mark)
         return out[:, -self.pred_len:, :], y[:, -self.pred_len:, :]
 
     def targets(self, out: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

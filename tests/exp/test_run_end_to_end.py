@@ -97,6 +97,26 @@ def test_caps_runs_with_tslibs_ms_flags(in_tmp, toy_csv):
     assert record["model"] == "CAPS" and np.isfinite(record["mse"])
 
 
+@pytest.mark.parametrize("task", ["long_term_forecast", "imputation"])
+def test_compile_runs_the_step_through_the_compiled_wrapper(in_tmp, toy_csv, monkeypatch, task):
+    """--compile --compile_mode: training and evaluation call torch.compile's wrapper (here with the eager
+    backend, so the numbers must equal the uncompiled run's), built in the requested mode."""
+    toy_csv(in_tmp / "toy.csv")
+    real_compile, modes = torch.compile, []
+
+    def eager_compile(model, mode=None):  # noqa: ANN001, ANN202
+        modes.append(mode)
+        return real_compile(model, backend="eager")
+
+    monkeypatch.setattr(torch, "compile", eager_compile)
+    argv = custom_argv(in_tmp, "DLinear", "--task_name", task)
+    assert run.main(argv) == 0
+    assert run.main([*argv, "--compile", "--compile_mode", "reduce-overhead"]) == 0
+    assert modes and set(modes) == {"reduce-overhead"}
+    plain, compiled = (json.loads(line) for line in (in_tmp / "results.jsonl").read_text().splitlines())
+    assert compiled["mse"] == plain["mse"] and compiled["mae"] == plain["mae"]
+
+
 def test_two_seeded_runs_give_identical_metrics(in_tmp, toy_csv):
     toy_csv(in_tmp / "toy.csv")
     argv = custom_argv(in_tmp, "PatchTST", "--train_epochs", "2", "--itr", "2")
