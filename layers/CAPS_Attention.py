@@ -878,8 +878,9 @@ def caps_attention_fla(
         log gates per step [m_{t-1} - m_t, -softplus(g_t) clock_t, 0],
     with pt = p + log clock and m_t = max_{i<=t} pt_i (path 1's running max), so that
         o_t = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v_i,  scale 1
-    is chunk_gla's S_t = diag(exp(ell_t)) S_{t-1} + kt_t^T v_t, o_t = qt_t S_t. chunk_size only sets the
-    chunk of path 1's normaliser Z (chunk_gla picks its own); float32/bf16 only (Triton).
+    is chunk_gla's S_t = diag(exp(ell_t)) S_{t-1} + kt_t^T v_t, o_t = qt_t S_t. Path 1's normaliser Z comes
+    from the branch-free two-level scan, so the call never waits for the device; chunk_size is checked but
+    unused (chunk_gla picks its own chunks); float32/bf16 only (Triton).
     """
     resolve_attn_impl(attn, "fla")
     _check_chunk(chunk_size)
@@ -962,11 +963,14 @@ def caps_attention(
     if not ids and impl in ("auto", "native"):
         # Without paths the chunked kernel is plain matmuls: the native recurrence has nothing to add.
         impl = "chunked"
-    impl = resolve_impl(impl, q.device, head_dim=max(q.shape[-1], v.shape[-1]))
+    requested, impl = impl, resolve_impl(impl, q.device, head_dim=max(q.shape[-1], v.shape[-1]))
     dtype = _compute_dtype(q)
     if impl == "fla" and dtype == torch.float64:
-        raise ValueError("--caps_impl fla: fla-core's Triton kernels compute in float32/bf16, got float64 inputs; "
-                         "use --caps_impl chunked (or auto) for float64")
+        # Triton computes in float32/bf16: auto keeps float64 on the chunked kernel, an explicit fla is refused.
+        if requested != "auto":
+            raise ValueError("--caps_impl fla: fla-core's Triton kernels compute in float32/bf16, got float64 "
+                             "inputs; use --caps_impl chunked (or auto) for float64")
+        impl = "chunked"
     out_dtype = q.dtype
     with torch.autocast(device_type=q.device.type, enabled=False):
         q, k, v, p, g, clock = (x.to(dtype) for x in (q, k, v, p, g, clock))

@@ -126,11 +126,16 @@ def test_fla_kernel_without_fla_core_names_the_package(no_fla: None) -> None:
         caps.CAPS_KERNELS["fla"](*make_inputs(1, 8, 1, 2), (1, 2, 3))
 
 
-def test_float64_is_refused_by_fla(monkeypatch: pytest.MonkeyPatch, reference_gla: None) -> None:
-    """Triton computes in float32/bf16: a float64 call must not be silently downcast."""
+def test_float64_is_refused_by_fla_and_kept_exact_by_auto(monkeypatch: pytest.MonkeyPatch, reference_gla: None) -> None:
+    """Triton computes in float32/bf16: an explicit fla call in float64 is an error, never a silent downcast;
+    auto (which would pick fla on CUDA) runs float64 on the chunked kernel."""
     monkeypatch.setattr(caps, "fla_unavailable_reason", lambda device: None)
+    inputs = make_inputs(1, 8, 1, 2)
     with pytest.raises(ValueError, match="float32/bf16, got float64"):
-        caps_attention(*make_inputs(1, 8, 1, 2), impl="fla")
+        caps_attention(*inputs, impl="fla")
+    monkeypatch.setattr(caps, "resolve_impl", lambda impl, device, head_dim=None: "fla")  # as on CUDA
+    monkeypatch.setitem(caps.CAPS_KERNELS, "fla", None)  # must not be called
+    assert_close(caps_attention(*inputs, impl="auto"), caps_attention(*inputs, impl="chunked"), 0.0, "auto float64")
 
 
 def test_layer_accepts_fla_and_runs_on_cpu(make_configs) -> None:
