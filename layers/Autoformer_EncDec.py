@@ -16,6 +16,8 @@ the moving averages above; seasonal = x − trend.
 
 DFT decomposition (TimeMixer's `--decomp_method dft_decomp`, Wang et al., ICLR 2024): per series,
 seasonal = irfft of the k largest-amplitude non-zero frequencies of rfft(x) along time; trend = x − seasonal.
+
+The decomposition forecast of Autoformer (§3.1, decoder inputs) and FEDformer: `SeasonalTrendForecast`.
 """
 
 from __future__ import annotations
@@ -235,3 +237,32 @@ class Decoder(nn.Module):
         if self.projection is not None:
             x = self.projection(x)  # [B, L, c_out]
         return x, trend
+
+
+class SeasonalTrendForecast:
+    """Autoformer's decomposition forecast (§3.1), shared by Autoformer and FEDformer.
+
+    The host module sets seq_len, label_len, pred_len, c_out, decomp (`series_decomp`), enc_embedding,
+    dec_embedding, encoder (`Encoder`) and decoder (`Decoder` with a projection). For x `[B, L, N]`:
+        seasonal, trend = decomp(x);  Ll = label_len
+        trend_init    = [trend[-Ll:]; mean_t(x) repeated H times]  (its last c_out channels)
+        seasonal_init = [seasonal[-Ll:]; zeros over H]
+        s, t = decoder(dec_embedding(seasonal_init), encoder(enc_embedding(x)), trend=trend_init)
+        forecast = (s + t)[-H:]                                   `[B, H, c_out]`
+    """
+
+    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
+                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
+        """Decomposition forecast: `[B, L, enc_in]` → `[B, H, c_out]` (seasonal + trend)."""
+        b, _, n = x_enc.shape
+        start = self.seq_len - self.label_len
+        seasonal, trend = self.decomp(x_enc)  # [B, L, N] each
+        # Placeholders over the horizon: the window mean for the trend, zeros for the seasonal part.
+        mean = x_enc.mean(dim=1, keepdim=True).expand(-1, self.pred_len, -1)  # [B, H, N]
+        trend_init = torch.cat([trend[:, start:], mean], dim=1)[..., -self.c_out:]  # [B, Ll + H, c_out]
+        seasonal_init = torch.cat([seasonal[:, start:], x_enc.new_zeros(b, self.pred_len, n)], dim=1)  # [B, Ll + H, N]
+
+        enc_out, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
+        dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
+        seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
+        return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]

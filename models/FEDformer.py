@@ -50,7 +50,15 @@ import torch
 import torch.nn as nn
 
 from layers.AutoCorrelation import AutoCorrelationLayer
-from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
+from layers.Autoformer_EncDec import (
+    Decoder,
+    DecoderLayer,
+    Encoder,
+    EncoderLayer,
+    SeasonalTrendForecast,
+    my_Layernorm,
+    series_decomp,
+)
 from layers.config_checks import (
     ACTIVATIONS,
     ALL_TASKS,
@@ -73,7 +81,7 @@ from utils.errors import UserInputError
 TASKS = ALL_TASKS
 
 
-class Model(EncoderWindowTasks, nn.Module):
+class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
     """FEDformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None),
     x_mark_dec `[B, label_len + H, F]` (or None) → `[B, H, c_out]`; x_dec is not read: the decoder input is
     built from x_enc's decomposition. For imputation and anomaly detection it reconstructs the window,
@@ -157,18 +165,3 @@ class Model(EncoderWindowTasks, nn.Module):
         if self.task_name in WINDOW_TASKS:
             return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc, x_mark_dec)
-
-    def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
-                 x_mark_dec: torch.Tensor | None) -> torch.Tensor:
-        """Decomposition forecast: `[B, L, enc_in]` → `[B, H, c_out]` (seasonal + trend)."""
-        b, _, n = x_enc.shape
-        start = self.seq_len - self.label_len
-        seasonal, trend = self.decomp(x_enc)  # [B, L, N] each
-        mean = x_enc.mean(dim=1, keepdim=True).expand(-1, self.pred_len, -1)  # [B, H, N]
-        trend_init = torch.cat([trend[:, start:], mean], dim=1)[..., -self.c_out:]  # [B, Ll + H, c_out]
-        seasonal_init = torch.cat([seasonal[:, start:], x_enc.new_zeros(b, self.pred_len, n)], dim=1)  # [B, Ll + H, N]
-
-        enc_out, _ = self.encoder(self.enc_embedding(x_enc, x_mark_enc))  # [B, L, D]
-        dec_in = self.dec_embedding(seasonal_init, x_mark_dec)  # [B, Ll + H, D]
-        seasonal_part, trend_part = self.decoder(dec_in, enc_out, trend=trend_init)  # [B, Ll + H, c_out] each
-        return (seasonal_part + trend_part)[:, -self.pred_len:, :]  # [B, H, c_out]
