@@ -38,6 +38,7 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_heads,
     check_output_channels,
     check_positive,
@@ -47,6 +48,7 @@ from layers.Crossformer_EncDec import Decoder, DecoderLayer, Encoder, scale_bloc
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
 from layers.SelfAttention_Family import AttentionLayer, FullAttention, TwoStageAttentionLayer
+from layers.TaskDispatch import window_task_output
 
 # TSLib's fixed segment length and merge window.
 SEG_LEN = 12
@@ -117,12 +119,8 @@ class Model(nn.Module):
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
         """Dispatch on the task (see the class doc); the marks and x_dec are not used."""
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == ANOMALY_DETECTION:
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc)
 
     def encode(self, x_enc: torch.Tensor) -> list[torch.Tensor]:

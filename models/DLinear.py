@@ -19,11 +19,12 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    IMPUTATION,
+    WINDOW_TASKS,
     check_output_channels,
     check_positive,
     check_task_config,
 )
+from layers.TaskDispatch import window_task_output
 
 
 class PerVariateLinear(nn.Module):
@@ -85,12 +86,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.encoder(x_enc)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
 
     def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
@@ -109,8 +106,8 @@ class Model(nn.Module):
         out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
         return out.transpose(1, 2)  # [B, H, N]
 
-    def classification(self, x_enc: torch.Tensor) -> torch.Tensor:
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L maps, flattened time-major, then
-        Linear(L·N → classes). TSLib's DLinear ignores the padding mask (padded steps are zeros)."""
+        Linear(L·N → classes). As TSLib's DLinear, padding_mask `[B, L]` is not read (padded steps are zeros)."""
         out = self.encoder(x_enc)  # [B, L, N]
         return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]

@@ -47,6 +47,7 @@ from layers.config_checks import (
     EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_output_channels,
@@ -55,6 +56,7 @@ from layers.config_checks import (
 )
 from layers.Embed import DataEmbedding
 from layers.ETSformer_EncDec import FEEDFORWARD_ACTIVATIONS, Decoder, DecoderLayer, Encoder, EncoderLayer
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
 ANOMALY_DETECTION = "anomaly_detection"
@@ -143,12 +145,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == ANOMALY_DETECTION:
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         if self.training:
             x_enc = self.transform.transform(x_enc)
         return self.extrapolate(x_enc, x_mark_enc)

@@ -51,6 +51,7 @@ from layers.config_checks import (
     EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_non_negative,
@@ -62,6 +63,7 @@ from layers.Embed import DataEmbedding
 from layers.MSGBlock import Attention_Block, GraphBlock, Predict
 from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
 TASKS = (*FORECAST_TASKS, IMPUTATION, "anomaly_detection", CLASSIFICATION)
@@ -182,10 +184,6 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)  # [B, L, c_out]
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)  # [B, L, c_out]
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)  # [B, num_class]
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc)  # [B, H, c_out]

@@ -39,6 +39,7 @@ from layers.config_checks import (
     EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_decoder_from_encoder,
     check_heads,
@@ -50,6 +51,7 @@ from layers.Embed import DataEmbedding
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.SelfAttention_Family import AttentionLayer, DSAttention
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer
 from utils.errors import UserInputError
 
@@ -172,12 +174,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == ANOMALY_DETECTION:
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
 
     def destationary_factors(self, x_raw: torch.Tensor, mean: torch.Tensor, std: torch.Tensor

@@ -41,6 +41,7 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_heads,
     check_output_channels,
     check_positive,
@@ -48,6 +49,7 @@ from layers.config_checks import (
 )
 from layers.Pyraformer_EncDec import Encoder, pyramid_sizes
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 from utils.timefeatures import num_time_features
 
@@ -111,12 +113,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        if self.task_name == ANOMALY_DETECTION:
-            return self.anomaly_detection(x_enc)
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:

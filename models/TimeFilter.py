@@ -31,6 +31,7 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_heads,
     check_output_channels,
     check_positive,
@@ -38,6 +39,7 @@ from layers.config_checks import (
 )
 from layers.Embed import PositionalEmbedding
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from layers.TimeFilter_layers import TimeFilter_Backbone, patch_graph_masks
 from utils.errors import UserInputError
 
@@ -168,10 +170,6 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)  # [B, L, c_out]
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)  # [B, L, c_out]
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)  # [B, num_class]
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.per_variate_head(x_enc)  # [B, H, c_out]

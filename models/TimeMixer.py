@@ -53,6 +53,7 @@ from layers.config_checks import (
     EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
+    WINDOW_TASKS,
     check_choice,
     check_non_negative,
     check_output_channels,
@@ -63,6 +64,7 @@ from layers.Embed import DataEmbedding_wo_pos
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.MultiScale import check_down_sampling, make_down_pool, multi_scale_inputs, scale_lengths
 from layers.StandardNorm import Normalize
+from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
 TASKS = (*FORECAST_TASKS, IMPUTATION, "anomaly_detection", CLASSIFICATION)
@@ -284,12 +286,8 @@ class Model(nn.Module):
     def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
                 x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name == IMPUTATION:
-            return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)  # [B, L, c_out]
-        if self.task_name == "anomaly_detection":
-            return self.anomaly_detection(x_enc)  # [B, L, c_out]
-        if self.task_name == CLASSIFICATION:
-            return self.classification(x_enc, x_mark_enc)  # [B, num_class]
+        if self.task_name in WINDOW_TASKS:
+            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         return self.forecast(x_enc, x_mark_enc)  # [B, H, c_out]
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
