@@ -197,7 +197,7 @@ def parse_variant(text: str) -> Row:
     return Row(name=name, base=base.strip(), flags=tuple(words), tag=_tag(name))
 
 
-def _resolve_root(root_path: str, data_root: Path | None) -> str:
+def resolve_root(root_path: str, data_root: Path | None) -> str:
     """The recipe's `--root_path` made absolute: `./dataset/X/` maps to `<data_root>/X/` when a data
     root is given, else it is taken relative to the repository root (where the scripts are run from)."""
     path = Path(root_path)
@@ -294,7 +294,7 @@ def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, boo
         argv = merge_flags(run.recipe.argv, row.flags)
         argv = merge_flags(argv, overrides)
         argv = _tagged(run, argv, "model_id", dataset)
-        root_path = _resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
+        root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
         argv = merge_flags(argv, ["--root_path", root_path])
         parsed = parse_run_args(argv)
         data_file = Path(parsed.root_path) / parsed.data_path
@@ -343,7 +343,7 @@ def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None
         # UEA's loader reads <model_id>_TRAIN.ts: classification runs are told apart by --des instead.
         argv = _tagged(run, argv, "des" if task == "classification" else "model_id",
                        "Exp" if task == "classification" else dataset)
-        root_path = _resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
+        root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
         argv = merge_flags(argv, ["--root_path", root_path])
         parsed = parse_run_args(argv)
         check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)

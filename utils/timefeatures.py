@@ -121,6 +121,12 @@ _FEATURES: dict[str, list[Callable[[pd.DatetimeIndex], np.ndarray]]] = {
 }
 
 
+def time_feature_names(freq: str) -> list[str]:
+    """Names of the timeF mark columns of `freq`, in `time_features`' order (h: hour_of_day, day_of_week,
+    day_of_month, day_of_year)."""
+    return [f.__name__.lstrip("_") for f in _FEATURES[base_unit(freq)]]
+
+
 def _as_index(dates: pd.DatetimeIndex | pd.Series | np.ndarray) -> pd.DatetimeIndex:
     return pd.DatetimeIndex(dates)
 

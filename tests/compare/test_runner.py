@@ -229,9 +229,9 @@ def test_parse_variant_rejects_malformed(text):
 
 def test_root_path_mapping(tmp_path):
     mirror = tmp_path / "mirror"
-    assert compare._resolve_root("./dataset/ETT-small/", mirror) == str(mirror / "ETT-small") + os.sep
-    assert compare._resolve_root("./dataset/ETT-small/", None) == str(compare.REPO_ROOT / "dataset" / "ETT-small") + os.sep
-    assert compare._resolve_root("/abs/data/", mirror) == "/abs/data"
+    assert compare.resolve_root("./dataset/ETT-small/", mirror) == str(mirror / "ETT-small") + os.sep
+    assert compare.resolve_root("./dataset/ETT-small/", None) == str(compare.REPO_ROOT / "dataset" / "ETT-small") + os.sep
+    assert compare.resolve_root("/abs/data/", mirror) == "/abs/data"
 
 
 @pytest.mark.slow

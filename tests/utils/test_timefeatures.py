@@ -13,6 +13,7 @@ from utils.timefeatures import (
     calendar_features,
     num_calendar_features,
     num_time_features,
+    time_feature_names,
     time_features,
 )
 
@@ -47,6 +48,16 @@ def test_time_features_values_for_one_timestamp(freq):
     assert out.dtype == np.float32
     assert out.shape == (1, num_time_features(freq))
     np.testing.assert_allclose(out[0], EXPECTED_ROW[freq], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("freq", "names"), [
+    ("h", ["hour_of_day", "day_of_week", "day_of_month", "day_of_year"]),
+    ("t", ["minute_of_hour", "hour_of_day", "day_of_week", "day_of_month", "day_of_year"]),
+    ("w", ["day_of_month", "week_of_year"]), ("m", ["month_of_year"])])
+def test_time_feature_names_follow_the_columns(freq, names):
+    """One name per timeF column, in column order (the values above: hour first for h, ...)."""
+    assert time_feature_names(freq) == names
+    assert len(names) == num_time_features(freq)
 
 
 @pytest.mark.parametrize("freq, width", [("h", 4), ("t", 5), ("min", 5), ("s", 6), ("m", 1), ("a", 1), ("w", 2),
