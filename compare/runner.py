@@ -87,6 +87,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+# Imported now although only the final report uses it: a grid runs for hours, and the report must not import
+# code edited meanwhile (a module changed under a running process fails to import against the old ones).
+import compare.efficiency  # noqa: F401
 from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from compare.report import (
     CONFIG_FILE,
