@@ -35,6 +35,7 @@ import layers.CAPS_Attention as caps_layer  # noqa: E402
 from compare.efficiency import build_model, make_train_step  # noqa: E402
 from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import merge_flags, parse_run_args  # noqa: E402
+from exp.train_step import COMPILE_MODES  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
 # CUDA runtime calls of a profiled step: those that launch a kernel, and those that make the host wait.
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="identity: replace the attention kernel by o = v (lower bound of the step, see above)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--compile", action="store_true", help="profile the torch.compile'd step, as run.py --compile")
-    p.add_argument("--compile_mode", default=None, help="with --compile: torch.compile's mode, as run.py's flag")
+    p.add_argument("--compile_mode", default=None, choices=COMPILE_MODES, help="with --compile: torch.compile's mode, as run.py's flag")
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
@@ -69,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)
     recipe = RECIPES.recipe("CAPS", "ETTh1", args.pred_len)
-    compile_flags = ["--compile"] + (["--compile_mode", args.compile_mode] if args.compile_mode else []) if args.compile else []
+    compile_flags = []
+    if args.compile:
+        compile_flags = ["--compile"] + (["--compile_mode", args.compile_mode] if args.compile_mode else [])
     configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(args.batch), "--caps_impl", args.impl,
                                                        *compile_flags]))
     _, run_step = make_train_step(configs, build_model(configs, args.device), args.device)
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - start
     device = torch.cuda.get_device_name() if cuda else "cpu"
     print(f"# CAPS ETTh1 H={args.pred_len} batch {args.batch} impl {args.impl} attention {args.attention} "
-          f"device {device} compile {args.compile_mode or 'default' if args.compile else 'off'} "
+          f"device {device} compile {(args.compile_mode or 'default') if args.compile else 'off'} "
           f"threads {torch.get_num_threads()} host_malloc {args.host_malloc} torch {torch.__version__}")
     print(f"# step: median of {args.steps} unprofiled steps {statistics.median(times) * 1e3:.1f} ms; "
           f"the profiled step {seconds * 1e3:.0f} ms")
