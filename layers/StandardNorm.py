@@ -51,13 +51,19 @@ class Normalize(nn.Module):
             return self._denorm(x)
         raise ValueError(f"Normalize mode must be 'norm' or 'denorm', got {mode!r}")
 
-    def _norm(self, x: torch.Tensor) -> torch.Tensor:
+    def record_statistics(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Record and return (μ, σ) of x `[B, L, N]`, each `[B, 1, N]`, without normalising (what `norm` does
+        first; for a model that needs the statistics of a window it does not normalise)."""
         if self.subtract_last:
             self.center = x[:, -1:, :].detach()  # [B, 1, N]
         else:
             self.center = x.mean(dim=1, keepdim=True).detach()  # [B, 1, N]
         var = x.var(dim=1, keepdim=True, unbiased=False)
         self.stdev = torch.sqrt(var + self.eps).detach()  # [B, 1, N]
+        return self.center, self.stdev
+
+    def _norm(self, x: torch.Tensor) -> torch.Tensor:
+        self.record_statistics(x)
         if self.non_norm:
             return x
         x = (x - self.center) / self.stdev

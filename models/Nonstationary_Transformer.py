@@ -235,7 +235,7 @@ class Model(nn.Module):
         Linear(S·D → num_class).
         """
         x_raw = x_enc.detach()
-        self.normalize(x_raw, "norm")  # records the window's statistics; the encoder reads the raw window
-        tau, delta = self.destationary_factors(x_raw, self.normalize.center, self.normalize.stdev)
+        mean, std = self.normalize.record_statistics(x_raw)  # [B, 1, N] each; the encoder reads the raw window
+        tau, delta = self.destationary_factors(x_raw, mean, std)
         tokens, _ = self.encoder(self.enc_embedding(x_enc, None), tau=tau, delta=delta)  # [B, S, D]
         return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]
