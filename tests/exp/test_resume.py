@@ -129,6 +129,29 @@ def test_resume_with_other_flags_is_refused(in_tmp, recipe, toy, reference, caps
     assert "last.pth was written by a run with other flags: --learning_rate 0.01 (saved: 0.003)" in err
 
 
+def _forget_flag(last: Path, flag: str) -> None:
+    """Rewrite `last` as a library version without `flag` would have written it."""
+    state = torch.load(last)
+    del state["args"][flag]
+    torch.save(state, last)
+
+
+def test_resume_accepts_a_flag_added_after_the_checkpoint_at_its_default(in_tmp, recipe, toy, reference,
+                                                                          capsys):
+    shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    _forget_flag(in_tmp / "checkpoints" / reference["setting"] / "last.pth", "caps_mark_norm")
+    assert run.main([*toy(in_tmp, *recipe), "--resume"]) == 0
+    assert "already trained and tested; skipping it" in capsys.readouterr().out
+
+
+def test_resume_refuses_a_flag_added_after_the_checkpoint_off_its_default(in_tmp, recipe, toy, reference,
+                                                                          capsys):
+    shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    _forget_flag(in_tmp / "checkpoints" / reference["setting"] / "last.pth", "learning_rate")
+    assert run.main([*toy(in_tmp, *recipe), "--resume"]) == 2
+    assert "--learning_rate 0.003 (saved: None)" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name, mode", [("last.pth", "truncated"), ("last.pth", "garbage"),
                                         ("checkpoint.pth", "truncated"), ("checkpoint.pth", "empty")],
                          ids=["last-truncated", "last-garbage", "best-truncated", "best-empty"])
