@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# One step of a lent-GPU slice (issue 18), run in the repository root of a device machine.
+#
+# A slice is short (device minutes are few, a command runs at most 10 minutes, files come back only
+# through $OUT), so each step is one command that prepares the bare machine itself and ends well inside
+# its limit. Prepare once on the CPU machine (the folders are git-ignored):
+#   .whl/                 wheels the device image lacks (fla-core, PyWavelets, reformer-pytorch and its deps;
+#                         the device README's `pip download` line)
+#   .gpu/datasets.tar.xz  tar -C <mirror> -cJf .gpu/datasets.tar.xz SHA256SUMS ETT-small weather
+#   .gpu/grid.tar.gz      the grid archive a previous `grid` step left in $OUT (absent on the first slice)
+# and carry both: run(command="bash benchmarks/gpu_slice.sh exact", carry=[".whl", ".gpu"]).
+#
+# Steps:
+#   exact     CUDA exactness tests: fla and chunked kernels against the float64 reference, run.py on CUDA
+#   bench     bench_models.py rows (eager / compiled / fla) for CAPS and PatchTST at ETTh1 H = 96 and 720,
+#             and the step profile before (chunked, eager) and after (fla, compiled)
+#   grid      the paper recipe for CAPS and LinAttn+RoPE (seed 2026), resumed from .gpu/grid.tar.gz, for
+#             GRID_MINUTES (default 8) minutes; the archive comes back as $OUT/grid.tar.gz
+#   official  the same for "CAPS (official)" on ETTh1 and ETTh2 (official arithmetic and loop), into its own
+#             archive $OUT/official.tar.gz (carried back as .gpu/official.tar.gz)
+# Environment: GRID_DATA (datasets of the grid, default "ETTh1 ETTh2 ETTm1 ETTm2 Weather"), GRID_JOBS
+# (parallel runs on the GPU, default 8), GRID_MINUTES, GRID_EXTRA (run.py flags added to every run of the
+# grid, e.g. "--caps_impl chunked" should the exact step fail for fla; the runs' settings record them).
+set -uo pipefail
+
+step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official}"
+out="${OUT:?OUT is unset: run this through the device tool, or export OUT=<folder for the results>}"
+export PYTHONUNBUFFERED=1
+
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/*.whl || { echo "gpu_slice: installing .whl/*.whl failed" >&2; exit 2; }
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+if [ -f .gpu/datasets.tar.xz ]; then
+    mkdir -p /tmp/datasets && tar -C /tmp/datasets -xJf .gpu/datasets.tar.xz \
+        && (cd /tmp/datasets && sha256sum --quiet -c SHA256SUMS) \
+        || { echo "gpu_slice: .gpu/datasets.tar.xz does not unpack to the mirror's checksums" >&2; exit 2; }
+    export TSLIB_DATA_MIRROR=/tmp/datasets
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
+python3 -c "import torch, sys; print('torch', torch.__version__, 'python', sys.version.split()[0])" \
+    | tee -a "$out/device.txt"
+git log -1 --format='commit %h %cs' 2>/dev/null | tee -a "$out/device.txt"
+
+# Run the comparison runner for one time-limited slice of a grid and pack its folder into $OUT/NAME.tar.gz.
+slice_of_grid() {
+    local name="$1"; shift
+    local folder="/tmp/$name"
+    if [ -f ".gpu/$name.tar.gz" ]; then
+        python3 -m compare restore ".gpu/$name.tar.gz" --out "$folder" --force || exit 2
+    fi
+    python3 -m compare --root "${TSLIB_DATA_MIRROR:?no datasets: carry .gpu with datasets.tar.xz}" \
+        --out "$folder" --jobs "${GRID_JOBS:-8}" --num_workers 2 --no-timing \
+        --time_budget "${GRID_MINUTES:-8}" --grace 45 --min-start 90 ${GRID_EXTRA:+--extra="$GRID_EXTRA"} "$@" 2>&1 | tee "$out/$name.log"
+    local status=${PIPESTATUS[0]}
+    python3 -m compare pack --out "$folder" "$out/$name.tar.gz"
+    cp "$folder/table.md" "$out/$name.md" 2>/dev/null
+    echo "gpu_slice: $name runner exit $status (3: runs remain, 0: complete, 1: some failed)"
+}
+
+case "$step" in
+exact)
+    TRITON_F32_DEFAULT=ieee python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
+        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py 2>&1 | tee "$out/exact.log"
+    ;;
+bench)
+    python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models CAPS PatchTST --pred_lens 96 720 \
+        --variant "CAPS chunked=CAPS:--caps_impl chunked" \
+        --variant "CAPS chunked compiled=CAPS:--caps_impl chunked --compile" \
+        --variant "CAPS fla=CAPS:--caps_impl fla" \
+        --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" \
+        --variant "CAPS fla graphs=CAPS:--caps_impl fla --compile --compile_mode reduce-overhead" \
+        2>&1 | tee "$out/bench_models.txt"
+    python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl chunked \
+        2>&1 | tee "$out/profile_before.txt"
+    python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl fla --compile \
+        2>&1 | tee "$out/profile_after.txt"
+    ;;
+grid)
+    # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
+    slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2 ETTm1 ETTm2 Weather} --models CAPS LinAttn+RoPE
+    ;;
+official)
+    slice_of_grid official --data ETTh1 ETTh2 --models "CAPS (official)"
+    ;;
+*)
+    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid or official" >&2
+    exit 2
+    ;;
+esac
