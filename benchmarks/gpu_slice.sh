@@ -57,6 +57,7 @@ slice_of_grid() {
     python3 -m compare pack --out "$folder" "$out/$name.tar.gz"
     cp "$folder/table.md" "$out/$name.md" 2>/dev/null
     echo "gpu_slice: $name runner exit $status (3: runs remain, 0: complete, 1: some failed)"
+    return "$status"
 }
 
 case "$step" in
@@ -80,9 +81,11 @@ bench)
 grid)
     # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
     slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2 ETTm1 ETTm2 Weather} --models CAPS LinAttn+RoPE
+    exit $?
     ;;
 official)
     slice_of_grid official --data ETTh1 ETTh2 --models "CAPS (official)"
+    exit $?
     ;;
 *)
     echo "gpu_slice: unknown step '$step'; choose exact, bench, grid or official" >&2
