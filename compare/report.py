@@ -11,12 +11,12 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
   form (one line per dataset, horizon or `avg`, and model, with ranks, reference and run statistics);
 - with several seeds per cell (`python -m compare --seeds ...`): mean ± sample standard deviation per
   cell, marks and ranks on the means, differences within seed noise marked ≈ and never bolded, and a
-  section comparing the focus row (`--focus`, default the first row) with every other over (dataset,
-  horizon, seed) cells (`compare.significance` names the tests); with one seed per cell the report
+  section comparing each focus row (`--focus ROW [ROW ...]`, default the first row) with every other over
+  (dataset, horizon, seed) cells (`compare.significance` names the tests); with one seed per cell the report
   says that significance cannot be assessed;
 - `mse_by_horizon.png`: MSE against horizon, one panel per dataset (mean and ± std over seeds);
 - `seed_differences.png` (several seeds only): per cell, the focus row's relative MSE difference to each
-  other row with its 95 % Welch interval;
+  other row with its 95 % Welch interval (`seed_differences_<row>.png` for each further focus row);
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
@@ -38,7 +38,7 @@ import platform
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +65,9 @@ __all__ = [
     "mark_best",
     "mark_with_seeds",
     "plot_seed_differences",
+    "focus_rows",
     "resolve_focus",
+    "seed_plot_name",
     "seed_view",
     "write_report",
 ]
@@ -408,6 +410,26 @@ def resolve_focus(focus: str | None, rows: Sequence[str]) -> str | None:
     return next((row for row in rows if name_key(row) == name_key(focus)), None)
 
 
+def focus_rows(focus: str | Sequence[str] | None, rows: Sequence[str]) -> list[str]:
+    """The rows named by --focus ROW [ROW ...] (one name, as older compare.json files store it, or several),
+    each resolved as `resolve_focus`; [first row] when focus is None. Raises UserInputError for a name that
+    is no row."""
+    names: list[str | None] = [focus] if focus is None or isinstance(focus, str) else list(focus)
+    chosen = []
+    for name in names:
+        row = resolve_focus(name, rows)
+        if row is None:
+            raise UserInputError(f"--focus {name!r} is not a row of this comparison; choose from {', '.join(rows)}")
+        chosen.append(row)
+    return list(dict.fromkeys(chosen))
+
+
+def seed_plot_name(focus: str, first: bool) -> str:
+    """File of the seed-difference plot of one focus row: `seed_differences.png` for the first focus row,
+    `seed_differences_<row>.png` for each further one."""
+    return "seed_differences.png" if first else f"seed_differences_{name_key(focus)}.png"
+
+
 @dataclass
 class SeedView:
     """The seed side of a report: per-cell samples and marks, whether seeds were tested, the focus row."""
@@ -425,7 +447,8 @@ class SeedView:
 
 def seed_view(runs: list[RunResult], rows: list[str], datasets: list[str], cells: dict,
               focus: str | None = None) -> SeedView:
-    """Samples, marks and the focus row of a report (raises UserInputError for an unknown focus)."""
+    """Samples, marks and the focus row of a report (raises UserInputError for an unknown focus); another
+    focus row of the same report is `dataclasses.replace(view, focus=row)`."""
     samples = cell_samples(runs, rows, datasets)
     counts = [len(d) for (_, h, _), line in samples.items() if h != AVG for d in line if d]
     seeded = max(counts, default=1) >= 2
@@ -435,9 +458,7 @@ def seed_view(runs: list[RunResult], rows: list[str], datasets: list[str], cells
             marks[key], tested[key] = mark_with_seeds(cells[key], line)
         else:
             marks[key], tested[key] = mark_best(cells[key]), False
-    chosen = resolve_focus(focus, rows)
-    if chosen is None:
-        raise UserInputError(f"--focus {focus!r} is not a row of this comparison; choose from {', '.join(rows)}")
+    chosen = focus_rows(focus, rows)[0]
     common_n = Counter(counts).most_common(1)[0][0] if counts else 1
     seeds = sorted({r.seed for r in runs}, key=_seed_order)
     return SeedView(samples, marks, tested, seeded, common_n, seeds, chosen)
@@ -487,9 +508,10 @@ def _rel(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{100.0 * value:+.1f}%"
 
 
-def _seed_section(view: SeedView, rows: list[str], datasets: list[str]) -> list[str]:
+def _seed_section(view: SeedView, rows: list[str], datasets: list[str], plot: str = "seed_differences.png"
+                  ) -> list[str]:
     """Markdown of the paired comparison of the focus row with every other row (several seeds), or the
-    statement that significance cannot be assessed (one seed per cell)."""
+    statement that significance cannot be assessed (one seed per cell); `plot` names its figure."""
     if not view.seeded:
         return ["## Seeds", "",
                 "Each cell is a single training run (one seed), so whether a difference between models exceeds "
@@ -525,7 +547,7 @@ def _seed_section(view: SeedView, rows: list[str], datasets: list[str]) -> list[
     md += ["", "### Per cell", "",
            f"Δ of the seed means, (mean {view.focus} − mean other) / mean other, with the 95 % interval of Welch's "
            "t-test over the seeds divided by the other row's mean. ≈: within seed noise (Welch p ≥ 0.05, the "
-           "interval contains 0). Plotted in `seed_differences.png`.", "",
+           f"interval contains 0). Plotted in `{plot}`.", "",
            "| Dataset | H | " + " | ".join(f"vs {o}" for o in differences) + " |",
            "|---|---|" + "---|" * len(differences)]
     for dataset, h in cells:
@@ -592,13 +614,15 @@ def _units(runs: list[RunResult], config: dict) -> str:
 
 
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
-                 reference: dict | None, reference_name: str = "", focus: str | None = None) -> tuple[Path, Path]:
+                 reference: dict | None, reference_name: str = "",
+                 focus: str | Sequence[str] | None = None) -> tuple[Path, Path]:
     """Write `table.md` and `table.csv` into `out`; returns their paths.
 
-    focus: the row compared with every other one over seeds (default: the first row)."""
+    focus: the row or rows each compared with every other one over seeds (default: the first row)."""
     rows, datasets, _ = _orders(runs, config, failed)
     cells = accuracy_cells(runs, rows, datasets)
-    view = seed_view(runs, rows, datasets, cells, focus)
+    focused = focus_rows(focus, rows)
+    view = seed_view(runs, rows, datasets, cells, focused[0])
     stats = _summary_stats(cells, view.marks, rows, datasets)
     units = _units(runs, config)
 
@@ -643,7 +667,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
                "*Avg rank*: mean over datasets of the model's rank on the horizon-averaged metric (the paper's "
                "Table 2 rule; ties share the lowest rank). *1st count*: rows (horizons and Avg) where the model "
                "is best.", ""]
-    md += _seed_section(view, rows, datasets)
+    for k, row in enumerate(focused if view.seeded else focused[:1]):
+        md += _seed_section(replace(view, focus=row), rows, datasets, seed_plot_name(row, k == 0))
 
     horizons_of = {d: sorted({r.pred_len for r in runs if r.dataset == d}) for d in datasets}
     csv_rows: list[dict] = []
@@ -799,15 +824,23 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     return path
 
 
-def plot_seed_differences(out: Path, runs: list[RunResult], config: dict, focus: str | None = None) -> Path | None:
-    """`seed_differences.png`: per (dataset, horizon) cell, the focus row's relative MSE difference to
-    each other row with its 95 % Welch interval over seeds (hollow markers: within seed noise), and the
-    zero line. None (nothing written) with one seed per cell or a single row."""
+def plot_seed_differences(out: Path, runs: list[RunResult], config: dict,
+                          focus: str | Sequence[str] | None = None) -> list[Path]:
+    """Per focus row (`seed_plot_name`): per (dataset, horizon) cell, its relative MSE difference to each
+    other row with the 95 % Welch interval over seeds (hollow markers: within seed noise), and the zero
+    line. Nothing is written with one seed per cell or a single row."""
     rows, datasets, _ = _orders(runs, config)
     cells = accuracy_cells(runs, rows, datasets)
-    view = seed_view(runs, rows, datasets, cells, focus)
+    focused = focus_rows(focus, rows)
+    view = seed_view(runs, rows, datasets, cells, focused[0])
     if not view.seeded or len(rows) < 2:
-        return None
+        return []
+    return [_plot_focus_differences(out / seed_plot_name(row, k == 0), replace(view, focus=row), rows, datasets)
+            for k, row in enumerate(focused)]
+
+
+def _plot_focus_differences(path: Path, view: SeedView, rows: list[str], datasets: list[str]) -> Path:
+    """One seed-difference figure (see `plot_seed_differences`) of `view.focus`, written to `path`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -835,7 +868,6 @@ def plot_seed_differences(out: Path, runs: list[RunResult], config: dict, focus:
                  fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False, ncol=min(len(differences), 4))
-    path = out / "seed_differences.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -957,10 +989,11 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
 
 def write_report(out: str | Path, *, runs_dir: str | Path | None = None, reference: str | Path | None = None,
                  timing: bool = True, steps: int = 3, window: int | None = None, device: str = "cpu",
-                 focus: str | None = None) -> list[Path]:
+                 focus: str | Sequence[str] | None = None) -> list[Path]:
     """Write every report file into `out` from the result files in `runs_dir` (default `out/runs`).
 
-    focus: the row compared with every other over seeds (default: the runner's --focus, else the first row)."""
+    focus: the row or rows each compared with every other over seeds (default: the runner's --focus, else the
+    first row)."""
     out = Path(out)
     runs_dir = Path(runs_dir) if runs_dir else out / RUNS_DIR
     config_path = out / CONFIG_FILE
@@ -980,9 +1013,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
                               focus=focus))
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
-    seed_plot = plot_seed_differences(out, runs, config, focus)
-    if seed_plot is not None:
-        paths.append(seed_plot)
+    paths += plot_seed_differences(out, runs, config, focus)
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))
     # The run records beside the report (runs/ is git-ignored): committing the report commits them, and the
@@ -1001,8 +1032,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", default=None, help="folder with results.jsonl and results/ (default OUT/runs)")
     p.add_argument("--reference", default=None,
                    help="CSV dataset,pred_len,model,mse,mae of reference numbers (default: the runner's)")
-    p.add_argument("--focus", default=None, metavar="ROW",
-                   help="row compared with every other over seeds (default: the runner's --focus, else the first row)")
+    p.add_argument("--focus", nargs="+", default=None, metavar="ROW",
+                   help="row(s) each compared with every other over seeds (default: the runner's --focus, else the "
+                        "first row)")
     p.add_argument("--window", type=int, default=None, help="test window of the forecast plots (default: middle)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--steps", type=int, default=3, help="timed train steps per model")

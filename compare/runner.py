@@ -25,7 +25,7 @@ different seeds never share a checkpoint, result folder or results.jsonl setting
 with `--seeds` get the suffix: without it the recipe's seed is used and the settings are TSLib's, as
 before. Seeds are the outermost loop of the plan (every run of the first seed, then the second, ...),
 so a time-limited slice completes whole single-seed grids first. With `--itr K` a run's iterations use
-seeds S .. S + K - 1 as run.py does. The report (`--focus MODEL`, default the first row) gives mean ±
+seeds S .. S + K - 1 as run.py does. The report (`--focus ROW [ROW ...]`, default the first row) gives mean ±
 standard deviation over the seeds and tests the differences (`compare.significance`).
 
 Time-limited slices (pre-emptible GPUs, cluster wall-time limits): `--time_budget MINUTES` makes the
@@ -96,8 +96,8 @@ from compare.report import (
     MANIFEST_FILE,
     RESULTS_JSONL,
     RUNS_DIR,
+    focus_rows,
     machine_info,
-    resolve_focus,
     write_report,
 )
 from compare.run_args import flag_value, merge_flags, parse_run_args
@@ -651,8 +651,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
                    help="repeat every run once per seed (run.py --seed S; the model_id gets the suffix _sS); "
                         "default: one run with the recipe's seed")
-    p.add_argument("--focus", default=None, metavar="ROW",
-                   help="row compared with every other over (dataset, horizon, seed) cells in the report "
+    p.add_argument("--focus", nargs="+", default=None, metavar="ROW",
+                   help="row(s) each compared with every other over (dataset, horizon, seed) cells in the report "
                         "(default: the first row)")
     p.add_argument("--epochs", type=int, default=None, help="override every recipe's --train_epochs")
     p.add_argument("--patience", type=int, default=None, help="override every recipe's --patience")
@@ -722,13 +722,8 @@ def _check_seed_flags(args: argparse.Namespace, rows: list[Row], out: Path) -> N
     if args.focus is not None:
         path = out / CONFIG_FILE
         earlier = [r["name"] for r in json.loads(path.read_text()).get("rows", [])] if path.is_file() else []
-        names = list(dict.fromkeys([r.name for r in rows] + earlier))
-        focus = resolve_focus(args.focus, names)
-        if focus is None:
-            raise UserInputError(f"--focus {args.focus!r} is not a row of this comparison; choose from "
-                                 f"{', '.join(names)}")
-        # The row's own spelling goes into compare.json, so a later `compare.report` finds it as is.
-        args.focus = focus
+        # The rows' own spellings go into compare.json, so a later `compare.report` finds them as they are.
+        args.focus = focus_rows(args.focus, list(dict.fromkeys([r.name for r in rows] + earlier)))
 
 
 def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: list[Row],

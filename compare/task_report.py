@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,10 +49,10 @@ from compare.report import (
     _p,
     _read_jsonl,
     _seed_order,
+    focus_rows,
     latest_attempts,
     mark_best,
     mark_with_seeds,
-    resolve_focus,
 )
 from compare.tasks import TASK_SPECS, Metric, TaskSpec
 from utils.errors import UserInputError
@@ -290,13 +291,12 @@ def _seed_section(lines: list[Line], rows: list[str], focus: str, spec: TaskSpec
 
 
 def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config: dict, spec: TaskSpec,
-                      focus: str | None = None) -> tuple[Path, Path]:
-    """Write the task's `table.md` and `table.csv` into `out`; returns their paths."""
+                      focus: str | Sequence[str] | None = None) -> tuple[Path, Path]:
+    """Write the task's `table.md` and `table.csv` into `out`; returns their paths. focus: the row or rows
+    each compared with every other over seeds (default: the first row)."""
     rows = _ordered([r["name"] for r in config.get("rows", [])], [r.row for r in runs] + [f["row"] for f in failed])
     datasets = _ordered(config.get("data", []), [r.dataset for r in runs])
-    chosen = resolve_focus(focus, rows)
-    if chosen is None:
-        raise UserInputError(f"--focus {focus!r} is not a row of this comparison; choose from {', '.join(rows)}")
+    focused = focus_rows(focus, rows)
     lines = task_lines(runs, rows, datasets, spec)
     counts = [len(d) for line in lines if not line.derived for d in line.samples[spec.headline.key] if d]
     seeded = max(counts, default=1) >= 2
@@ -354,7 +354,8 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     md += ["", "No `efficiency.md` for this task: `compare.efficiency` measures forecasting train steps. No forecast "
            "plots either; the headline metric is drawn per dataset in "
            f"`{spec.headline.key}_by_dataset.png`.", ""]
-    md += _seed_section(lines, rows, chosen, spec, seeded)
+    for row in focused if seeded else focused[:1]:
+        md += _seed_section(lines, rows, row, spec, seeded)
     if failed:
         md += ["## Failed runs", "", f"| Model | Dataset | {spec.axis_column} | Reason | Log |", "|---|---|---|---|---|"]
         for entry in failed:
@@ -443,7 +444,8 @@ def plot_headline(out: Path, runs: list[TaskRun], config: dict, spec: TaskSpec) 
     return path
 
 
-def write_task_report(out: Path, runs_dir: Path, config: dict, *, focus: str | None = None) -> list[Path]:
+def write_task_report(out: Path, runs_dir: Path, config: dict, *,
+                      focus: str | Sequence[str] | None = None) -> list[Path]:
     """Every report file of a task comparison (`config["task"]`) into `out`; returns their paths."""
     task = config["task"]
     if task not in TASK_SPECS:

@@ -205,6 +205,21 @@ def test_focus_picks_the_compared_row(tmp_path):
         write_report(root, timing=False, focus="Z")
 
 
+def test_several_focus_rows_get_a_section_and_a_plot_each(tmp_path):
+    root = build_comparison(tmp_path, MSE, SEEDS)
+    paths = write_report(root, timing=False, focus=["a", "C"])
+    text = (root / "table.md").read_text()
+    first = text.split("## Seeds: A against each other row")[1].split("## Seeds: C against each other row")[0]
+    second = text.split("## Seeds: C against each other row")[1]
+    assert "Plotted in `seed_differences.png`" in first and "Plotted in `seed_differences_c.png`" in second
+    assert table_line(second.split("### Per cell")[1], "| Dataset |") == ["Dataset", "H", "vs A", "vs B"]
+    ours = np.array([v for k in [("ETTh1", 12), ("ETTh1", 24), ("ECL", 12)] for v in MSE[("C", *k)]])
+    theirs = np.array([v for k in [("ETTh1", 12), ("ETTh1", 24), ("ECL", 12)] for v in MSE[("B", *k)]])
+    assert table_line(second, "| B |")[5] == f"{100 * np.mean((ours - theirs) / theirs):+.1f}%"
+    assert {root / "seed_differences.png", root / "seed_differences_c.png"} <= set(paths)
+    assert imread(root / "seed_differences_c.png").shape[0] >= 300
+
+
 def test_seed_differences_plot_is_written(seeded):
     root, paths = seeded
     assert root / "seed_differences.png" in paths

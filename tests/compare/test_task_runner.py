@@ -215,13 +215,14 @@ def test_a_folder_holds_one_task(data_root, tmp_path, fake_run_py, capsys):
 def test_jobs_failed_rows_and_the_focus_in_a_task_grid(data_root, tmp_path, fake_run_py):
     out = tmp_path / "out"
     code, log = invoke(["--task", "anomaly_detection", "--data", "MSL", "SWAT", "--models", "DLinear", "TimesNet",
-                        "--blocks", "0", "--seeds", "1", "2", "--jobs", "2", "--focus", "timesnet",
+                        "--blocks", "0", "--seeds", "1", "2", "--jobs", "2", "--focus", "timesnet", "dlinear",
                         "--root", str(data_root), "--out", str(out)])
     # DLinear has no SWAT recipe: its runs cannot run, the others finish, the exit code says some failed.
     assert code == 1 and len(fake_run_py) == 6, log
     assert "cannot run DLinear | SWAT | block 0 | seed 1: DLinear has no anomaly_detection recipe for SWAT" in log
     table = (out / "table.md").read_text()
     assert "## Seeds: TimesNet against each other row (F1 (PA), higher is better)" in table
+    assert "## Seeds: DLinear against each other row (F1 (PA), higher is better)" in table
     # DLinear's F1 (0.5 + 0.01 seed) is below TimesNet's (0.6 + ...): TimesNet wins both seeds on MSL.
     assert table_line(table, "| DLinear | 2 |").startswith("| DLinear | 2 | 2 | 0 | 0 | +10.0 pt |")
     assert "## Failed runs" in table and "| DLinear | SWAT | 0 (seed 1) |" in table
