@@ -345,27 +345,96 @@ _NO_DECODER: Flags = {"label_len": DEFAULT, "d_layers": DEFAULT, "factor": DEFAU
 _ILI: Flags = {"seq_len": 36, "label_len": 18}
 _CHANNELS: Flags = {"enc_in": "{channels}", "dec_in": "{channels}", "c_out": "{channels}"}
 
+# The CAPS paper's datasets beyond TSLib's scripts. No script of DLinear, PatchTST or TimesNet exists for them;
+# the iTransformer paper, which first reported these baselines there, ran them at L = 96 with their TSLib
+# settings. Ours: the model's TSLib ECL block (TSLib's many-variate setting) with the dataset's data and widths.
+WIDE_PAPER_DATASETS = ("Solar", "PEMS03", "PEMS04", "PEMS08")
+
+
+def _ecl_block_sources(model: str) -> dict[str, str]:
+    return _every(WIDE_PAPER_DATASETS, f"TSLib's ECL_script/{model}.sh block on {{dataset}}'s data (no {model} "
+                                       "script exists for {dataset}; the iTransformer paper reports it there at "
+                                       "L = 96 with its TSLib settings)")
+
+
+# TSLib's TimeMixer scripts pass label_len 0 and their training flags after the common tail; the ETT ones
+# pass no dec_in, d_layers or factor (TimeMixer_ETTh1.sh's batch_size variable says 16 but the block
+# passes 128). Solar and PEMS are the official TimeMixer repo's (kwuking/TimeMixer).
+TIMEMIXER = ModelRecipe("TimeMixer", {
+    **_TSLIB_HEAD, "label_len": 0, "e_layers": 2, "d_layers": DEFAULT, "factor": DEFAULT, **_TSLIB_TAIL,
+    "dec_in": DEFAULT, "use_norm": DEFAULT, "d_model": 16, "d_ff": 32, "channel_independence": DEFAULT,
+    "batch_size": DEFAULT, "learning_rate": 0.01, "train_epochs": DEFAULT, "patience": DEFAULT,
+    "down_sampling_layers": 3, "down_sampling_method": "avg", "down_sampling_window": 2,
+}, {
+    "ETTh1": {"batch_size": 128, "train_epochs": 10, "patience": 10},
+    "ETTh2": {},
+    "ETTm1": {"batch_size": 16},
+    "ETTm2": {"d_model": 32, "batch_size": 128},
+    "Weather": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "batch_size": 128,
+                "train_epochs": 20, "patience": 10},
+    "ECL": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "batch_size": 32,
+            "train_epochs": 20, "patience": 10},
+    # TSLib labels these runs Traffic_96_<H>; ours say traffic_96_<H> as its other Traffic scripts.
+    "Traffic": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "d_model": 32, "d_ff": 64,
+                "batch_size": 8},
+    "Solar": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "use_norm": 0,
+              "d_model": 512, "d_ff": 2048, "channel_independence": 0, "batch_size": 32,
+              "learning_rate": 0.001, "train_epochs": 10, "patience": 3, "down_sampling_layers": 2},
+    # The official PEMS script (short_term_forecast/PEMS/TimeMixer.sh) forecasts 12 steps only and spells
+    # the flag --channel_independent; ours pass --channel_independence 0 as its intent.
+    **{name: {"e_layers": 5, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "use_norm": 0,
+              "d_model": 128, "d_ff": 256, "channel_independence": 0, "batch_size": 32,
+              "learning_rate": 0.003, "train_epochs": 10, "patience": 10, "down_sampling_layers": 1}
+       for name in ("PEMS03", "PEMS04", "PEMS08")},
+}, per_horizon={"Weather": {192: {"d_layers": DEFAULT}}, "Solar": {192: {"d_layers": DEFAULT}}},
+    sources={**_every(("ETTh1", "ETTh2", "ETTm1", "ETTm2"), "TSLib's TimeMixer_{dataset}.sh"),
+             **_every(("Weather", "ECL", "Traffic"), "TSLib's {dataset}_script/TimeMixer.sh"),
+             "Solar": "the official TimeMixer repo's scripts/long_term_forecast/Solar_script/TimeMixer_unify.sh",
+             **_every(("PEMS03", "PEMS04", "PEMS08"), "the official TimeMixer repo's "
+                      "scripts/short_term_forecast/PEMS/TimeMixer.sh (it forecasts 12 steps; 24, 48 and 96 "
+                      "run the same block with that pred_len, as the CAPS paper reports TimeMixer there)")})
+
+
+def _timemixer_pp(timemixer: ModelRecipe) -> ModelRecipe:
+    """TimeMixer++ (not in TSLib; no official scripts are published) on every dataset of TimeMixer's recipe:
+    TimeMixer's setting there (TimeMixer++ is its successor by the same authors, so it is the nearest
+    published one) with the TimeMixer++ paper's strided-convolution down-sampling."""
+    return ModelRecipe(
+        "TimeMixerPP", {**timemixer.flags, "down_sampling_method": "conv"},
+        {dataset: dict(flags) for dataset, flags in timemixer.per_dataset.items()},
+        {dataset: dict(by_h) for dataset, by_h in timemixer.per_horizon.items()},
+        sources={dataset: f"TimeMixer's {dataset} recipe ({source}) with conv down-sampling; no official "
+                          "TimeMixer++ scripts are published"
+                 for dataset, source in timemixer.sources.items()},
+        horizons=dict(timemixer.horizons))
+
+
 # The blocks of TSLib's scripts read as facts (thuml/Time-Series-Library, scripts/long_term_forecast/).
 # Flags a TSLib block does not pass are `DEFAULT` here, so each generated block passes what TSLib's does.
+_PATCHTST_ECL: Flags = {"n_heads": DEFAULT, "batch_size": 16}
+_TIMESNET_ECL: Flags = {"d_model": 256, "d_ff": 512}
 BASELINES = (
-    _tslib("DLinear", {}, {d: {} for d in (*ETT_AND_WEATHER, "ECL")}, {
+    _tslib("DLinear", {}, {d: {} for d in (*ETT_AND_WEATHER, "ECL", *WIDE_PAPER_DATASETS)}, {
         **_every(ETT_AND_WEATHER, "the DLinear_ETTh1.sh pattern (TSLib ships no DLinear script for {dataset}; "
                                   "DLinear reads only moving_avg; e_layers, d_layers and factor are passed as "
                                   "TSLib does, unused)"),
         "ETTh1": "TSLib's DLinear_ETTh1.sh",
-        "ECL": "TSLib's ECL_script/DLinear.sh"}),
+        "ECL": "TSLib's ECL_script/DLinear.sh",
+        **_ecl_block_sources("DLinear")}),
     _tslib("PatchTST", {"n_heads": PER_DATASET, "d_model": DEFAULT, "d_ff": DEFAULT, "top_k": DEFAULT,
                         "batch_size": DEFAULT, "train_epochs": DEFAULT}, {
         "ETTh1": {"e_layers": 1},
         "ETTh2": {"e_layers": 3, "n_heads": 4},
         "ETTm1": {}, "ETTm2": {},
         "Weather": {"e_layers": 2, "train_epochs": 3},
-        "ECL": {"n_heads": DEFAULT, "batch_size": 16},
+        "ECL": _PATCHTST_ECL,
         "Traffic": {"n_heads": DEFAULT, "d_model": 512, "d_ff": 512, "top_k": 5, "batch_size": 4},
         "Exchange": {"n_heads": DEFAULT},
         "ILI": {**_ILI, "e_layers": 4},
+        **{d: _PATCHTST_ECL for d in WIDE_PAPER_DATASETS},
     }, {**_every(("ETTh1", "ETTh2", "ETTm1", "ETTm2"), "TSLib's PatchTST_{dataset}.sh"),
-        **_every(("Weather", "ECL", "Traffic", "Exchange", "ILI"), "TSLib's {dataset}_script/PatchTST.sh")},
+        **_every(("Weather", "ECL", "Traffic", "Exchange", "ILI"), "TSLib's {dataset}_script/PatchTST.sh"),
+        **_ecl_block_sources("PatchTST")},
         per_horizon={
             "ETTh1": _per_horizon(n_heads=(2, 8, 8, 16)),
             "ETTm1": _per_horizon(e_layers=(1, 3, 1, 3), n_heads=(2, 2, 4, 4), batch_size=(32, 128, 128, 128)),
@@ -403,12 +472,14 @@ BASELINES = (
         "ETTh2": {"d_model": 32, "d_ff": 32},
         "ETTm1": {}, "ETTm2": {"d_ff": 32},
         "Weather": {"d_model": 32, "d_ff": 32},
-        "ECL": {"d_model": 256, "d_ff": 512},
+        "ECL": _TIMESNET_ECL,
         "Traffic": {"d_model": 512, "d_ff": 512},
         "Exchange": {},
         "ILI": {**_ILI, "d_model": 768, "d_ff": 768},
+        **{d: _TIMESNET_ECL for d in WIDE_PAPER_DATASETS},
     }, {**_every(("ETTh1", "ETTh2", "ETTm1", "ETTm2"), "TSLib's TimesNet_{dataset}.sh"),
-        **_every(("Weather", "ECL", "Traffic", "Exchange", "ILI"), "TSLib's {dataset}_script/TimesNet.sh")},
+        **_every(("Weather", "ECL", "Traffic", "Exchange", "ILI"), "TSLib's {dataset}_script/TimesNet.sh"),
+        **_ecl_block_sources("TimesNet")},
         per_horizon={
             "ETTm1": _per_horizon(d_model=(64, 64, 16, 16), d_ff=(64, 64, 32, 32), train_epochs=(DEFAULT, DEFAULT, 3, DEFAULT)),
             "ETTm2": _per_horizon(d_model=(32, 32, 32, 16), train_epochs=(DEFAULT, 1, DEFAULT, 1)),
@@ -438,42 +509,7 @@ BASELINES = (
         "Traffic": {"train_epochs": 3}, "Exchange": {}, "ILI": _ILI,
     }, _tslib_sources("Autoformer", TSLIB_LONG), per_horizon={
         "Weather": {96: {"train_epochs": 2}}, "Exchange": {192: {"train_epochs": 1}, 336: {"train_epochs": 1}}}),
-    # TSLib's TimeMixer scripts pass label_len 0 and their training flags after the common tail; the ETT ones
-    # pass no dec_in, d_layers or factor (TimeMixer_ETTh1.sh's batch_size variable says 16 but the block
-    # passes 128). Solar and PEMS are the official TimeMixer repo's (kwuking/TimeMixer).
-    ModelRecipe("TimeMixer", {
-        **_TSLIB_HEAD, "label_len": 0, "e_layers": 2, "d_layers": DEFAULT, "factor": DEFAULT, **_TSLIB_TAIL,
-        "dec_in": DEFAULT, "use_norm": DEFAULT, "d_model": 16, "d_ff": 32, "channel_independence": DEFAULT,
-        "batch_size": DEFAULT, "learning_rate": 0.01, "train_epochs": DEFAULT, "patience": DEFAULT,
-        "down_sampling_layers": 3, "down_sampling_method": "avg", "down_sampling_window": 2,
-    }, {
-        "ETTh1": {"batch_size": 128, "train_epochs": 10, "patience": 10},
-        "ETTh2": {},
-        "ETTm1": {"batch_size": 16},
-        "ETTm2": {"d_model": 32, "batch_size": 128},
-        "Weather": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "batch_size": 128,
-                    "train_epochs": 20, "patience": 10},
-        "ECL": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "batch_size": 32,
-                "train_epochs": 20, "patience": 10},
-        # TSLib labels these runs Traffic_96_<H>; ours say traffic_96_<H> as its other Traffic scripts.
-        "Traffic": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "d_model": 32, "d_ff": 64,
-                    "batch_size": 8},
-        "Solar": {"e_layers": 3, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "use_norm": 0,
-                  "d_model": 512, "d_ff": 2048, "channel_independence": 0, "batch_size": 32,
-                  "learning_rate": 0.001, "train_epochs": 10, "patience": 3, "down_sampling_layers": 2},
-        # The official PEMS script (short_term_forecast/PEMS/TimeMixer.sh) forecasts 12 steps only and spells
-        # the flag --channel_independent; ours pass --channel_independence 0 as its intent.
-        **{name: {"e_layers": 5, "d_layers": 1, "factor": 3, "dec_in": "{channels}", "use_norm": 0,
-                  "d_model": 128, "d_ff": 256, "channel_independence": 0, "batch_size": 32,
-                  "learning_rate": 0.003, "train_epochs": 10, "patience": 10, "down_sampling_layers": 1}
-           for name in ("PEMS03", "PEMS04", "PEMS08")},
-    }, per_horizon={"Weather": {192: {"d_layers": DEFAULT}}, "Solar": {192: {"d_layers": DEFAULT}}},
-        horizons={name: (12,) for name in ("PEMS03", "PEMS04", "PEMS08")},
-        sources={**_every(("ETTh1", "ETTh2", "ETTm1", "ETTm2"), "TSLib's TimeMixer_{dataset}.sh"),
-                 **_every(("Weather", "ECL", "Traffic"), "TSLib's {dataset}_script/TimeMixer.sh"),
-                 "Solar": "the official TimeMixer repo's scripts/long_term_forecast/Solar_script/TimeMixer_unify.sh",
-                 **_every(("PEMS03", "PEMS04", "PEMS08"), "the official TimeMixer repo's "
-                          "scripts/short_term_forecast/PEMS/TimeMixer.sh (horizon 12 only)")}),
+    TIMEMIXER,
     # TSLib's ETTh1 scripts of the rest of its zoo.
     _tslib("Crossformer", {"d_model": DEFAULT, "d_ff": DEFAULT, "top_k": DEFAULT, "n_heads": DEFAULT,
                            "batch_size": DEFAULT, "dropout": DEFAULT, "train_epochs": DEFAULT}, {
@@ -692,14 +728,7 @@ BASELINES = (
     ), sources={**_every(("ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "Solar", "ECL", "PEMS03", "PEMS04",
                           "PEMS08", "Traffic", "Exchange"),
                          "the official OLinear repo's scripts/OLinear/{dataset}_orthoLinear.sh")}),
-    # TimeMixer++ (not in TSLib; no official scripts published): ETTh1 only, in the TimeMixer_ETTh1.sh form
-    # with the paper's strided-convolution down-sampling.
-    ModelRecipe("TimeMixerPP", {
-        **_TSLIB_HEAD, "label_len": 0, "e_layers": 2, **_TSLIB_TAIL, "d_model": 16, "d_ff": 64,
-        "down_sampling_layers": 3, "down_sampling_method": "conv", "down_sampling_window": 2,
-    }, {"ETTh1": {}}, sources={"ETTh1": "the project's ETTh1 setting (no official TimeMixer++ scripts are published): "
-                                        "seq_len 96, label_len 0, e_layers 2, d_model 16, d_ff 64, 3 conv "
-                                        "down-samplings by 2"}),
+    _timemixer_pp(TIMEMIXER),
 )
 
 # CAPS per dataset, as the official caps.sh:

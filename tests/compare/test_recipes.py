@@ -62,10 +62,11 @@ def test_every_block_parses_with_run_py_and_never_shares_a_setting():
         # Two blocks with one setting would overwrite each other's checkpoints and results.
         assert setting not in owner, f"{block} and {owner.get(setting)} share {setting}"
         owner[setting] = block
-    # Every recipe at 4 horizons a dataset (ILI's are 24-60), except TimeMixer on PEMS (the official script's
-    # horizon 12 only): see the per-row counts in compare/recipes.py's sources.
+    # Every recipe at 4 horizons a dataset (ILI's are 24-60): 967 before the paper's Solar/PEMS baselines,
+    # + DLinear, PatchTST and TimesNet on Solar and PEMS03/04/08, TimeMixer's PEMS horizons 24-96 and
+    # TimeMixer++ on TimeMixer's 10 other datasets,
     # + four CAPS variants (two official-code ones, normalised LinAttn+RoPE, raw marks) on the 10 CAPS datasets
-    assert len(owner) == 967 + 4 * 10 * 4
+    assert len(owner) == 967 + 3 * 4 * 4 + 3 * 3 + 10 * 4 + 4 * 10 * 4
 
 
 def test_every_block_passes_channels_that_fit_its_dataset():
@@ -133,7 +134,7 @@ def test_caps_settings_table_covers_every_dataset_and_sets_the_caps_flags():
          "Informer, Autoformer, TimeMixer, Crossformer"),
         (lambda: RECIPES.recipe("CAPS", "M4", 96), "unknown dataset 'M4'; choose from ETTh1, ETTh2"),
         (lambda: RECIPES.recipe("CAPS", "PEMS04", 192), "PEMS04 has no horizon 192; choose from 96 48 24 12"),
-        (lambda: RECIPES.recipe("DLinear", "Solar", 96), "DLinear has no recipe for Solar; it has ETTh1, ETTh2"),
+        (lambda: RECIPES.recipe("DLinear", "Traffic", 96), "DLinear has no recipe for Traffic; it has ETTh1, ETTh2"),
     ],
     ids=["unknown-row", "unknown-dataset", "unknown-horizon", "no-recipe"],
 )

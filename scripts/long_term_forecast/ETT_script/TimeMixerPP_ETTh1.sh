@@ -7,7 +7,7 @@ export CUDA_VISIBLE_DEVICES=0
 
 model_name=TimeMixerPP
 
-# ETTh1: hyper-parameters from the project's ETTh1 setting (no official TimeMixer++ scripts are published): seq_len 96, label_len 0, e_layers 2, d_model 16, d_ff 64, 3 conv down-samplings by 2; unlisted flags keep run.py defaults.
+# ETTh1: hyper-parameters from TimeMixer's ETTh1 recipe (TSLib's TimeMixer_ETTh1.sh) with conv down-sampling; no official TimeMixer++ scripts are published; unlisted flags keep run.py defaults.
 python -u run.py \
   --task_name long_term_forecast \
   --is_training 1 \
@@ -22,12 +22,15 @@ python -u run.py \
   --pred_len 96 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
-  --d_ff 64 \
+  --d_ff 32 \
+  --batch_size 128 \
+  --learning_rate 0.01 \
+  --train_epochs 10 \
+  --patience 10 \
   --down_sampling_layers 3 \
   --down_sampling_method conv \
   --down_sampling_window 2
@@ -46,12 +49,15 @@ python -u run.py \
   --pred_len 192 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
-  --d_ff 64 \
+  --d_ff 32 \
+  --batch_size 128 \
+  --learning_rate 0.01 \
+  --train_epochs 10 \
+  --patience 10 \
   --down_sampling_layers 3 \
   --down_sampling_method conv \
   --down_sampling_window 2
@@ -70,12 +76,15 @@ python -u run.py \
   --pred_len 336 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
-  --d_ff 64 \
+  --d_ff 32 \
+  --batch_size 128 \
+  --learning_rate 0.01 \
+  --train_epochs 10 \
+  --patience 10 \
   --down_sampling_layers 3 \
   --down_sampling_method conv \
   --down_sampling_window 2
@@ -94,12 +103,15 @@ python -u run.py \
   --pred_len 720 \
   --e_layers 2 \
   --enc_in 7 \
-  --dec_in 7 \
   --c_out 7 \
   --des Exp \
   --itr 1 \
   --d_model 16 \
-  --d_ff 64 \
+  --d_ff 32 \
+  --batch_size 128 \
+  --learning_rate 0.01 \
+  --train_epochs 10 \
+  --patience 10 \
   --down_sampling_layers 3 \
   --down_sampling_method conv \
   --down_sampling_window 2

@@ -1,0 +1,93 @@
+# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
+#
+# DLinear on Solar (137 variates), horizons 96 192 336 720 (L = 96).
+
+export CUDA_VISIBLE_DEVICES=0
+
+model_name=DLinear
+
+# Solar: hyper-parameters from TSLib's ECL_script/DLinear.sh block on Solar's data (no DLinear script exists for Solar; the iTransformer paper reports it there at L = 96 with its TSLib settings); unlisted flags keep run.py defaults.
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id solar_96_96 \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 96 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id solar_96_192 \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 192 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id solar_96_336 \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 336 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --des Exp \
+  --itr 1
+
+python -u run.py \
+  --task_name long_term_forecast \
+  --is_training 1 \
+  --root_path ./dataset/Solar/ \
+  --data_path solar_AL.txt \
+  --model_id solar_96_720 \
+  --model $model_name \
+  --data Solar \
+  --features M \
+  --seq_len 96 \
+  --label_len 48 \
+  --pred_len 720 \
+  --e_layers 2 \
+  --d_layers 1 \
+  --factor 3 \
+  --enc_in 137 \
+  --dec_in 137 \
+  --c_out 137 \
+  --des Exp \
+  --itr 1
