@@ -16,8 +16,9 @@
 #             and the step profile before (chunked, eager) and after (fla, compiled)
 #   grid      the paper recipe for CAPS and LinAttn+RoPE (seed 2026), resumed from .gpu/grid.tar.gz, for
 #             GRID_MINUTES (default 8) minutes; the archive comes back as $OUT/grid.tar.gz
-#   official  the same for "CAPS (official)" on ETTh1 and ETTh2 (official arithmetic and loop), into its own
-#             archive $OUT/official.tar.gz (carried back as .gpu/official.tar.gz)
+#   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
+#             arithmetic and loop) on ETTh1 and ETTh2, into its own archive $OUT/official.tar.gz (carried back
+#             as .gpu/official.tar.gz)
 # Environment: GRID_DATA (datasets of the grid, default "ETTh1 ETTh2 ETTm1 ETTm2 Weather"), GRID_JOBS
 # (parallel runs on the GPU, default 8), GRID_MINUTES, GRID_EXTRA (run.py flags added to every run of the
 # grid, e.g. "--caps_impl chunked" should the exact step fail for fla; the runs' settings record them).
@@ -84,7 +85,7 @@ grid)
     exit $?
     ;;
 official)
-    slice_of_grid official --data ETTh1 ETTh2 --models "CAPS (official)"
+    slice_of_grid official --data ETTh1 ETTh2 --models "CAPS (official numerics)" "CAPS (official)"
     exit $?
     ;;
 *)
