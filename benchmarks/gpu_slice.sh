@@ -13,7 +13,8 @@
 # Steps:
 #   exact     CUDA exactness tests: fla and chunked kernels against the float64 reference, run.py on CUDA
 #   bench     bench_models.py rows (eager / compiled / fla) for CAPS and PatchTST at ETTh1 H = 96 and 720,
-#             and the step profile before (chunked, eager) and after (fla, compiled)
+#             the kernel over T = 97 .. 16 384, and the step profile before (chunked, eager) and after (fla,
+#             compiled)
 #   grid      the paper recipe for CAPS and LinAttn+RoPE (seed 2026), resumed from .gpu/grid.tar.gz, for
 #             GRID_MINUTES (default 8) minutes; the archive comes back as $OUT/grid.tar.gz
 #   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
@@ -74,6 +75,8 @@ bench)
         --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" \
         --variant "CAPS fla graphs=CAPS:--caps_impl fla --compile --compile_mode reduce-overhead" \
         2>&1 | tee "$out/bench_models.txt"
+    python3 benchmarks/bench_caps_attention.py --device cuda --T 97 816 4096 16384 --chunks 64 \
+        2>&1 | tee "$out/bench_kernel.txt"
     python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl chunked \
         2>&1 | tee "$out/profile_before.txt"
     python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl fla --compile \
