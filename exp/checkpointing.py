@@ -94,16 +94,15 @@ def run_fingerprint(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in sorted(vars(args).items()) if k not in _RESUME_FREE_FLAGS and isinstance(v, plain)}
 
 
-def check_fingerprint(saved: dict[str, Any], args: argparse.Namespace, path: Path,
-                      defaults: dict[str, Any] | None = None) -> None:
+def check_fingerprint(saved: dict[str, Any], args: argparse.Namespace, path: Path) -> None:
     """Raise UserInputError naming the differing flags when `args` is not the run that wrote `path`.
 
     A flag the saved run does not record (added to the library after `path` was written) counts as equal
-    when it is at its parser default in `defaults`: new flags default to the earlier behaviour.
+    when it is at run.py's default: new flags default to the earlier behaviour.
     """
     current = run_fingerprint(args)
-    defaults = defaults or {}
-    newer = {k for k in set(current) - set(saved) if k in defaults and current[k] == defaults[k]}
+    parser = build_parser()
+    newer = {k for k in set(current) - set(saved) if current[k] == parser.get_default(k)}
     differ = [k for k in sorted((set(saved) | set(current)) - newer) if saved.get(k) != current.get(k)]
     if differ:
         shown = ", ".join(f"--{k} {current.get(k)} (saved: {saved.get(k)})" for k in differ[:3])
@@ -118,7 +117,5 @@ def read_last(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     if not isinstance(state, dict) or state.get("format") != LAST_FORMAT:
         raise UserInputError(f"--resume: {path} is not a last.pth written by this version; drop --resume "
                              "to start over")
-    parser = build_parser()
-    defaults = {k: parser.get_default(k) for k in run_fingerprint(args)}
-    check_fingerprint(state["args"], args, path, defaults)
+    check_fingerprint(state["args"], args, path)
     return state
