@@ -20,12 +20,15 @@
 #   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
 #             arithmetic and loop) on ETTh1 and ETTh2, into its own archive $OUT/official.tar.gz (carried back
 #             as .gpu/official.tar.gz)
+#   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
+#             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
+#             .gpu/arithmetic.tar.gz)
 # Environment: GRID_DATA (datasets of the grid, default "ETTh1 ETTh2 ETTm1 ETTm2 Weather"), GRID_JOBS
 # (parallel runs on the GPU, default 8), GRID_MINUTES, GRID_EXTRA (run.py flags added to every run of the
 # grid, e.g. "--caps_impl chunked" should the exact step fail for fla; the runs' settings record them).
 set -uo pipefail
 
-step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official}"
+step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic}"
 out="${OUT:?OUT is unset: run this through the device tool, or export OUT=<folder for the results>}"
 export PYTHONUNBUFFERED=1
 
@@ -91,8 +94,16 @@ official)
     slice_of_grid official --data ETTh1 ETTh2 --models "CAPS (official numerics)" "CAPS (official)"
     exit $?
     ;;
+arithmetic)
+    slice_of_grid arithmetic --data ETTh1 ETTm1 --pred_lens 96 336 --seeds 2021 2022 2023 --models CAPS \
+        --variant "CAPS path1 global=CAPS:--caps_path1_max global" \
+        --variant "CAPS path2 official=CAPS:--caps_path2_decay official" \
+        --variant "CAPS RoPE official=CAPS:--caps_rope_layout official" \
+        --variant "CAPS marks official=CAPS:--caps_mark_norm official"
+    exit $?
+    ;;
 *)
-    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid or official" >&2
+    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official or arithmetic" >&2
     exit 2
     ;;
 esac
