@@ -20,6 +20,9 @@
 #   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
 #             arithmetic and loop) on ETTh1 and ETTh2, into its own archive $OUT/official.tar.gz (carried back
 #             as .gpu/official.tar.gz)
+#   session   one whole lent slice in one command, for leases too short for a call per step: exact (capped),
+#             a short bench (the rows the targets need), then the grid on ETTh1/ETTh2 (GRID_DATA) until
+#             SESSION_SECONDS (default 560) from the start; the grid runs --caps_impl chunked if exact failed.
 #   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
 #             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
 #             .gpu/arithmetic.tar.gz)
@@ -28,7 +31,8 @@
 # grid, e.g. "--caps_impl chunked" should the exact step fail for fla; the runs' settings record them).
 set -uo pipefail
 
-step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic}"
+step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session}"
+started=$SECONDS
 out="${OUT:?OUT is unset: run this through the device tool, or export OUT=<folder for the results>}"
 export PYTHONUNBUFFERED=1
 
@@ -92,6 +96,41 @@ grid)
     ;;
 official)
     slice_of_grid official --data ETTh1 ETTh2 --models "CAPS (official numerics)" "CAPS (official)"
+    exit $?
+    ;;
+session)
+    # At most 8 files come back from $OUT: device.txt, exact.log, bench.txt, kernel.txt, profile.txt and the
+    # grid's grid.log, grid.tar.gz, grid.md. Every step is capped so that the grid gets what is left.
+    TRITON_F32_DEFAULT=ieee timeout 150 python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
+        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py > "$out/exact.log" 2>&1
+    exact=$?; tail -3 "$out/exact.log"; echo "gpu_slice: exact exit $exact ($((SECONDS - started)) s)"
+    [ "$exact" = 0 ] || GRID_EXTRA="--caps_impl chunked"
+    echo "## eager, Triton's default float32 dots (TF32)" >> "$out/bench.txt"
+    timeout 80 python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models CAPS PatchTST \
+        --pred_lens 96 720 --steps 20 --variant "CAPS chunked=CAPS:--caps_impl chunked" >> "$out/bench.txt" 2>&1
+    echo "## eager, TRITON_F32_DEFAULT=ieee" >> "$out/bench.txt"
+    TRITON_F32_DEFAULT=ieee timeout 35 python3 benchmarks/bench_models.py --device cuda --data ETTh1 \
+        --models PatchTST --pred_lens 720 --steps 20 --variant "CAPS fla ieee=CAPS:--caps_impl fla" \
+        >> "$out/bench.txt" 2>&1
+    echo "## compiled" >> "$out/bench.txt"
+    timeout 120 python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models PatchTST --pred_lens 720 \
+        --steps 20 --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" \
+        --variant "CAPS fla graphs=CAPS:--caps_impl fla --compile --compile_mode reduce-overhead" \
+        >> "$out/bench.txt" 2>&1
+    echo "gpu_slice: bench_models done ($((SECONDS - started)) s)"
+    TRITON_F32_DEFAULT=ieee timeout 60 python3 benchmarks/bench_caps_attention.py --device cuda \
+        --T 97 816 4096 16384 --chunks 64 > "$out/kernel.txt" 2>&1
+    for impl in chunked fla; do
+        echo "## profile_caps_step --impl $impl" >> "$out/profile.txt"
+        timeout 30 python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl "$impl" \
+            >> "$out/profile.txt" 2>&1
+    done
+    left=$(( ${SESSION_SECONDS:-560} - (SECONDS - started) ))
+    echo "gpu_slice: bench done ($((SECONDS - started)) s); ${left} s left for the grid"
+    [ "$left" -ge 180 ] || exit 0
+    GRID_MINUTES=$(python3 -c "print(round($left / 60, 2))")
+    # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
+    slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} --models CAPS LinAttn+RoPE
     exit $?
     ;;
 arithmetic)
