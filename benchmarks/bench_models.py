@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host_malloc", default="retain", choices=HOST_MALLOC_CHOICES,
                    help="host allocator for every row, as run.py's flag (default: retain, run.py's default)")
     args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)

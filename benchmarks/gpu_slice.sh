@@ -20,9 +20,11 @@
 #   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
 #             arithmetic and loop) on ETTh1 and ETTh2, into its own archive $OUT/official.tar.gz (carried back
 #             as .gpu/official.tar.gz)
-#   session   one whole lent slice in one command, for leases too short for a call per step: exact (capped),
-#             a short bench (the rows the targets need), then the grid on ETTh1/ETTh2 (GRID_DATA) until
-#             SESSION_SECONDS (default 560) from the start; the grid runs --caps_impl chunked if exact failed.
+#   session   one whole lent slice in one command, for leases too short for a call per step: fla autotuned
+#             once at CAPS's shapes (benchmarks/fla_autotune.py; skipped when benchmarks/fla_configs/<GPU>
+#             is committed; its files come back as $OUT/fla_configs.tar.gz), exact (capped), a short bench
+#             (the rows the targets need), then the grid on ETTh1/ETTh2 (GRID_DATA) until SESSION_SECONDS
+#             (default 560) from the start, with --caps_impl fla if exact passed, else chunked.
 #   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
 #             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
 #             .gpu/arithmetic.tar.gz)
@@ -99,36 +101,46 @@ official)
     exit $?
     ;;
 session)
-    # At most 8 files come back from $OUT: device.txt, exact.log, bench.txt, kernel.txt, profile.txt and the
-    # grid's grid.log, grid.tar.gz, grid.md. Every step is capped so that the grid gets what is left.
-    TRITON_F32_DEFAULT=ieee timeout 150 python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
-        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py > "$out/exact.log" 2>&1
+    # At most 8 files come back from $OUT: device.txt, fla_configs.tar.gz, exact.log, bench.txt, profile.txt
+    # and the grid's grid.log, grid.tar.gz, grid.md. Every step is capped so that the grid gets what is left.
+    # fla autotunes each Triton kernel on its first call in a process (minutes on a fresh machine): tune once
+    # at CAPS's shapes, then let every later process read the choices (FLA_CACHE_MODE=strict).
+    within() {  # within SECONDS: that cap, or less where less of SESSION_SECONDS is left (at least 1)
+        local rest=$(( ${SESSION_SECONDS:-560} - (SECONDS - started) - 15 ))
+        (( rest < $1 )) && echo $(( rest > 1 ? rest : 1 )) || echo "$1"
+    }
+    gpu=$(python3 -c "import torch, re; print(re.sub('[^0-9A-Za-z]+', '_', torch.cuda.get_device_name()))")
+    export FLA_CACHE_MODE=strict FLA_CONFIG_DIR="$PWD/benchmarks/fla_configs/$gpu"
+    if [ ! -d "$FLA_CONFIG_DIR" ]; then
+        export FLA_CONFIG_DIR="/tmp/fla_configs/$gpu"
+        timeout $(within 260) python3 benchmarks/fla_autotune.py --out "$FLA_CONFIG_DIR" --seconds 240 2>&1 | tee "$out/exact.log"
+        tar -C /tmp -czf "$out/fla_configs.tar.gz" fla_configs
+    fi
+    echo "gpu_slice: fla configs in $FLA_CONFIG_DIR ($((SECONDS - started)) s)"
+    TRITON_F32_DEFAULT=ieee timeout $(within 150) python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
+        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py >> "$out/exact.log" 2>&1
     exact=$?; tail -3 "$out/exact.log"; echo "gpu_slice: exact exit $exact ($((SECONDS - started)) s)"
-    [ "$exact" = 0 ] || GRID_EXTRA="--caps_impl chunked"
-    echo "## eager, Triton's default float32 dots (TF32)" >> "$out/bench.txt"
-    timeout 80 python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models CAPS PatchTST \
-        --pred_lens 96 720 --steps 20 --variant "CAPS chunked=CAPS:--caps_impl chunked" >> "$out/bench.txt" 2>&1
-    echo "## eager, TRITON_F32_DEFAULT=ieee" >> "$out/bench.txt"
-    TRITON_F32_DEFAULT=ieee timeout 35 python3 benchmarks/bench_models.py --device cuda --data ETTh1 \
-        --models PatchTST --pred_lens 720 --steps 20 --variant "CAPS fla ieee=CAPS:--caps_impl fla" \
-        >> "$out/bench.txt" 2>&1
+    [ "$exact" = 0 ] && impl=fla || impl=chunked
+    echo "## eager (CAPS: --caps_impl auto = chunked on CUDA)" >> "$out/bench.txt"
+    timeout $(within 80) python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models CAPS PatchTST \
+        --pred_lens 96 720 --steps 20 --variant "CAPS fla=CAPS:--caps_impl fla" >> "$out/bench.txt" 2>&1
     echo "## compiled" >> "$out/bench.txt"
-    timeout 120 python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models PatchTST --pred_lens 720 \
-        --steps 20 --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" \
-        --variant "CAPS fla graphs=CAPS:--caps_impl fla --compile --compile_mode reduce-overhead" \
-        >> "$out/bench.txt" 2>&1
-    echo "gpu_slice: bench_models done ($((SECONDS - started)) s)"
-    TRITON_F32_DEFAULT=ieee timeout 60 python3 benchmarks/bench_caps_attention.py --device cuda \
-        --T 97 816 4096 16384 --chunks 64 > "$out/kernel.txt" 2>&1
-    for impl in chunked fla; do
-        echo "## profile_caps_step --impl $impl" >> "$out/profile.txt"
-        timeout 30 python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl "$impl" \
+    timeout $(within 120) python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models PatchTST --pred_lens 720 \
+        --steps 20 --variant "CAPS chunked compiled=CAPS:--caps_impl chunked --compile" \
+        --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" >> "$out/bench.txt" 2>&1
+    echo "## kernel (TRITON_F32_DEFAULT=ieee)" >> "$out/bench.txt"
+    TRITON_F32_DEFAULT=ieee timeout $(within 60) python3 benchmarks/bench_caps_attention.py --device cuda \
+        --T 97 816 4096 16384 --chunks 64 >> "$out/bench.txt" 2>&1
+    echo "gpu_slice: bench done ($((SECONDS - started)) s)"
+    for impl_profiled in chunked fla; do
+        echo "## profile_caps_step --impl $impl_profiled" >> "$out/profile.txt"
+        timeout $(within 30) python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl "$impl_profiled" \
             >> "$out/profile.txt" 2>&1
     done
     left=$(( ${SESSION_SECONDS:-560} - (SECONDS - started) ))
-    echo "gpu_slice: bench done ($((SECONDS - started)) s); ${left} s left for the grid"
+    echo "gpu_slice: profiles done ($((SECONDS - started)) s); ${left} s left for the grid (--caps_impl $impl)"
     [ "$left" -ge 180 ] || exit 0
-    GRID_MINUTES=$(python3 -c "print(round($left / 60, 2))")
+    GRID_MINUTES=$(python3 -c "print(round($left / 60, 2))") GRID_EXTRA="--caps_impl $impl ${GRID_EXTRA:-}"
     # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
     slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} --models CAPS LinAttn+RoPE
     exit $?

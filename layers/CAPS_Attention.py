@@ -24,8 +24,9 @@ intra-chunk factorisation and the exact fallback are in `layers/CAPS_Attention.m
 This file imports only torch, einops and the standard library so that it can be dropped into
 a stock Time-Series-Library checkout next to `models/CAPS.py`; if `layers/CAPS_cpu_kernel.py` (and
 its C++ source) sit beside it, `impl="auto"` runs that native CPU kernel, otherwise the chunked one.
-On CUDA, `impl="fla"` (and "auto") hands the same primitive to flash-linear-attention's Triton kernel
-`chunk_gla` (`pip install fla-core`, imported on first use; without it the chunked kernel runs).
+On CUDA, `impl="fla"` hands the same primitive to flash-linear-attention's Triton kernel `chunk_gla`
+(`pip install fla-core`, imported on first use; without it the chunked kernel runs); "auto" keeps the
+chunked kernel on CUDA until `FLA_IN_AUTO` says otherwise.
 """
 
 from __future__ import annotations
@@ -90,10 +91,18 @@ PATH1_MAX_CHOICES = ("auto", "running", "global")
 PATH2_DECAY_CHOICES = ("auto", "exact", "official")
 ROPE_LAYOUT_CHOICES = ("auto", "paper", "official")
 # The kernels of CAPS_KERNELS, in that order, after "auto" (native on the CPU when it builds; fla on CUDA
-# when fla-core imports; else chunked).
+# when FLA_IN_AUTO and fla-core imports; else chunked).
 IMPL_CHOICES = ("auto", "naive", "recurrent", "chunked", "native", "fla")
 # The optional package whose Triton kernel `fla.ops.gla.chunk_gla` runs impl="fla" (CUDA only).
 FLA_PACKAGE = "fla-core"
+# Narrowest key and value widths chunk_gla compiles for: its backward's tl.dot needs an inner dimension
+# >= 16 (seen on an H200, fla-core 0.6.0, Triton 3.6: CAPS's head width 8 failed to compile), so
+# `caps_attention_fla` zero-pads narrower features and values (exact: a zero key feature adds nothing).
+FLA_MIN_WIDTH = 16
+# Whether impl="auto" picks fla on CUDA. Off until the CUDA exactness tests (tests/layers/test_caps_fla.py)
+# have passed on a GPU: the first lent-GPU run (2026-11-26) found the width limit above, and fla autotunes
+# each kernel on its first call in a process (minutes on a fresh machine; benchmarks/fla_autotune.py).
+FLA_IN_AUTO = False
 
 
 @dataclass(frozen=True)
@@ -125,8 +134,8 @@ CAPS_OPTIONS: dict[str, CAPSOption] = {
                                    "(2j, 2j+1) (paper) or the official half-split angles with interleaved partners "
                                    "(not a rotation); auto = --caps_numerics"),
     "caps_impl": CAPSOption("auto", IMPL_CHOICES, "CAPS: attention implementation; auto = the native C++ kernel on "
-                            "CPU when it builds and the head width fits (layers/CAPS_cpu_kernel.py), fla-core's "
-                            "chunk_gla Triton kernel on CUDA when it imports (fla), else the torch chunked kernel; "
+                            "CPU when it builds and the head width fits (layers/CAPS_cpu_kernel.py), else the torch "
+                            "chunked kernel (CUDA too); fla = fla-core's chunk_gla Triton kernel on CUDA (opt-in); "
                             "naive for --caps_attn softmax"),
     "caps_chunk": CAPSOption(0, None, "CAPS: chunk size of the linear-attention kernel; 0 = 32 on CPU, 64 on GPU "
                              "(fastest measured)"),
@@ -280,7 +289,8 @@ def _log_fla_fallback(reason: str) -> None:
 
 def resolve_impl(impl: str, device: torch.device, head_dim: int | None = None) -> str:
     """"auto" -> "native" on the CPU when the native kernel is available (eager, or torch.compile where it
-    is an opaque op) and holds heads of width `head_dim`; "fla" on CUDA when fla-core imports; else
+    is an opaque op) and holds heads of width `head_dim`; "fla" on CUDA when FLA_IN_AUTO and fla-core
+    imports; else
     "chunked". "fla" where fla-core cannot run -> "chunked" with one log line per reason; other choices
     are returned unchanged ("native" raises ValueError where it cannot run)."""
     if impl == "native":
@@ -299,7 +309,7 @@ def resolve_impl(impl: str, device: torch.device, head_dim: int | None = None) -
     if impl != "auto":
         return impl
     if device.type != "cpu":
-        return "fla" if fla_unavailable_reason(device) is None else "chunked"
+        return "fla" if FLA_IN_AUTO and fla_unavailable_reason(device) is None else "chunked"
     if head_dim is not None and native_width_problem(head_dim) is not None:
         if not torch.compiler.is_compiling():
             _log_wide_head_fallback(head_dim)
@@ -880,7 +890,8 @@ def caps_attention_fla(
         o_t = sum_{i<=t} sum_f qt[t,f] kt[i,f] exp(L[t,f] - L[i,f]) v_i,  scale 1
     is chunk_gla's S_t = diag(exp(ell_t)) S_{t-1} + kt_t^T v_t, o_t = qt_t S_t. Path 1's normaliser Z comes
     from the branch-free two-level scan, so the call never waits for the device; chunk_size is checked but
-    unused (chunk_gla picks its own chunks); float32/bf16 only (Triton).
+    unused (chunk_gla picks its own chunks); float32/bf16 only (Triton). Keys and values narrower than
+    FLA_MIN_WIDTH are zero-padded for chunk_gla and the output cut back to v's width.
     """
     resolve_attn_impl(attn, "fla")
     _check_chunk(chunk_size)
@@ -894,9 +905,14 @@ def caps_attention_fla(
     qt, kt, ell = _path_features(q, k, p, g, clock, ids, branch_free=True)  # [B, H, T, F]
     if ell is None:
         ell = torch.zeros_like(qt)
-    qt, kt, ell = (rearrange(x, "b h t f -> b t h f").contiguous() for x in (qt, kt, ell))
-    o, _ = gla(qt, kt, v.contiguous(), ell, scale=1.0)
-    return o
+    qt, kt, ell = (_pad_width(rearrange(x, "b h t f -> b t h f"), FLA_MIN_WIDTH) for x in (qt, kt, ell))
+    o, _ = gla(qt, kt, _pad_width(v, FLA_MIN_WIDTH), ell, scale=1.0)
+    return o[..., : v.shape[-1]]
+
+
+def _pad_width(x: torch.Tensor, width: int) -> torch.Tensor:
+    """x [..., F] zero-padded to [..., max(F, width)], contiguous (chunk_gla's minimum widths)."""
+    return F.pad(x, (0, max(0, width - x.shape[-1]))).contiguous()
 
 
 CAPSKernel = Callable[..., torch.Tensor]
@@ -945,8 +961,8 @@ def caps_attention(
     impl: "naive" (reference) | "recurrent" (O(T) step form) | "chunked" (pure-torch chunked kernel)
     | "native" (C++ CPU recurrence, `layers/CAPS_cpu_kernel.py`; an opaque op under torch.compile)
     | "fla" (fla-core's Triton `chunk_gla` on CUDA; elsewhere the chunked kernel, with one log line)
-    | "auto" (native on the CPU when it builds and the head width fits, fla on CUDA when fla-core
-    imports, else chunked; naive for attn="softmax", which has no other form: `resolve_attn_impl`).
+    | "auto" (native on the CPU when it builds and the head width fits, fla on CUDA when FLA_IN_AUTO
+    and fla-core imports, else chunked; naive for attn="softmax", which has no other form: `resolve_attn_impl`).
     chunk_size: the chunked kernel's chunk length; None picks `default_chunk(q.device)` (the result
     does not depend on it beyond float rounding).
     Returns o: [B, T, H, Ev] in q's dtype. Computed in float64 for float64 inputs, else in float32
@@ -1152,7 +1168,7 @@ class CAPSAttention(nn.Module):
                              "--caps_paths " + "".join(map(str, self.paths)) + "; set both switches alike "
                              "(or use --caps_numerics) or use --caps_attn linear")
         prepare_native_kernel(impl, head_dim)
-        if impl in ("auto", "fla") and torch.cuda.is_available():
+        if (impl == "fla" or impl == "auto" and FLA_IN_AUTO) and torch.cuda.is_available():
             fla_chunk_gla()  # import now: a torch.compile trace reads the result without importing
         self.n_heads, self.head_dim = n_heads, head_dim
         self.attn, self.rope, self.numerics = attn, rope, numerics

@@ -33,10 +33,20 @@ from tests.layers.test_caps_attention import (
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
 
 
+def _gla_with_chunk_gla_limits(q, k, v, g, scale=None):
+    """The reference GLA, refusing what chunk_gla cannot compile (key or value width < 16: its backward's
+    tl.dot needs an inner dimension >= 16) and the layouts it does not take (non-contiguous inputs)."""
+    if min(k.shape[-1], v.shape[-1]) < caps.FLA_MIN_WIDTH:
+        raise AssertionError(f"chunk_gla cannot compile widths K={k.shape[-1]}, V={v.shape[-1]} (< 16)")
+    assert all(x.is_contiguous() for x in (q, k, v, g)), "chunk_gla needs contiguous inputs"
+    return caps.gated_linear_attention_recurrent(q, k, v, g, scale=scale)
+
+
 @pytest.fixture
 def reference_gla(monkeypatch: pytest.MonkeyPatch) -> None:
-    """chunk_gla replaced by the step-by-step reference (same convention), as if fla-core imported."""
-    monkeypatch.setattr(caps, "_FLA_IMPORT", [(caps.gated_linear_attention_recurrent, None)])
+    """chunk_gla replaced by the step-by-step reference (same convention and width limits), as if fla-core
+    imported."""
+    monkeypatch.setattr(caps, "_FLA_IMPORT", [(_gla_with_chunk_gla_limits, None)])
 
 
 @pytest.fixture
@@ -103,7 +113,20 @@ def test_fla_falls_back_to_chunked_with_one_log_line(no_fla: None, caplog: pytes
     assert_close(outs[0], caps_attention(*inputs, impl="chunked"), 0.0, "fallback is the chunked kernel")
 
 
-def test_auto_picks_fla_only_on_cuda_when_it_imports(reference_gla: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_narrow_heads_are_padded_for_chunk_gla(reference_gla: None) -> None:
+    """CAPS's head width 8 (key widths 8/16/24 for 1/2/3 paths, value width 8) reaches chunk_gla zero-padded
+    to width 16 and comes back at width 8, equal to the naive kernel (float64)."""
+    inputs = make_inputs(2, 33, 2, 8, "default", seed=3)
+    for paths in [(), (1,), (1, 2, 3)]:
+        out = caps.CAPS_KERNELS["fla"](*inputs, paths)
+        assert out.shape == inputs[2].shape
+        assert_close(out, caps.CAPS_KERNELS["naive"](*inputs, paths), F64_TOL, f"padded fla paths={paths}")
+
+
+def test_auto_picks_fla_on_cuda_only_when_enabled_and_it_imports(reference_gla: None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    assert caps.resolve_impl("auto", CUDA) == ("fla" if caps.FLA_IN_AUTO else "chunked")
+    monkeypatch.setattr(caps, "FLA_IN_AUTO", True)
     assert caps.resolve_impl("auto", CUDA) == "fla"
     assert caps.resolve_impl("fla", CUDA) == "fla"
     assert caps.resolve_impl("auto", CPU) in ("native", "chunked")
