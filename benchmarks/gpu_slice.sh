@@ -20,11 +20,13 @@
 #   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
 #             arithmetic and loop) on ETTh1 and ETTh2, into its own archive $OUT/official.tar.gz (carried back
 #             as .gpu/official.tar.gz)
-#   session   one whole lent slice in one command, for leases too short for a call per step: fla autotuned
-#             once at CAPS's shapes (benchmarks/fla_autotune.py; skipped when benchmarks/fla_configs/<GPU>
-#             is committed; its files come back as $OUT/fla_configs.tar.gz), exact (capped), a short bench
-#             (the rows the targets need), then the grid on ETTh1/ETTh2 (GRID_DATA) until SESSION_SECONDS
-#             (default 560) from the start, with --caps_impl fla if exact passed, else chunked.
+#   session   one whole lent slice in one command, for leases too short for a call per step: exact (capped),
+#             a short bench (the rows the targets need), then the grid on ETTh1/ETTh2 (GRID_DATA) until
+#             SESSION_SECONDS (default 560) from the start, with --caps_impl fla if exact passed, else chunked;
+#             fla with the tuned configs of benchmarks/fla_configs/<GPU> where committed, else with one
+#             config per kernel (CAPS_FLA_AUTOTUNE=0: no minutes of autotuning)
+#   tune      fla's autotuning at CAPS's shapes (benchmarks/fla_autotune.py, TUNE_SECONDS, default 540),
+#             its config files back as $OUT/fla_configs.tar.gz
 #   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
 #             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
 #             .gpu/arithmetic.tar.gz)
@@ -33,7 +35,7 @@
 # grid, e.g. "--caps_impl chunked" should the exact step fail for fla; the runs' settings record them).
 set -uo pipefail
 
-step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session}"
+step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session|tune}"
 started=$SECONDS
 out="${OUT:?OUT is unset: run this through the device tool, or export OUT=<folder for the results>}"
 export PYTHONUNBUFFERED=1
@@ -101,24 +103,23 @@ official)
     exit $?
     ;;
 session)
-    # At most 8 files come back from $OUT: device.txt, fla_configs.tar.gz, exact.log, bench.txt, profile.txt
+    # At most 8 files come back from $OUT: device.txt, exact.log, bench.txt, profile.txt
     # and the grid's grid.log, grid.tar.gz, grid.md. Every step is capped so that the grid gets what is left.
-    # fla autotunes each Triton kernel on its first call in a process (minutes on a fresh machine): tune once
-    # at CAPS's shapes, then let every later process read the choices (FLA_CACHE_MODE=strict).
     within() {  # within SECONDS: that cap, or less where less of SESSION_SECONDS is left (at least 1)
         local rest=$(( ${SESSION_SECONDS:-560} - (SECONDS - started) - 15 ))
         (( rest < $1 )) && echo $(( rest > 1 ? rest : 1 )) || echo "$1"
     }
+    # fla autotunes each Triton kernel on its first call in a process (minutes on a fresh machine, seen on
+    # the first slice). Kernels with configs tuned earlier for this GPU (benchmarks/fla_configs/<GPU>, from
+    # the `tune` step) use those; every other kernel keeps one config by a fixed rule (CAPS_FLA_AUTOTUNE=0).
+    export CAPS_FLA_AUTOTUNE="${CAPS_FLA_AUTOTUNE:-0}"
     gpu=$(python3 -c "import torch, re; print(re.sub('[^0-9A-Za-z]+', '_', torch.cuda.get_device_name()))")
-    export FLA_CACHE_MODE=strict FLA_CONFIG_DIR="$PWD/benchmarks/fla_configs/$gpu"
-    if [ ! -d "$FLA_CONFIG_DIR" ]; then
-        export FLA_CONFIG_DIR="/tmp/fla_configs/$gpu"
-        timeout $(within 260) python3 benchmarks/fla_autotune.py --out "$FLA_CONFIG_DIR" --seconds 240 2>&1 | tee "$out/exact.log"
-        tar -C /tmp -czf "$out/fla_configs.tar.gz" fla_configs
+    if [ -d "benchmarks/fla_configs/$gpu" ]; then
+        export FLA_CACHE_MODE=strict FLA_CONFIG_DIR="$PWD/benchmarks/fla_configs/$gpu"
     fi
-    echo "gpu_slice: fla configs in $FLA_CONFIG_DIR ($((SECONDS - started)) s)"
+    echo "gpu_slice: CAPS_FLA_AUTOTUNE=$CAPS_FLA_AUTOTUNE, fla config files: ${FLA_CONFIG_DIR:-none}"
     TRITON_F32_DEFAULT=ieee timeout $(within 150) python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
-        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py >> "$out/exact.log" 2>&1
+        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py > "$out/exact.log" 2>&1
     exact=$?; tail -3 "$out/exact.log"; echo "gpu_slice: exact exit $exact ($((SECONDS - started)) s)"
     [ "$exact" = 0 ] && impl=fla || impl=chunked
     echo "## eager (CAPS: --caps_impl auto = chunked on CUDA)" >> "$out/bench.txt"
@@ -145,6 +146,14 @@ session)
     slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} --models CAPS LinAttn+RoPE
     exit $?
     ;;
+tune)
+    # fla's own autotuning at CAPS's shapes, saved as fla config files: unpack $OUT/fla_configs.tar.gz into
+    # benchmarks/fla_configs/ and commit it, and later slices on this GPU use the tuned configs.
+    gpu=$(python3 -c "import torch, re; print(re.sub('[^0-9A-Za-z]+', '_', torch.cuda.get_device_name()))")
+    timeout "${TUNE_SECONDS:-540}" python3 benchmarks/fla_autotune.py --out "/tmp/fla_configs/$gpu" \
+        --seconds $(( ${TUNE_SECONDS:-540} - 20 )) 2>&1 | tee "$out/tune.log"
+    tar -C /tmp -czf "$out/fla_configs.tar.gz" fla_configs
+    ;;
 arithmetic)
     slice_of_grid arithmetic --data ETTh1 ETTm1 --pred_lens 96 336 --seeds 2021 2022 2023 --models CAPS \
         --variant "CAPS path1 global=CAPS:--caps_path1_max global" \
@@ -154,7 +163,7 @@ arithmetic)
     exit $?
     ;;
 *)
-    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official or arithmetic" >&2
+    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official, arithmetic, session or tune" >&2
     exit 2
     ;;
 esac

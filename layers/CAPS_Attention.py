@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -103,6 +105,12 @@ FLA_MIN_WIDTH = 16
 # have passed on a GPU: the first lent-GPU run (2026-11-26) found the width limit above, and fla autotunes
 # each kernel on its first call in a process (minutes on a fresh machine; benchmarks/fla_autotune.py).
 FLA_IN_AUTO = False
+# Environment variable: "1" (default) lets fla autotune every Triton kernel on its first call in a process
+# (hundreds of configs for chunk_gla's forward and backward: minutes on a fresh machine); "0" has Triton keep
+# one config per kernel by a fixed rule instead (`limit_fla_autotuning`): the first call only compiles.
+FLA_AUTOTUNE_ENV = "CAPS_FLA_AUTOTUNE"
+# The fla modules of chunk_gla's kernels (their autotuners are the ones "0" limits).
+FLA_GLA_MODULES = ("fla.ops.gla.chunk", "fla.ops.common.chunk_h", "fla.ops.utils.cumsum", "fla.ops.utils.index")
 
 
 @dataclass(frozen=True)
@@ -269,8 +277,45 @@ def fla_chunk_gla() -> tuple[Callable | None, str | None]:
         except Exception as exc:  # noqa: BLE001 (ImportError, or Triton failing to initialise: both mean "not here")
             _FLA_IMPORT.append((None, f"{FLA_PACKAGE} does not import ({type(exc).__name__}: {exc})"))
         else:
+            if _fla_autotune_setting() == "0":
+                limit_fla_autotuning([sys.modules[name] for name in FLA_GLA_MODULES if name in sys.modules])
             _FLA_IMPORT.append((chunk_gla, None))
     return _FLA_IMPORT[0]
+
+
+def _fla_autotune_setting() -> str:
+    value = os.environ.get(FLA_AUTOTUNE_ENV, "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"{FLA_AUTOTUNE_ENV}={value!r}: expected 1 (fla autotunes its kernels) or 0 (one fixed "
+                         "config per kernel, no autotuning); set it to one of those or unset it")
+    return value
+
+
+def _fixed_config_rank(block_keys: set[str]) -> Callable[..., tuple]:
+    """A Triton perf_model that ranks configs by a fixed rule, best first: 4 warps (else the nearest), the
+    fewest pipeline stages, the smallest tiles (CAPS's key and value widths are 16-24)."""
+    def rank(**kwargs) -> tuple:
+        tiles = sum(v for k, v in kwargs.items() if k in block_keys and isinstance(v, int))
+        return (abs(math.log2(kwargs["num_warps"] / 4)), kwargs["num_stages"], tiles)
+    return rank
+
+
+def limit_fla_autotuning(modules: list) -> int:
+    """Make every Triton autotuner in `modules` keep one config: Triton's own pruning (`perf_model` with
+    `top_k` = 1) after fla's pruning rules, which still run first (they guard known miscompiles). Returns
+    the number of autotuners limited. Duck-typed (an autotuner has `configs`, `perf_model` and
+    `configs_top_k`; `@triton.heuristics` wrappers are unwrapped through `.fn`)."""
+    limited = set()
+    for module in modules:
+        for obj in vars(module).values():
+            while not hasattr(obj, "configs_top_k") and hasattr(obj, "fn"):
+                obj = obj.fn
+            if not (hasattr(obj, "configs_top_k") and hasattr(obj, "configs")) or id(obj) in limited:
+                continue
+            obj.perf_model = _fixed_config_rank({k for c in obj.configs for k in c.kwargs})
+            obj.configs_top_k = 1
+            limited.add(id(obj))
+    return len(limited)
 
 
 def fla_unavailable_reason(device: torch.device) -> str | None:

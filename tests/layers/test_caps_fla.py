@@ -205,3 +205,49 @@ def test_fla_float32_matches_float64_reference(T: int, regime: str) -> None:
     expected = _float64_reference(inputs, weight, T)
     o, grads = run_with_grads([x.float().to(CUDA) for x in inputs], weight.float().to(CUDA), impl="fla")
     check_all((o.cpu(), [g.cpu() for g in grads]), expected, F32_TOL, f"fla T={T} {regime}")
+
+
+# ---- CAPS_FLA_AUTOTUNE=0: one config per fla kernel (Triton's perf_model / top_k pruning) ------------
+
+class _Config:
+    """The parts of triton.Config that Triton's pruning reads."""
+
+    def __init__(self, num_warps: int, num_stages: int, **kwargs: int) -> None:
+        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+
+    def all_kwargs(self) -> dict:
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": 1}
+
+
+class _Autotuner:
+    def __init__(self, configs: list[_Config]) -> None:
+        self.configs, self.perf_model, self.configs_top_k = configs, None, 1.0
+
+
+def _triton_pick(tuner: _Autotuner, **launch: int) -> list[_Config]:
+    """What Triton's Autotuner.prune_configs keeps: the top_k configs by perf_model (int top_k)."""
+    ranked = sorted(tuner.configs, key=lambda c: tuner.perf_model(**launch, **c.all_kwargs()))
+    return ranked[: tuner.configs_top_k]
+
+
+def test_limit_fla_autotuning_keeps_one_config_per_kernel() -> None:
+    import types
+
+    tiles = _Autotuner([_Config(w, s, BK=bk, BV=bv) for bk in (32, 64) for bv in (64, 128)
+                        for w in (2, 4, 8) for s in (2, 3, 4)])
+    warps_only = _Autotuner([_Config(w, 3) for w in (1, 2, 8)])
+    module = types.SimpleNamespace(kernel_o=types.SimpleNamespace(fn=tiles),  # @triton.heuristics outside
+                                   again=tiles, other=warps_only, constant=3, fn_plain=len)
+    assert caps.limit_fla_autotuning([module]) == 2
+    assert [c.all_kwargs() for c in _triton_pick(tiles, K=24, V=16)] == [
+        {"BK": 32, "BV": 64, "num_warps": 4, "num_stages": 2, "num_ctas": 1}]
+    picked = _triton_pick(warps_only, BT=64)
+    assert len(picked) == 1 and picked[0].num_warps in (2, 8)  # nearest to 4 warps on the log scale
+
+
+def test_fla_autotune_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(caps.FLA_AUTOTUNE_ENV, raising=False)
+    assert caps._fla_autotune_setting() == "1"
+    monkeypatch.setenv(caps.FLA_AUTOTUNE_ENV, "off")
+    with pytest.raises(ValueError, match=r"CAPS_FLA_AUTOTUNE='off': expected 1 .* or 0"):
+        caps._fla_autotune_setting()
