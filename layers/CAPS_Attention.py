@@ -335,9 +335,8 @@ def _log_fla_fallback(reason: str) -> None:
 def resolve_impl(impl: str, device: torch.device, head_dim: int | None = None) -> str:
     """"auto" -> "native" on the CPU when the native kernel is available (eager, or torch.compile where it
     is an opaque op) and holds heads of width `head_dim`; "fla" on CUDA when FLA_IN_AUTO and fla-core
-    imports; else
-    "chunked". "fla" where fla-core cannot run -> "chunked" with one log line per reason; other choices
-    are returned unchanged ("native" raises ValueError where it cannot run)."""
+    imports; else "chunked". "fla" where fla-core cannot run -> "chunked" with one log line per reason;
+    other choices are returned unchanged ("native" raises ValueError where it cannot run)."""
     if impl == "native":
         if device.type != "cpu":
             raise ValueError(f"--caps_impl native is the CPU kernel; use chunked (or auto) on {device.type}")
