@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from layers.CAPS_Attention import caps_attention, fla_unavailable_reason  # noqa: E402
+from layers.CAPS_Attention import caps_attention, fla_unavailable_reason, triton_autotuners  # noqa: E402
 
 # (label, key-width paths) at the ETTh1 H = 720 shape of the CAPS recipe: B 32 x 7 variates, 4 heads,
 # head width 8, T = L + H = 816.
@@ -43,24 +43,19 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 def tuned_configs() -> dict[str, dict]:
     """kernel name -> fla config file contents, from every autotuner of the imported fla modules."""
-    from triton.runtime.autotuner import Autotuner
     from fla.ops.utils.cache import AutotuneKey
 
     files: dict[str, dict] = {}
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("fla.") or module is None:
+    modules = [module for name, module in list(sys.modules.items()) if name.startswith("fla.") and module]
+    for tuner in triton_autotuners(modules):
+        if not tuner.cache:
             continue
-        for obj in vars(module).values():
-            while not isinstance(obj, Autotuner) and hasattr(obj, "fn"):  # @triton.heuristics outside autotune
-                obj = obj.fn
-            if not isinstance(obj, Autotuner) or not obj.cache:
-                continue
-            kernel = getattr(obj, "kernel_name", None) or obj.base_fn.__name__
-            entries = files.setdefault(kernel, {"kernel_name": kernel, "triton_version": _triton_version(),
-                                                "autotune_entries": {}})["autotune_entries"]
-            for key, cfg in obj.cache.items():
-                entries[AutotuneKey.key_hash(key)] = {"autotune_key": AutotuneKey.normalize_autotune_key(list(key)),
-                                                      "config": _config_dict(cfg)}
+        kernel = getattr(tuner, "kernel_name", None) or tuner.base_fn.__name__
+        entries = files.setdefault(kernel, {"kernel_name": kernel, "triton_version": _triton_version(),
+                                            "autotune_entries": {}})["autotune_entries"]
+        for key, cfg in tuner.cache.items():
+            entries[AutotuneKey.key_hash(key)] = {"autotune_key": AutotuneKey.normalize_autotune_key(list(key)),
+                                                  "config": _config_dict(cfg)}
     return files
 
 

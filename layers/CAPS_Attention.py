@@ -300,22 +300,28 @@ def _fixed_config_rank(block_keys: set[str]) -> Callable[..., tuple]:
     return rank
 
 
-def limit_fla_autotuning(modules: list) -> int:
-    """Make every Triton autotuner in `modules` keep one config: Triton's own pruning (`perf_model` with
-    `top_k` = 1) after fla's pruning rules, which still run first (they guard known miscompiles). Returns
-    the number of autotuners limited. Duck-typed (an autotuner has `configs`, `perf_model` and
-    `configs_top_k`; `@triton.heuristics` wrappers are unwrapped through `.fn`)."""
-    limited = set()
+def triton_autotuners(modules: list) -> list:
+    """The Triton autotuners defined in `modules`, each once. Duck-typed, so that it needs no Triton import:
+    an autotuner has `configs` and `configs_top_k`; `@triton.heuristics` wrappers are unwrapped via `.fn`."""
+    found: dict[int, object] = {}
     for module in modules:
         for obj in vars(module).values():
             while not hasattr(obj, "configs_top_k") and hasattr(obj, "fn"):
                 obj = obj.fn
-            if not (hasattr(obj, "configs_top_k") and hasattr(obj, "configs")) or id(obj) in limited:
-                continue
-            obj.perf_model = _fixed_config_rank({k for c in obj.configs for k in c.kwargs})
-            obj.configs_top_k = 1
-            limited.add(id(obj))
-    return len(limited)
+            if hasattr(obj, "configs_top_k") and hasattr(obj, "configs"):
+                found.setdefault(id(obj), obj)
+    return list(found.values())
+
+
+def limit_fla_autotuning(modules: list) -> int:
+    """Make every Triton autotuner in `modules` keep one config: Triton's own pruning (`perf_model` with
+    `top_k` = 1) after fla's pruning rules, which still run first (they guard known miscompiles). Returns
+    the number of autotuners limited."""
+    tuners = triton_autotuners(modules)
+    for tuner in tuners:
+        tuner.perf_model = _fixed_config_rank({k for c in tuner.configs for k in c.kwargs})
+        tuner.configs_top_k = 1
+    return len(tuners)
 
 
 def fla_unavailable_reason(device: torch.device) -> str | None:
