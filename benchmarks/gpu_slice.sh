@@ -15,8 +15,11 @@
 #   bench     bench_models.py rows (eager / compiled / fla) for CAPS and PatchTST at ETTh1 H = 96 and 720,
 #             the kernel over T = 97 .. 16 384, and the step profile before (chunked, eager) and after (fla,
 #             compiled)
-#   grid      the paper recipe for CAPS and LinAttn+RoPE (seed 2026), resumed from .gpu/grid.tar.gz, for
-#             GRID_MINUTES (default 8) minutes; the archive comes back as $OUT/grid.tar.gz
+#   grid      the paper recipe for CAPS and LinAttn+RoPE (seed 2026) in docs/results/paper_recipe (cells
+#             committed there, from the CPU or earlier slices, are skipped), resumed from .gpu/grid.tar.gz, for
+#             GRID_MINUTES (default 8) minutes; the archive comes back as $OUT/grid.tar.gz: restore it here
+#             with `python -m compare restore grid.tar.gz --out docs/results/paper_recipe --force` (it holds
+#             the committed records too) and commit the new records
 #   official  the same for "CAPS (official numerics)" (their arithmetic, our loop) and "CAPS (official)" (their
 #             arithmetic and loop) on ETTh1 and ETTh2, into its own archive $OUT/official.tar.gz (carried back
 #             as .gpu/official.tar.gz)
@@ -55,11 +58,22 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 python3 -c "import torch, sys; print('torch', torch.__version__, 'python', sys.version.split()[0])" \
     | tee -a "$out/device.txt"
 git log -1 --format='commit %h %cs' 2>/dev/null | tee -a "$out/device.txt"
+# fla autotunes each Triton kernel on its first call in a process (minutes on a fresh machine, seen on the
+# first slice). Kernels with configs tuned earlier for this GPU (benchmarks/fla_configs/<GPU>, from the `tune`
+# step) use those; every other kernel keeps one config by a fixed rule (CAPS_FLA_AUTOTUNE=0; `tune` sets 1).
+gpu=$(python3 -c "import torch, re; print(re.sub('[^0-9A-Za-z]+', '_', torch.cuda.get_device_name()))")
+export CAPS_FLA_AUTOTUNE="${CAPS_FLA_AUTOTUNE:-0}"
+if [ -d "benchmarks/fla_configs/$gpu" ]; then
+    export FLA_CACHE_MODE=strict FLA_CONFIG_DIR="$PWD/benchmarks/fla_configs/$gpu"
+fi
+echo "gpu_slice: CAPS_FLA_AUTOTUNE=$CAPS_FLA_AUTOTUNE, fla config files: ${FLA_CONFIG_DIR:-none}" | tee -a "$out/device.txt"
 
 # Run the comparison runner for one time-limited slice of a grid and pack its folder into $OUT/NAME.tar.gz.
+# The folder is RESULTS_DIR where set (a committed results folder: the runner skips the runs recorded there,
+# e.g. cells run on the CPU), else /tmp/NAME; an archive of an earlier slice (.gpu/NAME.tar.gz) replaces it.
 slice_of_grid() {
     local name="$1"; shift
-    local folder="/tmp/$name"
+    local folder="${RESULTS_DIR:-/tmp/$name}"
     if [ -f ".gpu/$name.tar.gz" ]; then
         python3 -m compare restore ".gpu/$name.tar.gz" --out "$folder" --force || exit 2
     fi
@@ -95,7 +109,7 @@ bench)
     ;;
 grid)
     # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
-    slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2 ETTm1 ETTm2 Weather} --models CAPS LinAttn+RoPE
+    RESULTS_DIR=docs/results/paper_recipe slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2 ETTm1 ETTm2 Weather} --models CAPS LinAttn+RoPE
     exit $?
     ;;
 official)
@@ -109,15 +123,6 @@ session)
         local rest=$(( ${SESSION_SECONDS:-560} - (SECONDS - started) - 15 ))
         (( rest < $1 )) && echo $(( rest > 1 ? rest : 1 )) || echo "$1"
     }
-    # fla autotunes each Triton kernel on its first call in a process (minutes on a fresh machine, seen on
-    # the first slice). Kernels with configs tuned earlier for this GPU (benchmarks/fla_configs/<GPU>, from
-    # the `tune` step) use those; every other kernel keeps one config by a fixed rule (CAPS_FLA_AUTOTUNE=0).
-    export CAPS_FLA_AUTOTUNE="${CAPS_FLA_AUTOTUNE:-0}"
-    gpu=$(python3 -c "import torch, re; print(re.sub('[^0-9A-Za-z]+', '_', torch.cuda.get_device_name()))")
-    if [ -d "benchmarks/fla_configs/$gpu" ]; then
-        export FLA_CACHE_MODE=strict FLA_CONFIG_DIR="$PWD/benchmarks/fla_configs/$gpu"
-    fi
-    echo "gpu_slice: CAPS_FLA_AUTOTUNE=$CAPS_FLA_AUTOTUNE, fla config files: ${FLA_CONFIG_DIR:-none}"
     TRITON_F32_DEFAULT=ieee timeout $(within 150) python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
         tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py > "$out/exact.log" 2>&1
     exact=$?; tail -3 "$out/exact.log"; echo "gpu_slice: exact exit $exact ($((SECONDS - started)) s)"
@@ -143,14 +148,13 @@ session)
     [ "$left" -ge 180 ] || exit 0
     GRID_MINUTES=$(python3 -c "print(round($left / 60, 2))") GRID_EXTRA="--caps_impl $impl ${GRID_EXTRA:-}"
     # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
-    slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} --models CAPS LinAttn+RoPE
+    RESULTS_DIR=docs/results/paper_recipe slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} --models CAPS LinAttn+RoPE
     exit $?
     ;;
 tune)
     # fla's own autotuning at CAPS's shapes, saved as fla config files: unpack $OUT/fla_configs.tar.gz into
     # benchmarks/fla_configs/ and commit it, and later slices on this GPU use the tuned configs.
-    gpu=$(python3 -c "import torch, re; print(re.sub('[^0-9A-Za-z]+', '_', torch.cuda.get_device_name()))")
-    timeout "${TUNE_SECONDS:-540}" python3 benchmarks/fla_autotune.py --out "/tmp/fla_configs/$gpu" \
+    CAPS_FLA_AUTOTUNE=1 FLA_CACHE_MODE=disabled timeout "${TUNE_SECONDS:-540}" python3 benchmarks/fla_autotune.py --out "/tmp/fla_configs/$gpu" \
         --seconds $(( ${TUNE_SECONDS:-540} - 20 )) 2>&1 | tee "$out/tune.log"
     tar -C /tmp -czf "$out/fla_configs.tar.gz" fla_configs
     ;;
