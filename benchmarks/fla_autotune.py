@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -26,7 +27,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from layers.CAPS_Attention import caps_attention, fla_unavailable_reason, triton_autotuners  # noqa: E402
+from layers.CAPS_Attention import (  # noqa: E402
+    FLA_AUTOTUNE_ENV,
+    caps_attention,
+    fla_unavailable_reason,
+    triton_autotuners,
+)
 
 # (label, key-width paths) at the ETTh1 H = 720 shape of the CAPS recipe: B 32 x 7 variates, 4 heads,
 # head width 8, T = L + H = 816.
@@ -96,6 +102,8 @@ def main() -> int:
     parser.add_argument("--B", type=int, default=224)
     parser.add_argument("--T", type=int, default=816)
     args = parser.parse_args()
+    if os.environ.get(FLA_AUTOTUNE_ENV, "1") != "1":
+        parser.error(f"{FLA_AUTOTUNE_ENV}={os.environ[FLA_AUTOTUNE_ENV]!r} turns fla's autotuning off; unset it to tune")
     reason = fla_unavailable_reason(torch.device("cuda"))
     if reason is not None:
         parser.error(f"impl fla cannot run here: {reason}")
