@@ -87,21 +87,25 @@ slice_of_grid() {
     return "$status"
 }
 
+# Shared by the steps. The exactness tests and the kernel benchmark run with TRITON_F32_DEFAULT=ieee:
+# Triton's float32 dots default to TF32 (~1e-3 relative), and both check fla against float64 at 1e-5.
+EXACT_TESTS=(tests/layers/test_caps_fla.py tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py)
+KERNEL_BENCH=(benchmarks/bench_caps_attention.py --device cuda --T 97 816 4096 16384 --chunks 64)
+PAPER_GRID_MODELS=(--models CAPS LinAttn+RoPE)
+
 case "$step" in
 exact)
-    TRITON_F32_DEFAULT=ieee python3 -m pytest -p no:cacheprovider -q -x tests/layers/test_caps_fla.py \
-        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py 2>&1 | tee "$out/exact.log"
+    TRITON_F32_DEFAULT=ieee python3 -m pytest -p no:cacheprovider -q -x "${EXACT_TESTS[@]}" 2>&1 | tee "$out/exact.log"
     ;;
 bench)
+    # CAPS: --caps_impl auto, the chunked kernel on CUDA
     python3 benchmarks/bench_models.py --device cuda --data ETTh1 --models CAPS PatchTST --pred_lens 96 720 \
-        --variant "CAPS chunked=CAPS:--caps_impl chunked" \
         --variant "CAPS chunked compiled=CAPS:--caps_impl chunked --compile" \
         --variant "CAPS fla=CAPS:--caps_impl fla" \
         --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" \
         --variant "CAPS fla graphs=CAPS:--caps_impl fla --compile --compile_mode reduce-overhead" \
         2>&1 | tee "$out/bench_models.txt"
-    python3 benchmarks/bench_caps_attention.py --device cuda --T 97 816 4096 16384 --chunks 64 \
-        2>&1 | tee "$out/bench_kernel.txt"
+    TRITON_F32_DEFAULT=ieee python3 "${KERNEL_BENCH[@]}" 2>&1 | tee "$out/bench_kernel.txt"
     python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl chunked \
         2>&1 | tee "$out/profile_before.txt"
     python3 benchmarks/profile_caps_step.py --device cuda --pred_len 720 --impl fla --compile \
@@ -109,7 +113,8 @@ bench)
     ;;
 grid)
     # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
-    RESULTS_DIR=docs/results/paper_recipe slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2 ETTm1 ETTm2 Weather} --models CAPS LinAttn+RoPE
+    RESULTS_DIR=docs/results/paper_recipe slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2 ETTm1 ETTm2 Weather} \
+        "${PAPER_GRID_MODELS[@]}"
     exit $?
     ;;
 official)
@@ -123,8 +128,8 @@ session)
         local rest=$(( ${SESSION_SECONDS:-560} - (SECONDS - started) - 15 ))
         (( rest < $1 )) && echo $(( rest > 1 ? rest : 1 )) || echo "$1"
     }
-    TRITON_F32_DEFAULT=ieee timeout $(within 150) python3 -m pytest -p no:cacheprovider -q --maxfail 5 tests/layers/test_caps_fla.py \
-        tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py > "$out/exact.log" 2>&1
+    TRITON_F32_DEFAULT=ieee timeout $(within 150) python3 -m pytest -p no:cacheprovider -q --maxfail 5 \
+        "${EXACT_TESTS[@]}" > "$out/exact.log" 2>&1
     exact=$?; tail -3 "$out/exact.log"; echo "gpu_slice: exact exit $exact ($((SECONDS - started)) s)"
     [ "$exact" = 0 ] && impl=fla || impl=chunked
     echo "## eager (CAPS: --caps_impl auto = chunked on CUDA)" >> "$out/bench.txt"
@@ -135,8 +140,7 @@ session)
         --steps 20 --variant "CAPS chunked compiled=CAPS:--caps_impl chunked --compile" \
         --variant "CAPS fla compiled=CAPS:--caps_impl fla --compile" >> "$out/bench.txt" 2>&1
     echo "## kernel (TRITON_F32_DEFAULT=ieee)" >> "$out/bench.txt"
-    TRITON_F32_DEFAULT=ieee timeout $(within 60) python3 benchmarks/bench_caps_attention.py --device cuda \
-        --T 97 816 4096 16384 --chunks 64 >> "$out/bench.txt" 2>&1
+    TRITON_F32_DEFAULT=ieee timeout $(within 60) python3 "${KERNEL_BENCH[@]}" >> "$out/bench.txt" 2>&1
     echo "gpu_slice: bench done ($((SECONDS - started)) s)"
     for impl_profiled in chunked fla; do
         echo "## profile_caps_step --impl $impl_profiled" >> "$out/profile.txt"
@@ -148,7 +152,7 @@ session)
     [ "$left" -ge 180 ] || exit 0
     GRID_MINUTES=$(python3 -c "print(round($left / 60, 2))") GRID_EXTRA="--caps_impl $impl ${GRID_EXTRA:-}"
     # shellcheck disable=SC2086  # GRID_DATA is a list of dataset names
-    RESULTS_DIR=docs/results/paper_recipe slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} --models CAPS LinAttn+RoPE
+    RESULTS_DIR=docs/results/paper_recipe slice_of_grid grid --data ${GRID_DATA:-ETTh1 ETTh2} "${PAPER_GRID_MODELS[@]}"
     exit $?
     ;;
 tune)

@@ -962,7 +962,9 @@ def caps_attention_fla(
 
 def _pad_width(x: torch.Tensor, width: int) -> torch.Tensor:
     """x [..., F] zero-padded to [..., max(F, width)], contiguous (chunk_gla's minimum widths)."""
-    return F.pad(x, (0, max(0, width - x.shape[-1]))).contiguous()
+    if x.shape[-1] >= width:
+        return x.contiguous()
+    return F.pad(x, (0, width - x.shape[-1]))
 
 
 CAPSKernel = Callable[..., torch.Tensor]
