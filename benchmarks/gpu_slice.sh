@@ -4,8 +4,10 @@
 # A slice is short (device minutes are few, a command runs at most 10 minutes, files come back only
 # through $OUT), so each step is one command that prepares the bare machine itself and ends well inside
 # its limit. Prepare once on the CPU machine (the folders are git-ignored):
-#   .whl/                 wheels the device image lacks (fla-core, PyWavelets, reformer-pytorch and its deps;
-#                         the device README's `pip download` line)
+#   .whl/                 wheels the device image lacks, each fetched with the device README's `pip download
+#                         --no-deps` line: fla-core PyWavelets (CAPS, WPMixer), and for Reformer reformer-pytorch
+#                         axial-positional-embedding local-attention product-key-memory hyper-connections
+#                         colt5-attention torch-einops-utils (the device image has einops)
 #   .gpu/datasets.tar.xz  tar -C <mirror> -cJf .gpu/datasets.tar.xz SHA256SUMS ETT-small weather
 #   .gpu/grid.tar.gz      the grid archive a previous `grid` step left in $OUT (absent on the first slice)
 # and carry both: run(command="bash benchmarks/gpu_slice.sh exact", carry=[".whl", ".gpu"]).
@@ -33,12 +35,15 @@
 #   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
 #             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
 #             .gpu/arithmetic.tar.gz)
+#   zoo       the model-zoo rows too slow for the 2-core CPU (issue 16: 40-60 min an epoch there), each with its
+#             TSLib script recipe on ETTh1, H = 96, into docs/results/zoo_ETTh1_gpu ($OUT/zoo.tar.gz; ZOO_MODELS
+#             overrides the list). Mamba runs only where mamba_ssm imports (else its one-line error, a failed run)
 # Environment: GRID_DATA (datasets of the grid, default "ETTh1 ETTh2 ETTm1 ETTm2 Weather"), GRID_JOBS
 # (parallel runs on the GPU, default 8), GRID_MINUTES, GRID_EXTRA (run.py flags added to every run of the
 # grid, e.g. "--caps_impl chunked" should the exact step fail for fla; the runs' settings record them).
 set -uo pipefail
 
-step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session|tune}"
+step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session|tune|zoo}"
 started=$SECONDS
 out="${OUT:?OUT is unset: run this through the device tool, or export OUT=<folder for the results>}"
 export PYTHONUNBUFFERED=1
@@ -81,7 +86,14 @@ slice_of_grid() {
         --out "$folder" --jobs "${GRID_JOBS:-8}" --num_workers 2 --no-timing \
         --time_budget "${GRID_MINUTES:-8}" --grace 45 --min-start 90 ${GRID_EXTRA:+--extra="$GRID_EXTRA"} "$@" 2>&1 | tee "$out/$name.log"
     local status=${PIPESTATUS[0]}
-    python3 -m compare pack --out "$folder" "$out/$name.tar.gz"
+    # Files come back from $OUT only up to 16 MiB each: a slim archive (finished runs keep their records and
+    # logs, not their weights and prediction arrays) with no file over 4 MiB (an interrupted run whose
+    # last.pth is larger restarts next slice); if it is still too large, interrupted runs lose last.pth too.
+    python3 -m compare pack --out "$folder" "$out/$name.tar.gz" --slim --max-file-mib 4
+    if [ "$(stat -c %s "$out/$name.tar.gz")" -gt $(( 15 * 2**20 )) ]; then
+        echo "gpu_slice: $name.tar.gz is over 15 MiB; packing again without any file over 0.25 MiB"
+        python3 -m compare pack --out "$folder" "$out/$name.tar.gz" --slim --max-file-mib 0.25
+    fi
     cp "$folder/table.md" "$out/$name.md" 2>/dev/null
     echo "gpu_slice: $name runner exit $status (3: runs remain, 0: complete, 1: some failed)"
     return "$status"
@@ -170,8 +182,14 @@ arithmetic)
         --variant "CAPS marks official=CAPS:--caps_mark_norm official"
     exit $?
     ;;
+zoo)
+    # shellcheck disable=SC2086  # ZOO_MODELS is a list of model rows
+    RESULTS_DIR=docs/results/zoo_ETTh1_gpu slice_of_grid zoo --data ETTh1 --pred_lens 96 --models ${ZOO_MODELS:-Autoformer \
+        FEDformer Reformer Crossformer WPMixer TimeMixerPP MSGNet TemporalFusionTransformer Mamba}
+    exit $?
+    ;;
 *)
-    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official, arithmetic, session or tune" >&2
+    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official, arithmetic, session, tune or zoo" >&2
     exit 2
     ;;
 esac

@@ -1,6 +1,7 @@
 """Carry a comparison folder between machines as one archive (time-limited GPU slices, cluster jobs).
 
     python -m compare pack --out DIR ARCHIVE          # DIR -> ARCHIVE (.tar.gz, .tgz, .tar.xz, .tar)
+    python -m compare pack --out DIR ARCHIVE --slim [--max-file-mib N]   # only what the grid still needs
     python -m compare restore ARCHIVE --out DIR       # ARCHIVE -> DIR (refuses a non-empty DIR)
     python -m compare restore ARCHIVE --out DIR --force   # replaces DIR
 
@@ -12,6 +13,13 @@ including `last.pth`, `results.jsonl`, the manifest `compare_runs.jsonl`, logs, 
 `python -m compare ... --out DIR` on the new machine resumes interrupted runs and skips finished
 ones. Pack the folder only while no runner writes to it.
 
+`--slim` is for carrying a grid through a channel with a size limit (a lent GPU returns files of at most
+16 MiB): the finished runs (those in `runs/results.jsonl`) keep their records and logs but lose their
+`checkpoints/`, `results/` (pred/true arrays) and `test_results/` folders, which neither the table nor a
+resume needs (the report then draws no forecast plot for them); interrupted runs keep `last.pth`.
+`--max-file-mib N` also leaves out every file larger than N MiB, naming each (an interrupted run whose
+`last.pth` is left out starts again from scratch).
+
 Safety: `pack` writes a temporary file beside ARCHIVE and renames it (a pre-empted pack never leaves
 a truncated archive under the final name); symbolic links in DIR are left out with a warning.
 `restore` checks every member before writing anything: only regular files and folders, relative
@@ -22,6 +30,7 @@ failed restore leaves DIR as it was.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shutil
@@ -30,10 +39,10 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from compare.report import CONFIG_FILE, RUNS_DIR
+from compare.report import CONFIG_FILE, RESULTS_JSONL, RUNS_DIR
 from utils.errors import UserInputError
 
-__all__ = ["build_parser", "check_member", "main", "pack", "restore"]
+__all__ = ["build_parser", "check_member", "finished_run_folders", "main", "pack", "restore"]
 
 logger = logging.getLogger("compare.archive")
 
@@ -53,18 +62,41 @@ def _is_comparison(names: list[str]) -> bool:
     return any(n == CONFIG_FILE or PurePosixPath(n).parts[:1] == (RUNS_DIR,) for n in names)
 
 
-def pack(out: str | Path, archive: str | Path) -> int:
+# Per-run folders under runs/ that a finished run no longer needs (`--slim`): weights, arrays, plots.
+FINISHED_RUN_FOLDERS = ("checkpoints", "results", "test_results")
+
+
+def finished_run_folders(out: Path) -> set[Path]:
+    """`runs/<kind>/<setting>` folders (kind in FINISHED_RUN_FOLDERS) of the settings in runs/results.jsonl."""
+    records = out / RUNS_DIR / RESULTS_JSONL
+    settings = set()
+    if records.is_file():
+        for line in records.read_text().splitlines():
+            try:
+                settings.add(str(json.loads(line)["setting"]))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    return {out / RUNS_DIR / kind / setting for kind in FINISHED_RUN_FOLDERS for setting in settings
+            if setting and (out / RUNS_DIR / kind / setting).is_dir()}
+
+
+def pack(out: str | Path, archive: str | Path, *, slim: bool = False, max_file_mib: float | None = None) -> int:
     """Write every file and folder under `out` into `archive` (atomically); returns the number of files.
 
     out: a comparison folder (holds compare.json or runs/).
-    archive: the archive to write; its name picks the compression (`.tar.gz` -> gzip)."""
+    archive: the archive to write; its name picks the compression (`.tar.gz` -> gzip).
+    slim: leave out the finished runs' checkpoints, prediction arrays and test plots.
+    max_file_mib: leave out every file larger than this many MiB (each named in a warning)."""
     out, archive = Path(out), Path(archive)
     compression = _compression(archive)
     if not out.is_dir():
         raise UserInputError(f"--out {out} is not a folder")
     if not _is_comparison([p.name for p in out.iterdir()]):
         raise UserInputError(f"--out {out} holds no {CONFIG_FILE} or {RUNS_DIR}/: not a comparison folder")
+    if max_file_mib is not None and not max_file_mib > 0:
+        raise UserInputError(f"--max-file-mib {max_file_mib} must be a positive number of MiB")
     archive.parent.mkdir(parents=True, exist_ok=True)
+    dropped = {p.resolve() for p in finished_run_folders(out)} if slim else set()
     fd, tmp = tempfile.mkstemp(dir=archive.parent, prefix=f".{archive.name}.", suffix=".tmp")
     skip = {archive.resolve(), Path(tmp).resolve()}
     files = 0
@@ -72,7 +104,7 @@ def pack(out: str | Path, archive: str | Path) -> int:
         with os.fdopen(fd, "wb") as raw:
             with tarfile.open(fileobj=raw, mode=f"w:{compression}" if compression else "w") as tar:
                 for folder, dirs, names in os.walk(out):
-                    dirs.sort()
+                    dirs[:] = sorted(d for d in dirs if (Path(folder) / d).resolve() not in dropped)
                     for name in dirs + sorted(names):
                         path = Path(folder) / name
                         arcname = path.relative_to(out).as_posix()
@@ -80,6 +112,11 @@ def pack(out: str | Path, archive: str | Path) -> int:
                             logger.warning("left out the symbolic link %s", path)
                             continue
                         if path.resolve() in skip:
+                            continue
+                        if max_file_mib is not None and path.is_file() and path.stat().st_size > max_file_mib * 2**20:
+                            logger.warning("left out %s (%.1f MiB > --max-file-mib %g)%s", arcname,
+                                           path.stat().st_size / 2**20, max_file_mib,
+                                           ": its run restarts from scratch" if name == "last.pth" else "")
                             continue
                         tar.add(path, arcname=arcname, recursive=False, filter=_anonymous)
                         files += path.is_file()
@@ -186,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     pk = sub.add_parser("pack", help="write the comparison folder into one archive")
     pk.add_argument("--out", required=True, help="comparison folder (holds compare.json and runs/)")
     pk.add_argument("archive", help="archive to write (.tar.gz, .tgz, .tar.xz, .tar.bz2, .tar)")
+    pk.add_argument("--slim", action="store_true",
+                    help="leave out the finished runs' checkpoints, pred/true arrays and test plots (records and logs stay)")
+    pk.add_argument("--max-file-mib", type=float, default=None, metavar="N",
+                    help="leave out every file larger than N MiB (an interrupted run without last.pth restarts)")
     rs = sub.add_parser("restore", help="unpack an archive written by pack into a folder")
     rs.add_argument("archive", help="archive written by `python -m compare pack`")
     rs.add_argument("--out", required=True, help="folder to restore into (must be empty or missing)")
@@ -199,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         if args.command == "pack":
-            files = pack(args.out, args.archive)
+            files = pack(args.out, args.archive, slim=args.slim, max_file_mib=args.max_file_mib)
             size = Path(args.archive).stat().st_size / 2**20
             logger.info("packed %d files of %s into %s (%.1f MiB)", files, args.out, args.archive, size)
         else:

@@ -130,6 +130,51 @@ def test_restore_refuses_what_is_not_a_comparison(tmp_path):
         archive.restore(tmp_path / "junk.tar.gz", tmp_path / "out")
 
 
+def make_grid_in_flight(out: Path) -> dict[str, bytes]:
+    """A grid with one finished run (`done`: record, weights, arrays, plot, log) and one interrupted
+    run (`half`: last.pth and log only); returns {relative path: contents}."""
+    files = {
+        "compare.json": b'{"data": ["toy"]}\n',
+        "results.jsonl": b'{"setting": "done", "mse": 0.5}\n',
+        "runs/results.jsonl": b'{"setting": "done", "mse": 0.5}\n',
+        "runs/compare_runs.jsonl": b'{"status": "ok"}\n{"status": "interrupted"}\n',
+        "runs/checkpoints/done/checkpoint.pth": b"w" * 3000,
+        "runs/checkpoints/done/last.pth": b"l" * 3000,
+        "runs/results/done/pred.npy": b"p" * 5000,
+        "runs/results/done/true.npy": b"t" * 5000,
+        "runs/test_results/done/0.pdf": b"%PDF",
+        "runs/logs/done.log": b"done\n",
+        "runs/checkpoints/half/last.pth": b"h" * 2000,
+        "runs/logs/half.log": b"interrupted\n",
+    }
+    for name, data in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    return files
+
+
+def test_slim_pack_keeps_records_logs_and_what_a_resume_needs(tmp_path):
+    files = make_grid_in_flight(tmp_path / "out")
+    kept = {k: v for k, v in files.items() if "/done/" not in k}
+    assert archive.pack(tmp_path / "out", tmp_path / "grid.tar.gz", slim=True) == len(kept)
+    archive.restore(tmp_path / "grid.tar.gz", tmp_path / "back")
+    assert tree(tmp_path / "back") == kept  # records, both logs and the interrupted run's last.pth
+    assert archive.pack(tmp_path / "out", tmp_path / "full.tar.gz") == len(files)  # without --slim: all
+
+
+def test_max_file_mib_leaves_out_large_files_by_name(tmp_path, caplog):
+    files = make_grid_in_flight(tmp_path / "out")
+    limit_mib = 2500 / 2**20  # between the 2000-byte last.pth and the 3000-byte checkpoints
+    with caplog.at_level("WARNING", logger="compare.archive"):
+        archive.pack(tmp_path / "out", tmp_path / "grid.tar", max_file_mib=limit_mib)
+    archive.restore(tmp_path / "grid.tar", tmp_path / "back")
+    assert tree(tmp_path / "back") == {k: v for k, v in files.items() if len(v) <= 2500}
+    assert "left out runs/results/done/pred.npy" in caplog.text
+    assert "runs/checkpoints/done/last.pth" in caplog.text and "restarts from scratch" in caplog.text
+    with pytest.raises(UserInputError, match="--max-file-mib 0 must be a positive"):
+        archive.pack(tmp_path / "out", tmp_path / "grid.tar", max_file_mib=0)
+
+
 def test_pack_checks_its_arguments(tmp_path):
     make_comparison(tmp_path / "out")
     with pytest.raises(UserInputError, match=r"name it \*.tar.gz"):

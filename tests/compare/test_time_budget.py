@@ -120,7 +120,7 @@ def test_interrupt_pack_restore_resume_equals_an_uninterrupted_run(data, tmp_pat
     assert "interrupted: training stopped by signal 15 at epoch 1" in (first / entry["log"]).read_text()
 
     packed = tmp_path / "slices" / "grid.tar.gz"
-    assert archive.main(["pack", "--out", str(first), str(packed)]) == 0
+    assert archive.main(["pack", "--out", str(first), str(packed), "--slim"]) == 0  # as gpu_slice.sh packs
     second = tmp_path / "machine2" / "grid"
     assert archive.main(["restore", str(packed), "--out", str(second)]) == 0
     assert (second / "runs" / "checkpoints" / setting / "last.pth").is_file()
@@ -143,6 +143,17 @@ def test_interrupt_pack_restore_resume_equals_an_uninterrupted_run(data, tmp_pat
     for name in ("pred.npy", "true.npy"):
         np.testing.assert_array_equal(np.load(second / "runs" / "results" / setting / name),
                                       np.load(reference / "runs" / "results" / setting / name))
+
+    # A slim archive of the finished grid drops its weights and arrays but not the record: a third machine
+    # skips the run and still writes the table.
+    assert archive.main(["pack", "--out", str(second), str(packed), "--slim"]) == 0
+    third = tmp_path / "machine3" / "grid"
+    assert archive.main(["restore", str(packed), "--out", str(third)]) == 0
+    assert not (third / "runs" / "checkpoints" / setting).exists()
+    code, log = invoke(argv_for(data, third, "--time_budget", "10", report=True))
+    assert code == 0, log
+    assert "1 runs planned, 1 already finished, 0 to run" in log
+    assert f"| toy | 12 | **{ours['mse']:.3f}** |" in (third / "table.md").read_text()
 
 
 def test_sigterm_to_the_runner_stops_its_runs_the_same_way(data, tmp_path):
