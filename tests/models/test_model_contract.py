@@ -12,7 +12,7 @@ import torch
 
 from exp.model_registry import MODEL_REGISTRY
 from tests.models.tslib_reference import model_params
-from utils.timefeatures import num_time_features
+from utils.timefeatures import num_calendar_features, num_time_features
 from utils.train_split import synthetic_train_split
 
 BATCH = 3
@@ -84,16 +84,29 @@ def tiny_configs(make_configs, model: str, features: str, **extra):
     return make_configs(model=model, features=features, **overrides)
 
 
+# Calendar marks (--embed fixed/learned; utils/timefeatures.calendar_features): [low, high) per column.
+CALENDAR_RANGES = ((1, 13), (1, 32), (0, 7), (0, 24), (0, 4))
+
+
+def _marks(configs, steps: int, generator: torch.Generator) -> torch.Tensor:
+    """`[BATCH, steps, F]` marks as the data loader writes them: timeF values in [-0.5, 0.5], or with
+    --embed fixed/learned integer month, day, weekday, hour (and minute // 15 for minutely data)."""
+    if configs.embed == "timeF":
+        return torch.rand(BATCH, steps, num_time_features(configs.freq), generator=generator) - 0.5
+    columns = [torch.randint(low, high, (BATCH, steps, 1), generator=generator)
+               for low, high in CALENDAR_RANGES[: num_calendar_features(configs.freq)]]
+    return torch.cat(columns, dim=-1).float()
+
+
 def make_batch(configs, generator: torch.Generator) -> tuple[torch.Tensor, ...]:
     """(x_enc, x_mark_enc, x_dec, x_mark_dec) as the exp builds them: the decoder input is the last
-    label_len inputs followed by pred_len zeros; timeF marks lie in [-0.5, 0.5]."""
-    n_marks = num_time_features(configs.freq)
+    label_len inputs followed by pred_len zeros; marks as `_marks`."""
     dec_len = configs.label_len + configs.pred_len
     x_enc = torch.randn(BATCH, configs.seq_len, configs.enc_in, generator=generator)
-    x_mark_enc = torch.rand(BATCH, configs.seq_len, n_marks, generator=generator) - 0.5
+    x_mark_enc = _marks(configs, configs.seq_len, generator)
     start = x_enc[:, configs.seq_len - configs.label_len:, : configs.dec_in]
     x_dec = torch.cat([start, torch.zeros(BATCH, configs.pred_len, configs.dec_in)], dim=1)
-    x_mark_dec = torch.rand(BATCH, dec_len, n_marks, generator=generator) - 0.5
+    x_mark_dec = _marks(configs, dec_len, generator)
     return x_enc, x_mark_enc, x_dec, x_mark_dec
 
 

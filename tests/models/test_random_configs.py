@@ -3,8 +3,10 @@
 Each draw builds the model and runs one forward and backward pass. A combination the model cannot
 serve must be refused at construction with a one-line `ValueError` naming a flag (`--...`), which the
 experiment prints as `error: ...`; any other exception, a wrong output shape or a non-finite value
-fails the test. The draws include odd and tiny lengths, one to 21 variates, features M/S/MS and, for
-CAPS, every kernel and head widths beyond the native kernel's limit.
+fails the test. The draws include odd and tiny lengths, one to 21 variates, features M/S/MS, up to four
+of the model-specific run.py flags (TSLIB_FLAG_DRAWS: top_k, moving_avg, embed/freq, down-sampling,
+patching, wavelet, ...) for every model and, for CAPS, every kernel and head widths beyond the native
+kernel's limit.
 """
 
 from __future__ import annotations
@@ -43,9 +45,26 @@ def draw_flags(rng: random.Random, model: str) -> dict:
     if model == "CAPS":
         flags.update(caps_impl=rng.choice(CAPS_OPTIONS["caps_impl"].choices),
                      d_model=rng.choice([0, n_heads * 4, n_heads * 264]))
+    for name in rng.sample(sorted(TSLIB_FLAG_DRAWS), k=rng.randint(0, 4)):
+        flags[name] = rng.choice(TSLIB_FLAG_DRAWS[name])
     if model in MODEL_DRAWS and rng.random() < 0.75:
         flags.update(MODEL_DRAWS[model](rng, flags))
     return flags
+
+
+# Run.py flags that only some models read (TSLib's names), drawn a few at a time for every model: a model
+# that reads one must run or refuse it in one line, one that does not must be unaffected.
+TSLIB_FLAG_DRAWS: dict[str, list] = {
+    "top_k": [1, 2, 3, 5], "num_kernels": [1, 2, 3, 6], "moving_avg": [1, 2, 3, 4, 25], "factor": [1, 2, 3, 5],
+    "distil": [True, False], "embed": ["timeF", "fixed", "learned"], "freq": ["h", "t", "d", "s", "w", "m", "b"],
+    "activation": ["gelu", "relu"], "channel_independence": [0, 1], "decomp_method": ["moving_avg", "dft_decomp"],
+    "use_norm": [0, 1], "down_sampling_layers": [0, 1, 2, 3], "down_sampling_window": [1, 2, 3],
+    "down_sampling_method": [None, "avg", "max", "conv"], "expand": [1, 2], "d_conv": [2, 3, 4],
+    "patch_len": [1, 2, 4, 8, 16], "stride": [1, 2, 4, 8], "individual": [True, False], "node_dim": [2, 10],
+    "conv_channel": [4, 32], "skip_channel": [4, 32], "p_hidden_dims": [[8, 8], [16], [128, 128]],
+    "p_hidden_layers": [1, 2], "level": [1, 2, 3], "wavelet": ["db2", "haar", "sym4"], "tfactor": [1, 2, 5],
+    "dfactor": [1, 2, 5, 8], "alpha": [0.0, 0.1, 0.5], "top_p": [0.0, 0.5, 1.0], "embed_size": [2, 16],
+}
 
 
 def _common_divisor(rng: random.Random, flags: dict) -> dict:
