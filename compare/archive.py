@@ -30,7 +30,6 @@ failed restore leaves DIR as it was.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import shutil
@@ -39,7 +38,7 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from compare.report import CONFIG_FILE, RESULTS_JSONL, RUNS_DIR
+from compare.report import CONFIG_FILE, RUNS_DIR, finished_settings
 from utils.errors import UserInputError
 
 __all__ = ["build_parser", "check_member", "finished_run_folders", "main", "pack", "restore"]
@@ -67,17 +66,10 @@ FINISHED_RUN_FOLDERS = ("checkpoints", "results", "test_results")
 
 
 def finished_run_folders(out: Path) -> set[Path]:
-    """`runs/<kind>/<setting>` folders (kind in FINISHED_RUN_FOLDERS) of the settings in runs/results.jsonl."""
-    records = out / RUNS_DIR / RESULTS_JSONL
-    settings = set()
-    if records.is_file():
-        for line in records.read_text().splitlines():
-            try:
-                settings.add(str(json.loads(line)["setting"]))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
-    return {out / RUNS_DIR / kind / setting for kind in FINISHED_RUN_FOLDERS for setting in settings
-            if setting and (out / RUNS_DIR / kind / setting).is_dir()}
+    """`runs/<kind>/<setting>` folders (kind in FINISHED_RUN_FOLDERS) of the finished runs' settings."""
+    runs = out / RUNS_DIR
+    return {runs / kind / setting for kind in FINISHED_RUN_FOLDERS for setting in finished_settings(runs)
+            if setting and (runs / kind / setting).is_dir()}
 
 
 def pack(out: str | Path, archive: str | Path, *, slim: bool = False, max_file_mib: float | None = None) -> int:
@@ -113,9 +105,10 @@ def pack(out: str | Path, archive: str | Path, *, slim: bool = False, max_file_m
                             continue
                         if path.resolve() in skip:
                             continue
-                        if max_file_mib is not None and path.is_file() and path.stat().st_size > max_file_mib * 2**20:
+                        size = path.stat().st_size if path.is_file() else 0
+                        if max_file_mib is not None and size > max_file_mib * 2**20:
                             logger.warning("left out %s (%.1f MiB > --max-file-mib %g)%s", arcname,
-                                           path.stat().st_size / 2**20, max_file_mib,
+                                           size / 2**20, max_file_mib,
                                            ": its run restarts from scratch" if name == "last.pth" else "")
                             continue
                         tar.add(path, arcname=arcname, recursive=False, filter=_anonymous)

@@ -62,6 +62,7 @@ __all__ = [
     "machine_info",
     "main",
     "cell_samples",
+    "finished_settings",
     "focus_rows",
     "mark_best",
     "mark_with_seeds",
@@ -124,6 +125,11 @@ def _read_jsonl(path: Path) -> list[dict]:
             # A run killed mid-write leaves a partial last line; the finished records are still valid.
             logger.warning("%s:%d is not valid JSON; ignoring that line", path, number)
     return records
+
+
+def finished_settings(runs_dir: Path) -> set[str]:
+    """Settings of the finished runs: those with a record in `runs_dir/results.jsonl`."""
+    return {str(r["setting"]) for r in _read_jsonl(runs_dir / RESULTS_JSONL) if isinstance(r, dict) and "setting" in r}
 
 
 def machine_info() -> dict:

@@ -96,6 +96,7 @@ from compare.report import (
     MANIFEST_FILE,
     RESULTS_JSONL,
     RUNS_DIR,
+    finished_settings,
     focus_rows,
     machine_info,
     write_report,
@@ -369,19 +370,6 @@ def _restore_committed_records(out: Path, runs_dir: Path) -> None:
             runs_dir.mkdir(parents=True, exist_ok=True)
             local.write_text(committed.read_text())
             logger.info("%s: restored from the committed %s", local, committed)
-
-
-def _finished_settings(runs_dir: Path) -> set[str]:
-    path = runs_dir / RESULTS_JSONL
-    if not path.is_file():
-        return set()
-    done = set()
-    for line in path.read_text().splitlines():
-        try:
-            done.add(json.loads(line)["setting"])
-        except (json.JSONDecodeError, KeyError):
-            continue
-    return done
 
 
 def _without_root(argv: list[str]) -> list[str]:
@@ -839,7 +827,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     out = Path(args.out)
     runs_dir = out / RUNS_DIR
     _restore_committed_records(out, runs_dir)
-    done = _finished_settings(runs_dir)
+    done = finished_settings(runs_dir)
     crashes = _crash_counts(runs_dir)
     pending = [r for r in plan if r.error is None and not set(r.settings) <= done]
     skipped = [r for r in plan if r.error is None and set(r.settings) <= done]
@@ -899,7 +887,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
         resume = _has_last(runs_dir, run)
         outcome = _execute(run, runs_dir, args.run_timeout, threads, resume=resume, stopper=stopper)
         seconds = time.time() - start
-        ok = outcome.code == 0 and set(run.settings) <= _finished_settings(runs_dir)
+        ok = outcome.code == 0 and set(run.settings) <= finished_settings(runs_dir)
         if ok:
             status, error = "ok", None
         elif outcome.stopped or outcome.code in _INTERRUPTED_CODES:

@@ -7,12 +7,13 @@ with finite gradients; `--pred_len 0` / `--seq_len 0` raise a ValueError naming 
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import torch
 
 from exp.model_registry import MODEL_REGISTRY
 from tests.models.tslib_reference import model_params
-from utils.timefeatures import num_calendar_features, num_time_features
+from utils.timefeatures import calendar_features, num_time_features
 from utils.train_split import synthetic_train_split
 
 BATCH = 3
@@ -84,18 +85,14 @@ def tiny_configs(make_configs, model: str, features: str, **extra):
     return make_configs(model=model, features=features, **overrides)
 
 
-# Calendar marks (--embed fixed/learned; utils/timefeatures.calendar_features): [low, high) per column.
-CALENDAR_RANGES = ((1, 13), (1, 32), (0, 7), (0, 24), (0, 4))
-
-
 def _marks(configs, steps: int, generator: torch.Generator) -> torch.Tensor:
     """`[BATCH, steps, F]` marks as the data loader writes them: timeF values in [-0.5, 0.5], or with
-    --embed fixed/learned integer month, day, weekday, hour (and minute // 15 for minutely data)."""
+    --embed fixed/learned the loader's integer calendar columns (`calendar_features`) of random times."""
     if configs.embed == "timeF":
         return torch.rand(BATCH, steps, num_time_features(configs.freq), generator=generator) - 0.5
-    columns = [torch.randint(low, high, (BATCH, steps, 1), generator=generator)
-               for low, high in CALENDAR_RANGES[: num_calendar_features(configs.freq)]]
-    return torch.cat(columns, dim=-1).float()
+    seconds = torch.randint(0, 366 * 24 * 3600, (BATCH * steps,), generator=generator).numpy()
+    dates = pd.Timestamp("2024-01-01") + pd.to_timedelta(seconds, unit="s")
+    return torch.from_numpy(calendar_features(dates, configs.freq)).reshape(BATCH, steps, -1)
 
 
 def make_batch(configs, generator: torch.Generator) -> tuple[torch.Tensor, ...]:
