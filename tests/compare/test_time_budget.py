@@ -55,7 +55,7 @@ class CueClock:
         return 1e9 if self.fired else 0.0
 
 
-def write_csv(path: Path, rows: int = 320) -> None:
+def write_csv(path: Path, rows: int = 200) -> None:
     rng = np.random.default_rng(1)
     t = np.arange(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
