@@ -554,7 +554,9 @@ def _execute(run: PlannedRun, runs_dir: Path, timeout: float | None, threads: in
     epochs = flag_value(run.argv, "train_epochs") or "?"
     error_line = None
     stopped = killed = False
-    with log_path.open("a" if resume else "w") as log:
+    # Line-buffered: `tail -f` on a run's log follows it while it trains (a block buffer held an hour of
+    # a slow run's output back).
+    with log_path.open("a" if resume else "w", buffering=1) as log:
         log.write(" ".join(shlex.quote(c) for c in command) + "\n")
         # A session of its own: a terminal's Ctrl-C or `timeout` signals only the runner, which forwards
         # one SIGTERM (a second signal would make run.py abort without saving last.pth).

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -256,3 +257,33 @@ def test_a_run_ignoring_sigterm_is_killed_after_the_grace_period():
         code = proc.wait(timeout=10)
         assert stopper.unregister(proc) == (True, True)
     assert code == -signal.SIGKILL and stopper.reason == "the time budget"
+
+
+def test_a_run_log_follows_the_run_while_it_trains(tmp_path, monkeypatch):
+    """Each line run.py prints reaches the run's log at once, so `tail -f` follows a run in flight.
+    (run.py is replaced by a script that prints one line and waits for the test's go-ahead.)"""
+    fake_root = tmp_path / "repo"
+    fake_root.mkdir()
+    go = tmp_path / "go"
+    (fake_root / "run.py").write_text(
+        "import pathlib, sys, time\n"
+        "print('\\tspeed: 3.0s/iter; left time: 99s')\n"
+        "deadline = time.monotonic() + 20\n"
+        f"while not pathlib.Path({str(go)!r}).exists() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+    )
+    monkeypatch.setattr(compare, "REPO_ROOT", fake_root)
+    run = compare.PlannedRun(compare.Row("DLinear", "DLinear"), "toy", 12, argv=["--model", "DLinear"],
+                             settings=["toy_setting"])
+    outcome: list[compare.RunOutcome] = []
+    worker = threading.Thread(target=lambda: outcome.append(compare._execute(run, tmp_path / "runs", 30.0)))
+    worker.start()
+    log = tmp_path / "runs" / "logs" / "toy_setting.log"
+    deadline = time.monotonic() + 15
+    while "speed: 3.0s/iter" not in (log.read_text() if log.is_file() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seen_in_flight = "speed: 3.0s/iter" in log.read_text()
+    go.touch()
+    worker.join(timeout=30)
+    assert seen_in_flight, "the run's printed line was not in its log while it ran"
+    assert outcome and outcome[0].code == 0
