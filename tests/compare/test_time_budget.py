@@ -266,7 +266,7 @@ def test_a_run_log_follows_the_run_while_it_trains(tmp_path, monkeypatch):
     fake_root.mkdir()
     go = tmp_path / "go"
     (fake_root / "run.py").write_text(
-        "import pathlib, sys, time\n"
+        "import pathlib, time\n"
         "print('\\tspeed: 3.0s/iter; left time: 99s')\n"
         "deadline = time.monotonic() + 20\n"
         f"while not pathlib.Path({str(go)!r}).exists() and time.monotonic() < deadline:\n"
