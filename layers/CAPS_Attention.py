@@ -101,9 +101,11 @@ FLA_PACKAGE = "fla-core"
 # >= 16 (seen on an H200, fla-core 0.6.0, Triton 3.6: CAPS's head width 8 failed to compile), so
 # `caps_attention_fla` zero-pads narrower features and values (exact: a zero key feature adds nothing).
 FLA_MIN_WIDTH = 16
-# Whether impl="auto" picks fla on CUDA. Off until the CUDA exactness tests (tests/layers/test_caps_fla.py)
-# have passed on a GPU: the first lent-GPU run (2026-11-26) found the width limit above, and fla autotunes
-# each kernel on its first call in a process (minutes on a fresh machine; benchmarks/fla_autotune.py).
+# Whether impl="auto" picks fla on CUDA. Off: on an H200 (2026-11-27, docs/results/gpu_slice_2026-11-27) the
+# CUDA exactness tests passed but one (T = 4 096, gates x10: a Clock gradient at 1.66e-5 relative, the bar
+# 1e-5), and the eager fla step was faster than chunked at H = 720 (32.9 vs 54.8 ms) but slower at H = 96
+# (42.3 vs 35.6 ms) with untuned configs; fla also autotunes for minutes on a fresh machine unless
+# CAPS_FLA_AUTOTUNE=0 (benchmarks/fla_autotune.py).
 FLA_IN_AUTO = False
 # Environment variable: "1" (default) lets fla autotune every Triton kernel on its first call in a process
 # (hundreds of configs for chunk_gla's forward and backward: minutes on a fresh machine); "0" has Triton keep
