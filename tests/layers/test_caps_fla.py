@@ -85,6 +85,15 @@ def test_one_gla_call_is_caps(paths: tuple[int, ...], regime: str, reference_gla
         assert_close(a, b, F64_TOL, f"fla form grad {label}", scale_floor=floor)
 
 
+def _float64_reference(inputs: list[torch.Tensor], weight: torch.Tensor, T: int, device: torch.device = CPU):
+    """The naive kernel on the CPU up to T = 816; beyond, the chunked kernel in float64 on `device` (tested
+    equal to naive at 1e-12 in float64, tests/layers/test_caps_attention.py) since [T, T, E] does not fit."""
+    if T <= 816:
+        return run_with_grads(inputs, weight, impl="naive")
+    o, grads = run_with_grads([x.to(device) for x in inputs], weight.to(device), impl="chunked")
+    return o.cpu(), [g.cpu() for g in grads]
+
+
 @pytest.mark.parametrize(("T", "regime"), [(T, r) for T in (97, 700) for r in REGIMES] + [(4096, "gates_x10")],
                          ids=lambda x: f"T{x}" if isinstance(x, int) else x)
 def test_one_gla_call_float32_matches_float64(T: int, regime: str, reference_gla: None) -> None:
@@ -95,7 +104,7 @@ def test_one_gla_call_float32_matches_float64(T: int, regime: str, reference_gla
     that gradient stays inside it (3.7e-6 on these inputs, 6.9e-7 on the CUDA test's B = 2 inputs)."""
     inputs = make_inputs(1, T, 2, 8, regime, seed=T)
     weight = torch.randn(1, T, 2, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(T))
-    expected = run_with_grads(inputs, weight, impl="naive" if T <= 816 else "chunked")
+    expected = _float64_reference(inputs, weight, T)
     leaves = [x.float().requires_grad_() for x in inputs]
     o = caps.CAPS_KERNELS["fla"](*leaves, (1, 2, 3))
     (o * weight.float()).sum().backward()
@@ -189,13 +198,6 @@ _FLA_REASON = _fla_on_cuda()
 needs_fla = pytest.mark.skipif(_FLA_REASON is not None, reason=f"fla-core's Triton kernel cannot run: {_FLA_REASON}")
 
 
-def _float64_reference(inputs: list[torch.Tensor], weight: torch.Tensor, T: int):
-    """The naive kernel on the CPU up to T = 816; beyond, the chunked kernel in float64 on the GPU (tested
-    equal to naive at 1e-12 in float64, tests/layers/test_caps_attention.py) since [T, T, E] does not fit."""
-    if T <= 816:
-        return run_with_grads(inputs, weight, impl="naive")
-    o, grads = run_with_grads([x.to(CUDA) for x in inputs], weight.to(CUDA), impl="chunked")
-    return o.cpu(), [g.cpu() for g in grads]
 
 
 @needs_fla
@@ -205,7 +207,7 @@ def test_fla_float32_matches_float64_reference(T: int, regime: str) -> None:
     """Issue 18's bar: float32 fla vs float64, outputs and all gradients <= 1e-5 relative."""
     inputs = make_inputs(1 if T > 4096 else 2, T, 2, 8, regime, dtype=torch.float64, seed=T)
     weight = torch.randn(*inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(T))
-    expected = _float64_reference(inputs, weight, T)
+    expected = _float64_reference(inputs, weight, T, CUDA)
     o, grads = run_with_grads([x.float().to(CUDA) for x in inputs], weight.float().to(CUDA), impl="fla")
     check_all((o.cpu(), [g.cpu() for g in grads]), expected, F32_TOL, f"fla T={T} {regime}")
 
