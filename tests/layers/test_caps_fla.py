@@ -198,8 +198,6 @@ _FLA_REASON = _fla_on_cuda()
 needs_fla = pytest.mark.skipif(_FLA_REASON is not None, reason=f"fla-core's Triton kernel cannot run: {_FLA_REASON}")
 
 
-
-
 @needs_fla
 @pytest.mark.parametrize("regime", list(REGIMES))
 @pytest.mark.parametrize("T", [97, 816, 4096, 16384], ids=lambda t: f"T{t}")
