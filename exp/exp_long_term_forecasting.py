@@ -88,13 +88,15 @@ RESULTS_JSONL = "results.jsonl"
 
 @dataclass
 class TrainProgress:
-    """Where training stands: `epoch` is 0-based and in progress, `step` counts its micro-batches done."""
+    """Where training stands: `epoch` is 0-based and in progress, `step` counts its micro-batches done,
+    `seconds` is the training wall time up to the last save, summed over every invocation that resumed it."""
 
     epoch: int = 0
     step: int = 0
     loss_sum: float = 0.0
     loss_count: int = 0
     finished: bool = False
+    seconds: float = 0.0
 
 
 @dataclass
@@ -110,6 +112,11 @@ class _Training:
     steps_per_epoch: int
     progress: TrainProgress = field(default_factory=TrainProgress)
     stop: StopSignals = field(default_factory=StopSignals)
+    clock_zero: float = 0.0  # time.monotonic() at which progress.seconds would have been 0
+
+    def elapsed(self) -> float:
+        """Training wall time so far, earlier invocations included (seconds)."""
+        return round(time.monotonic() - self.clock_zero, 3)
 
 
 class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
@@ -300,6 +307,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     def _save_last(self, t: _Training) -> None:
         """Write last.pth (rank 0) with the RNG states of every rank; a collective, so all ranks call it."""
         rng = gather_to_main(capture_rng_state(), self.dist)
+        t.progress.seconds = t.elapsed()
         if not self.dist.is_main:
             return
         atomic_torch_save({
@@ -427,7 +435,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         t = self._start_training(setting, data)
         if self.args.resume:
             self._resume(t, setting)
-        start = time.time()
+        t.clock_zero = time.monotonic() - t.progress.seconds
         with t.stop, torch.autograd.set_detect_anomaly(self.args.detect_anomaly):
             while not t.progress.finished:
                 self._train_epoch(t)
@@ -436,7 +444,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         self.train_stats = {
             "epochs_run": t.progress.epoch,
             "best_epoch": t.early_stopping.best_epoch,
-            "train_seconds": round(time.time() - start, 3),
+            "train_seconds": t.elapsed(),
         }
         return self.model
 

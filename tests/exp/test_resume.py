@@ -83,9 +83,15 @@ def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, recipe, toy,
     assert (progress["epoch"], progress["step"], progress["loss_count"], progress["finished"]) == (1, 8, 64, False)
     assert results(in_tmp) == []
     assert signal.getsignal(signum) is not None and calls["train"] == 30  # handlers restored, nothing ran on
+    assert progress["seconds"] > 0
 
+    # The record's train_seconds sums every invocation: pretend the first one took a day.
+    state = torch.load(last)
+    state["progress"]["seconds"] = 86_400.0
+    torch.save(state, last)
     assert run.main([*argv, "--resume"]) == 0
     assert_same_run(in_tmp, reference, results)
+    assert 86_400.0 < results(in_tmp)[-1]["train_seconds"] < 86_400.0 + 600
 
 
 def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(in_tmp, recipe, toy, results, reference):
