@@ -9,6 +9,7 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
   first-place count per model), and per-model comparisons with reference numbers from a CSV
   (`dataset,pred_len,model,mse,mae`) with the relative difference; `table.csv` holds the same in long
   form (one line per dataset, horizon or `avg`, and model, with ranks, reference and run statistics);
+  from 9 models on (`--layout`) the markdown table turns to a line per model;
 - with several seeds per cell (`python -m compare --seeds ...`): mean ± sample standard deviation per
   cell, marks and ranks on the means, differences within seed noise marked ≈ and never bolded, and a
   section comparing each focus row (`--focus ROW [ROW ...]`, default the first row) with every other over
@@ -81,6 +82,8 @@ CONFIG_FILE = "compare.json"
 RESULTS_JSONL = "results.jsonl"
 DECIMALS = 3
 AVG = "Avg"
+LAYOUTS = ("auto", "wide", "tall")  # of the accuracy table, see write_tables
+TALL_FROM = 9  # models from which layout "auto" puts a model per line: a wide line of 9+ models is unreadable
 
 
 @dataclass
@@ -619,12 +622,68 @@ def _units(runs: list[RunResult], config: dict) -> str:
     return "original units (--inverse)" if inverse else "standardised"
 
 
+def _is_tall(layout: str, rows: Sequence[str]) -> bool:
+    if layout not in LAYOUTS:
+        raise UserInputError(f"table layout {layout!r} is not one of {', '.join(LAYOUTS)}: pass one of those")
+    return layout == "tall" or (layout == "auto" and len(rows) >= TALL_FROM)
+
+
+def _horizons(cells: dict, dataset: str) -> list[int | str]:
+    return [h for (d, h, m) in cells if d == dataset and m == "mse"]
+
+
+def _wide_table(rows: list[str], datasets: list[str], cells: dict, view: SeedView, stats: dict
+                ) -> tuple[list[str], bool]:
+    """Markdown lines of the table with a line per (dataset, horizon) and MSE, MAE columns per model; and
+    whether a line's marks went untested (†)."""
+    md = ["| Dataset | H | " + " | ".join(f"{r} MSE | {r} MAE" for r in rows) + " |",
+          "|---|---|" + "---:|---:|" * len(rows)]
+    untested = False
+    for dataset in datasets:
+        for h in _horizons(cells, dataset):
+            texts = [_cell_text(view.marks[(dataset, h, metric)][i], view.samples[(dataset, h, metric)][i], view)
+                     for i in range(len(rows)) for metric in ("mse", "mae")]
+            dagger = view.seeded and not view.tested[(dataset, h, "mse")]
+            untested |= dagger
+            md.append(f"| {dataset} | {h}{' †' if dagger else ''} | {' | '.join(texts)} |")
+    rank_cells = " | ".join(
+        " | ".join("—" if stats[m][r][0] is None else f"{stats[m][r][0]:.1f}" for m in ("mse", "mae")) for r in rows)
+    first_cells = " | ".join(" | ".join(str(stats[m][r][2]) for m in ("mse", "mae")) for r in rows)
+    md += [f"| Avg rank | | {rank_cells} |", f"| 1st count | | {first_cells} |"]
+    return md, untested
+
+
+def _tall_table(rows: list[str], datasets: list[str], cells: dict, view: SeedView, stats: dict
+                ) -> tuple[list[str], bool]:
+    """The same cells as `_wide_table` with a line per model and MSE, MAE columns per (dataset, horizon),
+    then the average rank and first-place count. A dataset with a single horizon shows no Avg column (it
+    would repeat that horizon), and the first-place count counts the columns shown."""
+    columns = []
+    for dataset in datasets:
+        horizons = _horizons(cells, dataset)
+        columns += [(dataset, h) for h in horizons if not (h == AVG and len(horizons) == 2)]
+    untested = {c: view.seeded and not view.tested[(*c, "mse")] for c in columns}
+    head = " | ".join(f"{d} {h}{' †' if untested[(d, h)] else ''} {m}" for d, h in columns for m in ("MSE", "MAE"))
+    md = [f"| Model | {head} | Avg rank MSE | Avg rank MAE | 1st MSE | 1st MAE |",
+          "|---|" + "---:|---:|" * len(columns) + "---:|---:|---:|---:|"]
+    for i, row in enumerate(rows):
+        texts = [_cell_text(view.marks[(d, h, metric)][i], view.samples[(d, h, metric)][i], view)
+                 for d, h in columns for metric in ("mse", "mae")]
+        ranks = ["—" if stats[m][row][0] is None else f"{stats[m][row][0]:.1f}" for m in ("mse", "mae")]
+        firsts = [str(sum(view.marks[(d, h, m)][i].mark == "best" for d, h in columns)) for m in ("mse", "mae")]
+        md.append(f"| {row} | {' | '.join(texts + ranks + firsts)} |")
+    return md, any(untested.values())
+
+
+
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
                  reference: dict | None, reference_name: str = "",
-                 focus: str | Sequence[str] | None = None) -> tuple[Path, Path]:
+                 focus: str | Sequence[str] | None = None, layout: str = "auto") -> tuple[Path, Path]:
     """Write `table.md` and `table.csv` into `out`; returns their paths.
 
-    focus: the row or rows each compared with every other one over seeds (default: the first row)."""
+    focus: the row or rows each compared with every other one over seeds (default: the first row).
+    layout: "wide" (a line per dataset and horizon, two columns per model), "tall" (a line per model, two
+    columns per dataset and horizon) or "auto" (tall from TALL_FROM models on)."""
     rows, datasets, _ = _orders(runs, config, failed)
     cells = accuracy_cells(runs, rows, datasets)
     focused = focus_rows(focus, rows)
@@ -634,24 +693,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
 
     md = [f"# Forecasting accuracy ({units} MSE / MAE, lower is better)", ""]
     md += _conditions(config, runs, failed)
-    md += ["", "| Dataset | H | " + " | ".join(f"{r} MSE | {r} MAE" for r in rows) + " |",
-           "|---|---|" + "---:|---:|" * len(rows)]
-    untested = False
-    for dataset in datasets:
-        horizons = [h for (d, h, m) in cells if d == dataset and m == "mse"]
-        for h in horizons:
-            texts = []
-            for i in range(len(rows)):
-                for metric in ("mse", "mae"):
-                    texts.append(_cell_text(view.marks[(dataset, h, metric)][i],
-                                            view.samples[(dataset, h, metric)][i], view))
-            dagger = view.seeded and not view.tested[(dataset, h, "mse")]
-            untested |= dagger
-            md.append(f"| {dataset} | {h}{' †' if dagger else ''} | {' | '.join(texts)} |")
-    rank_cells = " | ".join(
-        " | ".join("—" if stats[m][r][0] is None else f"{stats[m][r][0]:.1f}" for m in ("mse", "mae")) for r in rows)
-    first_cells = " | ".join(" | ".join(str(stats[m][r][2]) for m in ("mse", "mae")) for r in rows)
-    md += [f"| Avg rank | | {rank_cells} |", f"| 1st count | | {first_cells} |", ""]
+    table, untested = (_tall_table if _is_tall(layout, rows) else _wide_table)(rows, datasets, cells, view, stats)
+    md += ["", *table, ""]
     if view.seeded:
         seeds = ", ".join("?" if s is None else str(s) for s in view.seeds)
         md += [f"Cells: mean ± sample standard deviation over n = {view.common_n} seeds (seeds {seeds}); a cell "
@@ -660,8 +703,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
                "second-lowest mean, separated in the same way from the best and from every row after it; ≈: "
                "within seed noise, i.e. the lowest mean and every row whose difference from it has Welch "
                "p ≥ 0.05 (its 95 % interval contains 0) or is invisible at 3 decimals: no row wins that line. "
-               + ("†: a model of that line has a single seed, so its marks follow the means untested. "
-                  if untested else "")
+               + ("†: a model of that line has a single seed (tall layout: of that column), so its marks "
+                  "follow the means untested. " if untested else "")
                + "*Avg*: mean over the dataset's horizons (only when the model has all of them); its ± and test "
                "use the per-seed horizon averages of the seeds that have every horizon. *Avg rank*: mean over "
                "datasets of the model's rank on the horizon-averaged mean (the paper's Table 2 rule; ties at "
@@ -718,8 +761,7 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
         for row in rows:
             lines = []
             for dataset in datasets:
-                horizons = [h for (d, h, m) in cells if d == dataset and m == "mse"]
-                for h in horizons:
+                for h in _horizons(cells, dataset):
                     ref = _reference_value(reference, dataset, row, h, horizons_of[dataset])
                     if ref is None:
                         continue
@@ -995,11 +1037,11 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
 
 def write_report(out: str | Path, *, runs_dir: str | Path | None = None, reference: str | Path | None = None,
                  timing: bool = True, steps: int = 3, window: int | None = None, device: str = "cpu",
-                 focus: str | Sequence[str] | None = None) -> list[Path]:
+                 focus: str | Sequence[str] | None = None, layout: str = "auto") -> list[Path]:
     """Write every report file into `out` from the result files in `runs_dir` (default `out/runs`).
 
     focus: the row or rows each compared with every other over seeds (default: the runner's --focus, else the
-    first row)."""
+    first row). layout: the accuracy table's, see `write_tables`."""
     out = Path(out)
     runs_dir = Path(runs_dir) if runs_dir else out / RUNS_DIR
     config_path = out / CONFIG_FILE
@@ -1017,7 +1059,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     focus = focus if focus is not None else config.get("focus")
     out.mkdir(parents=True, exist_ok=True)
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
-                              focus=focus))
+                              focus=focus, layout=layout))
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
     paths += plot_seed_differences(out, runs, config, focus)
     paths += plot_forecasts(out, runs, config, runs_dir, window)
@@ -1041,6 +1083,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--focus", nargs="+", default=None, metavar="ROW",
                    help="row(s) each compared with every other over seeds (default: the runner's --focus, else the "
                         "first row)")
+    p.add_argument("--layout", choices=LAYOUTS, default="auto",
+                   help=f"accuracy table: a line per dataset and horizon (wide) or per model (tall); auto: tall "
+                        f"from {TALL_FROM} models on")
     p.add_argument("--window", type=int, default=None, help="test window of the forecast plots (default: middle)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--steps", type=int, default=3, help="timed train steps per model")
@@ -1053,7 +1098,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         paths = write_report(args.out, runs_dir=args.runs, reference=args.reference, timing=not args.no_timing,
-                             steps=args.steps, window=args.window, device=args.device, focus=args.focus)
+                             steps=args.steps, window=args.window, device=args.device, focus=args.focus,
+                             layout=args.layout)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -116,6 +116,40 @@ def test_bold_best_underline_second_with_ties_at_printed_precision(comparison):
     assert table_line(text, "| ECL | Avg |")[2:] == ["_0.200_", "_0.200_", "**0.150**", "**0.150**", "—", "—"]
 
 
+def test_tall_layout_is_the_wide_table_transposed(comparison, tmp_path):
+    """--layout tall: a line per model with the wide table's cells, ranks and first counts; auto turns tall
+    only from TALL_FROM models on; an unknown layout is a one-line user error."""
+    wide = (comparison[0] / "table.md").read_text()
+    root = build_comparison(tmp_path)
+    write_report(root, timing=False, layout="tall")
+    tall = (root / "table.md").read_text()
+    columns = [(d, h) for d in ("ETTh1", "ECL") for h in ("12", "24", "Avg")]
+    assert table_line(tall, "| Model |") == (["Model"] + [f"{d} {h} {m}" for d, h in columns for m in ("MSE", "MAE")]
+                                             + ["Avg rank MSE", "Avg rank MAE", "1st MSE", "1st MAE"])
+    for i, row in enumerate("ABC"):
+        cells = table_line(tall, f"| {row} |")[1:]
+        expected = [c for d, h in columns for c in table_line(wide, f"| {d} | {h} |")[2 + 2 * i : 4 + 2 * i]]
+        expected += table_line(wide, "| Avg rank |")[2 + 2 * i : 4 + 2 * i]
+        expected += table_line(wide, "| 1st count |")[2 + 2 * i : 4 + 2 * i]
+        assert cells == expected
+    assert report.TALL_FROM > 3 and "| Dataset | H |" in wide
+    with pytest.raises(report.UserInputError, match="table layout 'long' is not one of auto, wide, tall"):
+        write_report(root, timing=False, layout="long")
+
+
+def test_tall_layout_drops_the_average_of_a_single_horizon(tmp_path):
+    root = build_comparison(tmp_path)
+    records = [json.loads(line) for line in (root / "runs" / "results.jsonl").read_text().splitlines()]
+    keep = [r for r in records if r["pred_len"] == 12]
+    (root / "runs" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in keep))
+    write_report(root, timing=False, layout="tall")
+    head = table_line((root / "table.md").read_text(), "| Model |")
+    assert head[1:5] == ["ETTh1 12 MSE", "ETTh1 12 MAE", "ECL 12 MSE", "ECL 12 MAE"] and "ETTh1 Avg MSE" not in head
+    # B is best on ETTh1 12 MSE only (0.200), A on ECL 12 (0.100 / 0.10) and ETTh1 12 MAE: counted once each.
+    assert table_line((root / "table.md").read_text(), "| A |")[-2:] == ["1", "2"]
+    assert table_line((root / "table.md").read_text(), "| B |")[-2:] == ["1", "0"]
+
+
 def test_average_rank_and_first_place_count(comparison):
     text = (comparison[0] / "table.md").read_text()
     # Ranks of the averages. MSE: ETTh1 B1 A2 C3, ECL B1 A2 (C unranked). MAE: ETTh1 A1 B1 (tie) C3, ECL B1 A2.
