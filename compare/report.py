@@ -388,25 +388,15 @@ def _pct(ours: float | None, ref: float | None) -> str:
     return f"{100.0 * (ours - ref) / ref:+.1f}%"
 
 
-def _summary_stats(cells: dict, marks: dict, rows: list[str], datasets: list[str]) -> dict[str, dict[str, tuple]]:
-    """Per metric: (average rank of the horizon average over datasets, number of datasets ranked,
-    first-place count: lines (horizons and Avg) where the row is marked 'best')."""
-    stats: dict[str, dict[str, tuple]] = {}
+def _average_ranks(cells: dict, rows: list[str], datasets: list[str]) -> dict[str, list[float | None]]:
+    """Per metric and row: the mean over datasets of the row's rank on the horizon average (None: unranked
+    everywhere)."""
+    ranks: dict[str, list[float | None]] = {}
     for metric in ("mse", "mae"):
-        rank_lists: list[list[int | None]] = []
-        firsts = [0] * len(rows)
-        for dataset in datasets:
-            rank_lists.append(_competition_ranks(cells[(dataset, AVG, metric)]))
-            for (d, _h, m), line in marks.items():
-                if d == dataset and m == metric:
-                    for i, cell in enumerate(line):
-                        firsts[i] += cell.mark == "best"
-        per_row = {}
-        for i, row in enumerate(rows):
-            ranks = [r[i] for r in rank_lists if r[i] is not None]
-            per_row[row] = (float(np.mean(ranks)) if ranks else None, len(ranks), firsts[i])
-        stats[metric] = per_row
-    return stats
+        per_dataset = [_competition_ranks(cells[(dataset, AVG, metric)]) for dataset in datasets]
+        ranked = [[r[i] for r in per_dataset if r[i] is not None] for i in range(len(rows))]
+        ranks[metric] = [float(np.mean(r)) if r else None for r in ranked]
+    return ranks
 
 
 def resolve_focus(focus: str | None, rows: Sequence[str]) -> str | None:
@@ -632,48 +622,64 @@ def _horizons(cells: dict, dataset: str) -> list[int | str]:
     return [h for (d, h, m) in cells if d == dataset and m == "mse"]
 
 
-def _wide_table(rows: list[str], datasets: list[str], cells: dict, view: SeedView, stats: dict
-                ) -> tuple[list[str], bool]:
-    """Markdown lines of the table with a line per (dataset, horizon) and MSE, MAE columns per model; and
-    whether a line's marks went untested (†)."""
-    md = ["| Dataset | H | " + " | ".join(f"{r} MSE | {r} MAE" for r in rows) + " |",
-          "|---|---|" + "---:|---:|" * len(rows)]
-    untested = False
-    for dataset in datasets:
-        for h in _horizons(cells, dataset):
-            texts = [_cell_text(view.marks[(dataset, h, metric)][i], view.samples[(dataset, h, metric)][i], view)
-                     for i in range(len(rows)) for metric in ("mse", "mae")]
-            dagger = view.seeded and not view.tested[(dataset, h, "mse")]
-            untested |= dagger
-            md.append(f"| {dataset} | {h}{' †' if dagger else ''} | {' | '.join(texts)} |")
-    rank_cells = " | ".join(
-        " | ".join("—" if stats[m][r][0] is None else f"{stats[m][r][0]:.1f}" for m in ("mse", "mae")) for r in rows)
-    first_cells = " | ".join(" | ".join(str(stats[m][r][2]) for m in ("mse", "mae")) for r in rows)
-    md += [f"| Avg rank | | {rank_cells} |", f"| 1st count | | {first_cells} |"]
-    return md, untested
+@dataclass
+class GridLine:
+    """One (dataset, horizon) line of an accuracy table: its label cells and `cells[row][metric]` texts."""
+
+    label: tuple[str, ...]
+    cells: list[list[str]]
 
 
-def _tall_table(rows: list[str], datasets: list[str], cells: dict, view: SeedView, stats: dict
-                ) -> tuple[list[str], bool]:
-    """The same cells as `_wide_table` with a line per model and MSE, MAE columns per (dataset, horizon),
-    then the average rank and first-place count. A dataset with a single horizon shows no Avg column (it
-    would repeat that horizon), and the first-place count counts the columns shown."""
-    columns = []
+def markdown_grid(label_heads: Sequence[str], rows: Sequence[str], metric_labels: Sequence[str],
+                  lines: Sequence[GridLine], summaries: Sequence[tuple[str, list[list[str]]]], tall: bool
+                  ) -> list[str]:
+    """Markdown lines of a table of `lines[k].cells[row][metric]` plus per-row summaries (name,
+    `cells[row][metric]`, e.g. the average rank).
+
+    Wide: a line per GridLine (its label in the `label_heads` columns) with a column per (row, metric), then a
+    line per summary. Tall, the transpose: a line per row with a column per (GridLine, metric), then a column
+    per (summary, metric)."""
+    if not tall:
+        md = ["| " + " | ".join([*label_heads, *(f"{r} {m}" for r in rows for m in metric_labels)]) + " |",
+              "|" + "---|" * len(label_heads) + "---:|" * (len(rows) * len(metric_labels))]
+        md += ["| " + " | ".join([*line.label, *(c for per_row in line.cells for c in per_row)]) + " |"
+               for line in lines]
+        md += [f"| {name} | " + "| " * (len(label_heads) - 1) + " | ".join(c for per_row in cells for c in per_row)
+               + " |" for name, cells in summaries]
+        return md
+    heads = [f"{' '.join(line.label)} {m}" for line in lines for m in metric_labels]
+    heads += [f"{name} {m}" for name, _ in summaries for m in metric_labels]
+    md = ["| " + " | ".join(["Model", *heads]) + " |", "|---|" + "---:|" * len(heads)]
+    for i, row in enumerate(rows):
+        cells = [c for line in lines for c in line.cells[i]] + [c for _, per_row in summaries for c in per_row[i]]
+        md.append("| " + " | ".join([row, *cells]) + " |")
+    return md
+
+
+def _accuracy_grid(rows: list[str], datasets: list[str], cells: dict, view: SeedView, tall: bool
+                   ) -> tuple[list[str], bool]:
+    """The MSE / MAE table as markdown lines, and whether a line's marks went untested (†). The tall layout
+    leaves out the Avg of a dataset with a single horizon (it would repeat that horizon); the first-place
+    count counts the lines shown."""
+    metrics = ("mse", "mae")
+    lines, shown, untested = [], [], False
     for dataset in datasets:
         horizons = _horizons(cells, dataset)
-        columns += [(dataset, h) for h in horizons if not (h == AVG and len(horizons) == 2)]
-    untested = {c: view.seeded and not view.tested[(*c, "mse")] for c in columns}
-    head = " | ".join(f"{d} {h}{' †' if untested[(d, h)] else ''} {m}" for d, h in columns for m in ("MSE", "MAE"))
-    md = [f"| Model | {head} | Avg rank MSE | Avg rank MAE | 1st MSE | 1st MAE |",
-          "|---|" + "---:|---:|" * len(columns) + "---:|---:|---:|---:|"]
-    for i, row in enumerate(rows):
-        texts = [_cell_text(view.marks[(d, h, metric)][i], view.samples[(d, h, metric)][i], view)
-                 for d, h in columns for metric in ("mse", "mae")]
-        ranks = ["—" if stats[m][row][0] is None else f"{stats[m][row][0]:.1f}" for m in ("mse", "mae")]
-        firsts = [str(sum(view.marks[(d, h, m)][i].mark == "best" for d, h in columns)) for m in ("mse", "mae")]
-        md.append(f"| {row} | {' | '.join(texts + ranks + firsts)} |")
-    return md, any(untested.values())
-
+        for h in horizons:
+            if tall and h == AVG and len(horizons) == 2:
+                continue
+            dagger = view.seeded and not view.tested[(dataset, h, "mse")]
+            untested |= dagger
+            shown.append((dataset, h))
+            lines.append(GridLine((dataset, f"{h}{' †' if dagger else ''}"), [
+                [_cell_text(view.marks[(dataset, h, m)][i], view.samples[(dataset, h, m)][i], view) for m in metrics]
+                for i in range(len(rows))]))
+    ranks = _average_ranks(cells, rows, datasets)
+    rank_cells = [["—" if ranks[m][i] is None else f"{ranks[m][i]:.1f}" for m in metrics] for i in range(len(rows))]
+    first_cells = [[str(sum(view.marks[(d, h, m)][i].mark == "best" for d, h in shown)) for m in metrics]
+                   for i in range(len(rows))]
+    return markdown_grid(("Dataset", "H"), rows, ("MSE", "MAE"), lines,
+                         [("Avg rank", rank_cells), ("1st count", first_cells)], tall), untested
 
 
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
@@ -688,12 +694,11 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     cells = accuracy_cells(runs, rows, datasets)
     focused = focus_rows(focus, rows)
     view = seed_view(runs, rows, datasets, cells, focused[0])
-    stats = _summary_stats(cells, view.marks, rows, datasets)
     units = _units(runs, config)
 
     md = [f"# Forecasting accuracy ({units} MSE / MAE, lower is better)", ""]
     md += _conditions(config, runs, failed)
-    table, untested = (_tall_table if _is_tall(layout, rows) else _wide_table)(rows, datasets, cells, view, stats)
+    table, untested = _accuracy_grid(rows, datasets, cells, view, _is_tall(layout, rows))
     md += ["", *table, ""]
     if view.seeded:
         seeds = ", ".join("?" if s is None else str(s) for s in view.seeds)
@@ -1049,7 +1054,8 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     if config.get("task", "long_term_forecast") != "long_term_forecast":
         from compare.task_report import write_task_report
 
-        return write_task_report(out, runs_dir, config, focus=focus if focus is not None else config.get("focus"))
+        return write_task_report(out, runs_dir, config, focus=focus if focus is not None else config.get("focus"),
+                                 layout=layout)
     runs, failed = load_runs(runs_dir)
     if not runs:
         raise UserInputError(f"no finished runs in {runs_dir}: run `python -m compare --out {out} ...` first")

@@ -41,10 +41,12 @@ from compare.report import (
     MANIFEST_FILE,
     RESULTS_JSONL,
     Cell,
+    GridLine,
     _colors,
     _competition_ranks,
     _conditions,
     _fmt,
+    _is_tall,
     _mean,
     _p,
     _read_jsonl,
@@ -53,6 +55,7 @@ from compare.report import (
     latest_attempts,
     mark_best,
     mark_with_seeds,
+    markdown_grid,
 )
 from compare.tasks import TASK_SPECS, Metric, TaskSpec
 from utils.errors import UserInputError
@@ -291,9 +294,10 @@ def _seed_section(lines: list[Line], rows: list[str], focus: str, spec: TaskSpec
 
 
 def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config: dict, spec: TaskSpec,
-                      focus: str | Sequence[str] | None = None) -> tuple[Path, Path]:
+                      focus: str | Sequence[str] | None = None, layout: str = "auto") -> tuple[Path, Path]:
     """Write the task's `table.md` and `table.csv` into `out`; returns their paths. focus: the row or rows
-    each compared with every other over seeds (default: the first row)."""
+    each compared with every other over seeds (default: the first row). layout: "wide" (a line per dataset
+    and point), "tall" (a line per model) or "auto" (tall from `compare.report.TALL_FROM` models on)."""
     rows = _ordered([r["name"] for r in config.get("rows", [])], [r.row for r in runs] + [f["row"] for f in failed])
     datasets = _ordered(config.get("data", []), [r.dataset for r in runs])
     focused = focus_rows(focus, rows)
@@ -310,28 +314,33 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
         conditions = [c.replace("`_sS` ends its model_id", "`_sS` ends its `--des`") for c in conditions]
     md += conditions
     untested = False
+    tall = _is_tall(layout, rows)
     for title, metrics in spec.tables:
-        md += ["", f"## {title}", "",
-               f"| Dataset | {spec.axis_column} | " + " | ".join(f"{r} {m.label}" for r in rows for m in metrics) + " |",
-               "|---|---|" + "---:|" * (len(rows) * len(metrics))]
+        grid, shown = [], []
         for k, line in enumerate(lines):
-            texts = [_cell(marks[(k, m.key)][0][i], line.samples[m.key][i], seeded, common_n)
-                     for i in range(len(rows)) for m in metrics]
-            if all(t == "—" for t in texts):
+            texts = [[_cell(marks[(k, m.key)][0][i], line.samples[m.key][i], seeded, common_n) for m in metrics]
+                     for i in range(len(rows))]
+            if all(t == "—" for per_row in texts for t in per_row):
                 continue
             dagger = seeded and not line.derived and not marks[(k, metrics[0].key)][1]
             untested |= dagger
-            md.append(f"| {line.dataset} | {line.point}{' †' if dagger else ''} | {' | '.join(texts)} |")
+            shown.append(k)
+            grid.append(GridLine((line.dataset, f"{line.point}{' †' if dagger else ''}"), texts))
+        summaries = []
         if title == spec.tables[0][0]:
             ranked = _ranked(lines, spec)
             rank_cells, first_cells = [], []
             for i in range(len(rows)):
+                rank_cells.append([])
+                first_cells.append([])
                 for m in metrics:
                     ranks = [_competition_ranks(_means(line.samples[m.key]), m.higher_is_better)[i] for line in ranked]
                     ranks = [r for r in ranks if r is not None]
-                    rank_cells.append("—" if not ranks else f"{float(np.mean(ranks)):.1f}")
-                    first_cells.append(str(sum(marks[(k, m.key)][0][i].mark == "best" for k in range(len(lines)))))
-            md += [f"| Avg rank | | {' | '.join(rank_cells)} |", f"| 1st count | | {' | '.join(first_cells)} |"]
+                    rank_cells[i].append("—" if not ranks else f"{float(np.mean(ranks)):.1f}")
+                    first_cells[i].append(str(sum(marks[(k, m.key)][0][i].mark == "best" for k in shown)))
+            summaries = [("Avg rank", rank_cells), ("1st count", first_cells)]
+        md += ["", f"## {title}", "",
+               *markdown_grid(("Dataset", spec.axis_column), rows, [m.label for m in metrics], grid, summaries, tall)]
     md.append("")
     ranked_on = ("the dataset averages over the mask rates" if spec.average else
                  "the Average line" if spec.name == "short_term_forecast" else "every line")
@@ -445,7 +454,7 @@ def plot_headline(out: Path, runs: list[TaskRun], config: dict, spec: TaskSpec) 
 
 
 def write_task_report(out: Path, runs_dir: Path, config: dict, *,
-                      focus: str | Sequence[str] | None = None) -> list[Path]:
+                      focus: str | Sequence[str] | None = None, layout: str = "auto") -> list[Path]:
     """Every report file of a task comparison (`config["task"]`) into `out`; returns their paths."""
     task = config["task"]
     if task not in TASK_SPECS:
@@ -456,7 +465,7 @@ def write_task_report(out: Path, runs_dir: Path, config: dict, *,
         raise UserInputError(f"no finished {task} runs in {runs_dir}: run `python -m compare --task {task} "
                              f"--out {out} ...` first")
     out.mkdir(parents=True, exist_ok=True)
-    paths = list(write_task_tables(out, runs, failed, config, spec, focus))
+    paths = list(write_task_tables(out, runs, failed, config, spec, focus, layout))
     paths.append(plot_headline(out, runs, config, spec))
     for name in (RESULTS_JSONL, MANIFEST_FILE):
         if (runs_dir / name).is_file() and (runs_dir / name).resolve() != (out / name).resolve():

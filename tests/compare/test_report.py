@@ -125,7 +125,7 @@ def test_tall_layout_is_the_wide_table_transposed(comparison, tmp_path):
     tall = (root / "table.md").read_text()
     columns = [(d, h) for d in ("ETTh1", "ECL") for h in ("12", "24", "Avg")]
     assert table_line(tall, "| Model |") == (["Model"] + [f"{d} {h} {m}" for d, h in columns for m in ("MSE", "MAE")]
-                                             + ["Avg rank MSE", "Avg rank MAE", "1st MSE", "1st MAE"])
+                                             + ["Avg rank MSE", "Avg rank MAE", "1st count MSE", "1st count MAE"])
     for i, row in enumerate("ABC"):
         cells = table_line(tall, f"| {row} |")[1:]
         expected = [c for d, h in columns for c in table_line(wide, f"| {d} | {h} |")[2 + 2 * i : 4 + 2 * i]]

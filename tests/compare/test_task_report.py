@@ -156,3 +156,22 @@ def test_significance_with_a_higher_is_better_metric():
         significance.cell_difference([0.5, 0.6], [0.0, 0.0])
     # The default is the long-term report's relative difference, unchanged.
     assert significance.relative_difference([2.0, 2.2], [1.0, 1.1]) == significance.cell_difference([2.0, 2.2], [1.0, 1.1])
+
+
+def test_tall_layout_transposes_a_task_table(tmp_path):
+    """--layout tall on a task table: a line per model with the wide lines' cells, then its average rank and
+    first-place count per metric."""
+    runs = [(row, "ETTh1", rate, None, {"mse": base * rate, "mae": base}) for rate in (0.125, 0.25)
+            for row, base in (("A", 1.0), ("B", 2.0))]
+    write_comparison(tmp_path, "imputation", runs, ["A", "B"])
+    wide = report.write_report(tmp_path)[0].read_text()
+    tall = report.write_report(tmp_path, layout="tall")[0].read_text()
+    heads = table_line(tall, "| Model |").strip("|").split("|")
+    assert [h.strip() for h in heads[1:4]] == ["ETTh1 0.125 MSE", "ETTh1 0.125 MAE", "ETTh1 0.25 MSE"]
+    for i, row in enumerate("AB"):
+        cells = [c.strip() for c in table_line(tall, f"| {row} |").strip("|").split("|")][1:]
+        expected = []
+        for start in ("| ETTh1 | 0.125 |", "| ETTh1 | 0.25 |", "| ETTh1 | Avg |", "| Avg rank |", "| 1st count |"):
+            expected += [c.strip() for c in table_line(wide, start).strip("|").split("|")][2 + 2 * i : 4 + 2 * i]
+        assert cells == expected
+    assert table_line(tall, "| A |").endswith("| 1.0 | 1.0 | 3 | 3 |")
