@@ -613,6 +613,7 @@ def _units(runs: list[RunResult], config: dict) -> str:
 
 
 def _is_tall(layout: str, rows: Sequence[str]) -> bool:
+    """Whether the accuracy table puts a model per line: layout "tall", or "auto" with TALL_FROM+ rows."""
     if layout not in LAYOUTS:
         raise UserInputError(f"table layout {layout!r} is not one of {', '.join(LAYOUTS)}: pass one of those")
     return layout == "tall" or (layout == "auto" and len(rows) >= TALL_FROM)
