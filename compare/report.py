@@ -58,7 +58,9 @@ __all__ = [
     "RunResult",
     "accuracy_cells",
     "load_reference",
+    "forecast_key",
     "latest_attempts",
+    "latest_interrupted",
     "load_runs",
     "machine_info",
     "main",
@@ -69,6 +71,7 @@ __all__ = [
     "mark_with_seeds",
     "plot_seed_differences",
     "resolve_focus",
+    "run_status_sections",
     "seed_plot_name",
     "seed_view",
     "write_report",
@@ -155,17 +158,23 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return float(np.mean(kept)) if kept and len(kept) == len(values) else None
 
 
+def _latest(manifest: list[dict], key: Callable[[dict], tuple]) -> list[tuple[tuple, int, dict]]:
+    """The latest attempt per (key(entry), seed) of the runner's manifest as (full key, index, entry), in
+    manifest order."""
+    latest: dict[tuple, tuple[int, dict]] = {}
+    for number, entry in enumerate(manifest):
+        latest[(*key(entry), entry.get("seed"))] = number, entry
+    return [(full_key, number, entry) for full_key, (number, entry) in sorted(latest.items(), key=lambda i: i[1][0])]
+
+
 def latest_attempts(manifest: list[dict], results: dict[str, dict], key: Callable[[dict], tuple]
                     ) -> tuple[list[tuple[tuple, int, dict, list[dict]]], list[dict]]:
     """The latest attempt per (key(entry), seed) of the runner's manifest, in manifest order: finished ones
     as ((*key, seed), manifest index, entry, their results.jsonl records) and failed entries; an attempt
-    stopped by the time budget (`interrupted`) is in neither (shown as unfinished, resumed next time). A run
-    made without --seeds counts under the seed run.py recorded."""
-    latest: dict[tuple, tuple[int, dict]] = {}
-    for number, entry in enumerate(manifest):
-        latest[(*key(entry), entry.get("seed"))] = number, entry
+    stopped by the time budget (`interrupted`) is in neither (see `latest_interrupted`). A run made
+    without --seeds counts under the seed run.py recorded."""
     finished, failed = [], []
-    for full_key, (number, entry) in sorted(latest.items(), key=lambda item: item[1][0]):
+    for full_key, number, entry in _latest(manifest, key):
         found = [results.get(s) for s in entry.get("settings") or []]
         if entry["status"] == "interrupted":
             continue
@@ -175,6 +184,17 @@ def latest_attempts(manifest: list[dict], results: dict[str, dict], key: Callabl
         seed = full_key[-1] if full_key[-1] is not None else found[0].get("seed")
         finished.append(((*full_key[:-1], seed), number, entry, found))
     return finished, failed
+
+
+def latest_interrupted(manifest: list[dict], key: Callable[[dict], tuple]) -> list[dict]:
+    """The manifest entries of runs whose latest attempt was stopped unfinished (`interrupted`: a time
+    budget or a signal), in manifest order; the next invocation resumes them."""
+    return [entry for _, _, entry in _latest(manifest, key) if entry["status"] == "interrupted"]
+
+
+def forecast_key(entry: dict) -> tuple[str, str, int]:
+    """A forecasting run's identity in the manifest, seed aside: (row, dataset, horizon)."""
+    return entry["row"], entry["dataset"], int(entry["pred_len"])
 
 
 def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
@@ -194,7 +214,7 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
                           best_epoch=r.get("best_epoch"), train_seconds=r.get("train_seconds"),
                           params=r.get("params")) for s, r in results.items()], []
     by_seed: dict[tuple[str, str, int, int | None], RunResult] = {}
-    finished, failed = latest_attempts(manifest, results, lambda e: (e["row"], e["dataset"], int(e["pred_len"])))
+    finished, failed = latest_attempts(manifest, results, forecast_key)
     for (row, dataset, pred_len, seed), _, entry, found in finished:
         by_seed[(row, dataset, pred_len, seed)] = RunResult(
             row=row, dataset=dataset, pred_len=pred_len, settings=list(entry["settings"]),
@@ -683,12 +703,81 @@ def _accuracy_grid(rows: list[str], datasets: list[str], cells: dict, view: Seed
                          [("Avg rank", rank_cells), ("1st count", first_cells)], tall), untested
 
 
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _train_epochs(argv: Sequence[str] | None) -> int | None:
+    try:
+        return int(parse_run_args(argv).train_epochs) if argv else None
+    except UserInputError:
+        return None
+
+
+def _best_so_far(curve: Sequence[dict]) -> str:
+    """'<validation> (epoch e) | <test>' at the best validation epoch of `curve` so far: the highest
+    validation accuracy where the task early-stops on it (classification), else the lowest validation loss."""
+    if not curve:
+        return "— | —"
+    if "vali_accuracy" in curve[0]:
+        best = max(curve, key=lambda e: e["vali_accuracy"])
+        return f"accuracy {best['vali_accuracy']:.4f} (epoch {best['epoch']}) | accuracy {best['test_accuracy']:.4f}"
+    best = min(curve, key=lambda e: e["vali"])
+    return f"{best['vali']:.4f} (epoch {best['epoch']}) | {best['test']:.4f}"
+
+
+def run_status_sections(failed: Sequence[dict], unfinished: Sequence[dict], axis_column: str = "H",
+                        axis_field: str = "pred_len") -> list[str]:
+    """Markdown sections for the runs without a result: *Failed runs* (reason, log) and *Unfinished runs*
+    (latest attempt interrupted; where the runner read its last.pth: the epoch it stopped in, the epochs
+    finished and, at the best validation epoch so far, the validation and test losses, which the finished
+    run reports unless a later epoch validates better). `axis_field` names the manifest field shown under
+    `axis_column`."""
+    md: list[str] = []
+
+    def where(entry: dict) -> str:
+        seed = f" (seed {entry['seed']})" if entry.get("seed") is not None else ""
+        return f"| {entry['row']} | {entry['dataset']} | {entry.get(axis_field)}{seed} |"
+
+    if failed:
+        md += ["## Failed runs", "", f"| Model | Dataset | {axis_column} | Reason | Log |", "|---|---|---|---|---|"]
+        for entry in failed:
+            md.append(f"{where(entry)} {_cell(entry.get('error') or 'no result recorded')} | "
+                      f"{entry.get('log') or '—'} |")
+        md.append("")
+    if unfinished:
+        md += ["## Unfinished runs", "",
+               "Stopped by a time budget or a signal; the same command resumes them from `last.pth` while `runs/` "
+               "survives, else restarts them. The test loss at the best validation epoch so far is not a result: "
+               "it is what the finished run reports only if no later epoch validates better.", "",
+               f"| Model | Dataset | {axis_column} | Stopped in | Epochs finished | Best validation so far | "
+               "Test loss there | Log |", "|---|---|---|---|---:|---:|---:|---|"]
+        for entry in unfinished:
+            epochs = _train_epochs(entry.get("argv"))
+            of = f" of {epochs}" if epochs else ""
+            progress = entry.get("progress")
+            if not progress:
+                note = "no last.pth" if progress == {} else "not recorded (runner older than 2026-11-28)"
+                md.append(f"{where(entry)} {note} | — | — | — | {entry.get('log') or '—'} |")
+                continue
+            for setting in entry.get("settings") or []:
+                if setting not in progress:
+                    continue
+                state = progress[setting]
+                md.append(f"{where(entry)} epoch {state['epoch']}{of}, batch {state['batch']} | "
+                          f"{len(state['curve'])} | {_best_so_far(state['curve'])} | {entry.get('log') or '—'} |")
+        md.append("")
+    return md
+
+
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
                  reference: dict | None, reference_name: str = "",
-                 focus: str | Sequence[str] | None = None, layout: str = "auto") -> tuple[Path, Path]:
+                 focus: str | Sequence[str] | None = None, layout: str = "auto",
+                 unfinished: Sequence[dict] = ()) -> tuple[Path, Path]:
     """Write `table.md` and `table.csv` into `out`; returns their paths.
 
     focus: the row or rows each compared with every other one over seeds (default: the first row).
+    unfinished: the manifest entries of interrupted runs (`latest_interrupted`), listed after the tables.
     layout: "wide" (a line per dataset and horizon, two columns per model), "tall" (a line per model, two
     columns per dataset and horizon) or "auto" (tall from TALL_FROM models on)."""
     rows, datasets, _ = _orders(runs, config, failed)
@@ -778,14 +867,7 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
             if lines:
                 md += [f"### {row}", "", "| Dataset | H | MSE | ref MSE | Δ MSE | MAE | ref MAE | Δ MAE |",
                        "|---|---|---:|---:|---:|---:|---:|---:|", *lines, ""]
-    if failed:
-        md += ["## Failed runs", "", "| Model | Dataset | H | Reason | Log |", "|---|---|---|---|---|"]
-        for entry in failed:
-            reason = str(entry.get("error") or "no result recorded").replace("|", "\\|").replace("\n", " ")
-            seed = f" (seed {entry['seed']})" if entry.get("seed") is not None else ""
-            md.append(f"| {entry['row']} | {entry['dataset']} | {entry['pred_len']}{seed} | {reason} | "
-                      f"{entry.get('log') or '—'} |")
-        md.append("")
+    md += run_status_sections(failed, unfinished)
 
     md_path, csv_path = out / "table.md", out / "table.csv"
     md_path.write_text("\n".join(md))
@@ -1065,8 +1147,9 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     ref_table = load_reference(reference) if reference else None
     focus = focus if focus is not None else config.get("focus")
     out.mkdir(parents=True, exist_ok=True)
+    unfinished = latest_interrupted(_read_jsonl(runs_dir / MANIFEST_FILE), forecast_key)
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
-                              focus=focus, layout=layout))
+                              focus=focus, layout=layout, unfinished=unfinished))
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
     paths += plot_seed_differences(out, runs, config, focus)
     paths += plot_forecasts(out, runs, config, runs_dir, window)

@@ -111,7 +111,7 @@ from compare.tasks import (
     check_task_data,
 )
 from exp.arguments import make_setting
-from exp.checkpointing import LAST_FILE
+from exp.checkpointing import LAST_FILE, read_progress
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.tools import append_text
@@ -416,10 +416,27 @@ def _crash_counts(runs_dir: Path) -> Counter[tuple[str, ...]]:
     return counts
 
 
+def _last_files(runs_dir: Path, run: PlannedRun) -> dict[str, Path]:
+    """Where each of the run's settings keeps its `last.pth` (existing or not)."""
+    checkpoints = runs_dir / (flag_value(run.argv, "checkpoints") or "./checkpoints/")
+    return {setting: checkpoints / setting / LAST_FILE for setting in run.settings}
+
+
 def _has_last(runs_dir: Path, run: PlannedRun) -> bool:
     """True when one of the run's settings has a `last.pth` to continue from (run.py --resume)."""
-    checkpoints = runs_dir / (flag_value(run.argv, "checkpoints") or "./checkpoints/")
-    return any((checkpoints / setting / LAST_FILE).is_file() for setting in run.settings)
+    return any(path.is_file() for path in _last_files(runs_dir, run).values())
+
+
+def _saved_progress(runs_dir: Path, run: PlannedRun) -> dict[str, dict]:
+    """Per setting with a readable `last.pth`: the epoch in progress (1-based), the batches done in it and
+    the curve of its finished epochs, so an interrupted run's progress outlives its checkpoint folder."""
+    saved = {}
+    for setting, path in _last_files(runs_dir, run).items():
+        progress = read_progress(path)
+        if progress is not None:
+            saved[setting] = {"epoch": int(progress["epoch"]) + 1, "batch": int(progress["step"]),
+                              "curve": list(progress.get("curve", []))}
+    return saved
 
 
 class _Stopper:
@@ -903,10 +920,12 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             status, error = "failed", outcome.error_line or f"run.py exited with code {outcome.code}"
             if resume and "--resume" in error:
                 error += f"; to start this run over, delete its last.pth under {runs_dir / 'checkpoints'}"
-        _append_manifest(runs_dir, {**run.where(), "status": status, "error": error, "settings": run.settings,
-                                    "argv": run.argv, "resumed": resume, "seconds": round(seconds, 3),
-                                    "log": str(outcome.log_path.relative_to(out)), "script": run.recipe.script,
-                                    "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        entry = {**run.where(), "status": status, "error": error, "settings": run.settings, "argv": run.argv,
+                 "resumed": resume, "seconds": round(seconds, 3), "log": str(outcome.log_path.relative_to(out)),
+                 "script": run.recipe.script, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        if status == "interrupted":
+            entry["progress"] = _saved_progress(runs_dir, run)
+        _append_manifest(runs_dir, entry)
         with lock:
             durations.append(seconds)
             if status == "ok":

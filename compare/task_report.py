@@ -53,9 +53,11 @@ from compare.report import (
     _seed_order,
     focus_rows,
     latest_attempts,
+    latest_interrupted,
     mark_best,
     mark_with_seeds,
     markdown_grid,
+    run_status_sections,
 )
 from compare.tasks import TASK_SPECS, Metric, TaskSpec
 from utils.errors import UserInputError
@@ -105,13 +107,23 @@ class Line:
         return self.dataset in _DERIVED or self.point in _DERIVED
 
 
+def task_key(entry: dict) -> tuple[str, str, object]:
+    """A task run's identity in the manifest, seed aside: (row, dataset, point of the task's axis)."""
+    return entry["row"], entry["dataset"], entry["axis"]
+
+
+def task_manifest(runs_dir: Path, spec: TaskSpec) -> list[dict]:
+    """The runner's manifest entries of `spec`'s task."""
+    return [e for e in _read_jsonl(runs_dir / MANIFEST_FILE) if e.get("task") == spec.name]
+
+
 def load_task_runs(runs_dir: Path, spec: TaskSpec) -> tuple[list[TaskRun], list[dict]]:
     """Finished runs (the latest attempt per row x dataset x point x seed) and failed attempts, from the
     runner's manifest and results.jsonl; an `interrupted` latest attempt is in neither."""
     results = {r["setting"]: r for r in _read_jsonl(runs_dir / RESULTS_JSONL)}
-    manifest = [e for e in _read_jsonl(runs_dir / MANIFEST_FILE) if e.get("task") == spec.name]
+    manifest = task_manifest(runs_dir, spec)
     runs: dict[tuple, TaskRun] = {}
-    finished, failed = latest_attempts(manifest, results, lambda e: (e["row"], e["dataset"], e["axis"]))
+    finished, failed = latest_attempts(manifest, results, task_key)
     for (row, dataset, point, seed), number, entry, found in finished:
         metrics = {m.key: float(np.mean([r[m.key] for r in found])) for m in spec.metrics
                    if all(r.get(m.key) is not None for r in found)}
@@ -294,10 +306,12 @@ def _seed_section(lines: list[Line], rows: list[str], focus: str, spec: TaskSpec
 
 
 def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config: dict, spec: TaskSpec,
-                      focus: str | Sequence[str] | None = None, layout: str = "auto") -> tuple[Path, Path]:
+                      focus: str | Sequence[str] | None = None, layout: str = "auto",
+                      unfinished: Sequence[dict] = ()) -> tuple[Path, Path]:
     """Write the task's `table.md` and `table.csv` into `out`; returns their paths. focus: the row or rows
     each compared with every other over seeds (default: the first row). layout: "wide" (a line per dataset
-    and point), "tall" (a line per model) or "auto" (tall from `compare.report.TALL_FROM` models on)."""
+    and point), "tall" (a line per model) or "auto" (tall from `compare.report.TALL_FROM` models on).
+    unfinished: the manifest entries of interrupted runs, listed after the tables."""
     rows = _ordered([r["name"] for r in config.get("rows", [])], [r.row for r in runs] + [f["row"] for f in failed])
     datasets = _ordered(config.get("data", []), [r.dataset for r in runs])
     focused = focus_rows(focus, rows)
@@ -365,14 +379,7 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
            f"`{spec.headline.key}_by_dataset.png`.", ""]
     for row in focused if seeded else focused[:1]:
         md += _seed_section(lines, rows, row, spec, seeded)
-    if failed:
-        md += ["## Failed runs", "", f"| Model | Dataset | {spec.axis_column} | Reason | Log |", "|---|---|---|---|---|"]
-        for entry in failed:
-            reason = str(entry.get("error") or "no result recorded").replace("|", "\\|").replace("\n", " ")
-            seed = f" (seed {entry['seed']})" if entry.get("seed") is not None else ""
-            md.append(f"| {entry['row']} | {entry['dataset']} | {entry.get('axis')}{seed} | {reason} | "
-                      f"{entry.get('log') or '—'} |")
-        md.append("")
+    md += run_status_sections(failed, unfinished, spec.axis_column, "axis")
 
     axis_field = spec.axis.replace(" ", "_")
     csv_rows = []
@@ -465,7 +472,8 @@ def write_task_report(out: Path, runs_dir: Path, config: dict, *,
         raise UserInputError(f"no finished {task} runs in {runs_dir}: run `python -m compare --task {task} "
                              f"--out {out} ...` first")
     out.mkdir(parents=True, exist_ok=True)
-    paths = list(write_task_tables(out, runs, failed, config, spec, focus, layout))
+    unfinished = latest_interrupted(task_manifest(runs_dir, spec), task_key)
+    paths = list(write_task_tables(out, runs, failed, config, spec, focus, layout, unfinished))
     paths.append(plot_headline(out, runs, config, spec))
     for name in (RESULTS_JSONL, MANIFEST_FILE):
         if (runs_dir / name).is_file() and (runs_dir / name).resolve() != (out / name).resolve():

@@ -119,3 +119,18 @@ def read_last(path: Path, args: argparse.Namespace) -> dict[str, Any]:
                              "to start over")
     check_fingerprint(state["args"], args, path)
     return state
+
+
+def read_progress(path: Path) -> dict[str, Any] | None:
+    """The `progress` of a run's `last.pth` (epoch, step, seconds, per-epoch `curve`), without the weights
+    being checked against any flags; None when `path` is absent, damaged, of another version or a
+    finished run's "complete" record (which keeps no progress)."""
+    if not path.is_file():
+        return None
+    try:
+        state = load_checkpoint(path)
+    except UserInputError:
+        return None
+    if not isinstance(state, dict) or state.get("format") != LAST_FORMAT or "progress" not in state:
+        return None
+    return dict(state["progress"])

@@ -145,6 +145,8 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         logger.info("Epoch: %d, Steps: %d | Train Loss: %.3f Vali Loss: %.3f Vali Acc: %.3f Test Loss: %.3f "
                     "Test Acc: %.3f", p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, val_accuracy,
                     test_loss, test_accuracy)
+        p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss,
+                        "vali_accuracy": val_accuracy, "test_accuracy": test_accuracy})
         t.early_stopping(-val_accuracy, self._bare_model(), str(t.path), epoch=p.epoch + 1)
         p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
         if t.early_stopping.early_stop:

@@ -89,7 +89,9 @@ RESULTS_JSONL = "results.jsonl"
 @dataclass
 class TrainProgress:
     """Where training stands: `epoch` is 0-based and in progress, `step` counts its micro-batches done,
-    `seconds` is the training wall time up to the last save, summed over every invocation that resumed it."""
+    `seconds` is the training wall time up to the last save, summed over every invocation that resumed it,
+    `curve` holds one entry per finished epoch (`epoch`, `train`, `vali`, `test` losses, plus a task's own
+    figures) so an interrupted run's progress is readable from last.pth and a finished run's from its record."""
 
     epoch: int = 0
     step: int = 0
@@ -97,6 +99,7 @@ class TrainProgress:
     loss_count: int = 0
     finished: bool = False
     seconds: float = 0.0
+    curve: list[dict[str, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -420,6 +423,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         test_loss = self.vali(*t.data["test"])
         logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %.7f",
                     p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, test_loss)
+        p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss})
         t.early_stopping(vali_loss, self._bare_model(), str(t.path), epoch=p.epoch + 1)
         p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
         if t.early_stopping.early_stop:
@@ -445,6 +449,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "epochs_run": t.progress.epoch,
             "best_epoch": t.early_stopping.best_epoch,
             "train_seconds": t.elapsed(),
+            "curve": t.progress.curve,
         }
         return self.model
 
@@ -468,6 +473,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "epochs_run": self.train_stats.get("epochs_run"),
             "best_epoch": self.train_stats.get("best_epoch"),
             "train_seconds": self.train_stats.get("train_seconds"),
+            # one entry per trained epoch (None under --is_training 0)
+            "curve": self.train_stats.get("curve"),
             "params": sum(p.numel() for p in self._bare_model().parameters()),
             "world_size": self.dist.world_size,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),

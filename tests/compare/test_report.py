@@ -251,3 +251,38 @@ def test_overrides_are_attributed_to_their_invocation():
     assert lines[0].endswith("overrides for the runs it started: `--train_epochs 2` (scripts' epochs overridden).")
     assert lines[1].endswith("overrides for the runs it started: none.")
     assert not any("every run" in line for line in lines)
+
+
+def test_unfinished_runs_show_where_they_stopped_and_the_best_validation_so_far(tmp_path):
+    """An interrupted latest attempt is listed with the progress the runner read from last.pth; a later
+    finished attempt of the same run removes it, and an entry from before progress was recorded says so."""
+    root = build_comparison(tmp_path / "cmp")
+    curve = [{"epoch": 1, "train": 0.5, "vali": 0.80, "test": 0.45},
+             {"epoch": 2, "train": 0.4, "vali": 0.72, "test": 0.39},
+             {"epoch": 3, "train": 0.3, "vali": 0.75, "test": 0.41}]
+    argv = [*dlinear_argv("ETTh1", 48), "--train_epochs", "10"]
+    extra = [{"row": "A", "dataset": "ETTh1", "pred_len": 48, "status": "interrupted", "settings": ["s48"],
+              "argv": argv, "log": "runs/logs/s48.log", "progress": {"s48": {"epoch": 4, "batch": 7, "curve": curve}}},
+             {"row": "B", "dataset": "ETTh1", "pred_len": 48, "status": "interrupted", "settings": ["b48"],
+              "argv": argv, "log": "runs/logs/b48.log"},
+             {"row": "C", "dataset": "ETTh1", "pred_len": 12, "status": "interrupted", "settings": ["c12"],
+              "argv": argv, "log": None, "progress": {}}]
+    with (root / "runs" / "compare_runs.jsonl").open("a") as f:
+        f.writelines(json.dumps(e) + "\n" for e in extra)
+    write_report(root, timing=False)
+    table = (root / "table.md").read_text()
+    unfinished = table.split("## Unfinished runs")[1].splitlines()
+    assert "| A | ETTh1 | 48 | epoch 4 of 10, batch 7 | 3 | 0.7200 (epoch 2) | 0.3900 | runs/logs/s48.log |" in unfinished
+    assert "| B | ETTh1 | 48 | not recorded (runner older than 2026-11-28) | — | — | — | runs/logs/b48.log |" in unfinished
+    assert "| C | ETTh1 | 12 | no last.pth | — | — | — | — |" in unfinished
+    # C's ETTh1 H=12 was finished before its interrupted attempt: the latest attempt decides, so it is unfinished.
+    assert "## Failed runs" in table and table.index("## Failed runs") < table.index("## Unfinished runs")
+
+
+def test_a_classification_curve_is_ranked_by_validation_accuracy():
+    entry = {"row": "M", "dataset": "JapaneseVowels", "axis": "accuracy", "status": "interrupted", "settings": ["s"],
+             "argv": None, "progress": {"s": {"epoch": 3, "batch": 0, "curve": [
+                 {"epoch": 1, "train": 1.0, "vali": 0.9, "test": 0.9, "vali_accuracy": 0.7, "test_accuracy": 0.6},
+                 {"epoch": 2, "train": 0.8, "vali": 0.95, "test": 0.9, "vali_accuracy": 0.8, "test_accuracy": 0.75}]}}}
+    lines = report.run_status_sections([], [entry], "Metric", "axis")
+    assert "| M | JapaneseVowels | accuracy | epoch 3, batch 0 | 2 | accuracy 0.8000 (epoch 2) | accuracy 0.7500 | — |" in lines

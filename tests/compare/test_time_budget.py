@@ -118,6 +118,9 @@ def test_interrupt_pack_restore_resume_equals_an_uninterrupted_run(data, tmp_pat
     assert entry["error"] == "interrupted by the time budget; the next invocation resumes from last.pth"
     setting = entry["settings"][0]
     assert not (first / "runs" / "results.jsonl").exists()
+    # What the run had done is in the manifest, read from its last.pth: the curve of its finished epochs.
+    saved = entry["progress"][setting]
+    assert saved["epoch"] >= 1 and len(saved["curve"]) == saved["epoch"] - 1
     assert "interrupted: training stopped by signal 15 at epoch 1" in (first / entry["log"]).read_text()
 
     packed = tmp_path / "slices" / "grid.tar.gz"

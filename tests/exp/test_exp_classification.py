@@ -37,6 +37,10 @@ def test_run_writes_tslib_classification_files(in_tmp, results):
     assert record["setting"] == SETTING
     assert (record["seq_len"], record["enc_in"], record["num_class"], record["n_test"]) == (20, 3, 3, 12)
     accuracy = record["accuracy"]
+    # The curve's test accuracy at the best-validation epoch is the scored checkpoint's accuracy.
+    best = record["curve"][record["best_epoch"] - 1]
+    assert best["epoch"] == record["best_epoch"] and best["test_accuracy"] == pytest.approx(accuracy, abs=1e-12)
+    assert best["vali_accuracy"] == max(e["vali_accuracy"] for e in record["curve"])
     assert (in_tmp / "result_classification.txt").read_text() == f"{SETTING}  \naccuracy:{accuracy}\n\n"
     folder = in_tmp / "results" / SETTING
     assert (folder / "metrics.txt").read_text().startswith(f"{SETTING}  \naccuracy:{accuracy}\nmacro_f1:")
@@ -51,7 +55,7 @@ def test_run_writes_tslib_classification_files(in_tmp, results):
 
     # Test only: reloads the checkpoint and scores the same.
     assert run.main([*toy_argv(in_tmp / "Toy"), "--is_training", "0"]) == 0
-    assert results(in_tmp)[-1]["accuracy"] == accuracy
+    assert results(in_tmp)[-1]["accuracy"] == accuracy and results(in_tmp)[-1]["curve"] is None
 
 
 def test_resume_after_sigterm_matches_uninterrupted(in_tmp, results, monkeypatch):

@@ -52,6 +52,9 @@ def assert_same_run(folder: Path, reference: dict, results) -> None:
     record = results(folder)[-1]
     assert (record["mse"], record["mae"], record["epochs_run"]) == (
         reference["record"]["mse"], reference["record"]["mae"], reference["record"]["epochs_run"])
+    # The per-epoch losses survive the restart too (the train loss sums are part of last.pth).
+    assert record["curve"] == reference["record"]["curve"]
+    assert [e["epoch"] for e in record["curve"]] == list(range(1, record["epochs_run"] + 1))
     weights = torch.load(folder / "checkpoints" / reference["setting"] / "checkpoint.pth")
     assert weights.keys() == reference["weights"].keys()
     assert all(torch.equal(weights[k], reference["weights"][k]) for k in weights)
@@ -81,6 +84,8 @@ def test_signal_saves_last_and_resume_matches_uninterrupted(in_tmp, recipe, toy,
                    f"{last.relative_to(in_tmp)}; run the same command with --resume to continue")
     progress = torch.load(last)["progress"]
     assert (progress["epoch"], progress["step"], progress["loss_count"], progress["finished"]) == (1, 8, 64, False)
+    assert [e["epoch"] for e in progress["curve"]] == [1] and set(progress["curve"][0]) == {"epoch", "train", "vali",
+                                                                                           "test"}
     assert results(in_tmp) == []
     assert signal.getsignal(signum) is not None and calls["train"] == 30  # handlers restored, nothing ran on
     assert progress["seconds"] > 0

@@ -63,6 +63,9 @@ def test_etth1_run_writes_every_tslib_file(in_tmp, data_mirror):
     assert record["setting"] == setting and record["seed"] == 2021 and record["epochs_run"] == 1
     assert record["mse"] == pytest.approx(metrics[1]) and record["params"] == 2 * (96 * 96 + 96)
     assert {"mae", "rmse", "mape", "mspe", "best_epoch", "train_seconds", "pred_len", "model", "data"} <= set(record)
+    # The epoch's test loss in the curve is the test MSE of the same (best) weights over the same windows.
+    (epoch,) = record["curve"]
+    assert epoch["epoch"] == 1 and epoch["test"] == pytest.approx(record["mse"], rel=1e-5)
     assert 0.3 < record["mse"] < 0.6  # DLinear after one epoch on ETTh1-96 (TSLib full run: ~0.39)
 
 
