@@ -69,6 +69,7 @@ __all__ = [
     "focus_rows",
     "mark_best",
     "mark_with_seeds",
+    "plot_learning_curves",
     "plot_seed_differences",
     "resolve_focus",
     "run_status_sections",
@@ -106,6 +107,8 @@ class RunResult:
     best_epoch: int | None = None
     train_seconds: float | None = None
     params: int | None = None
+    #: the first setting's per-epoch losses (`epoch`, `train`, `vali`, `test`); None in older records
+    curve: list[dict] | None = None
     extra: dict = field(default_factory=dict)
 
 
@@ -221,7 +224,7 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
             mse=float(np.mean([r["mse"] for r in found])), mae=float(np.mean([r["mae"] for r in found])),
             seed=seed, argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=_mean([r.get("train_seconds") for r in found]), params=found[0].get("params"),
-            extra={"seconds": entry.get("seconds")},
+            curve=found[0].get("curve"), extra={"seconds": entry.get("seconds")},
         )
     return list(by_seed.values()), failed
 
@@ -960,6 +963,56 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     return path
 
 
+def plot_learning_curves(out: Path, runs: list[RunResult], config: dict) -> list[Path]:
+    """`learning_curves.png`: one panel per (dataset, horizon), per run its validation loss (solid) and test
+    loss (dashed) by epoch, a dot on the best validation epoch (the weights that are scored). Only runs whose
+    record has a `curve` are drawn; nothing is written when none has."""
+    all_rows, datasets, _ = _orders(runs, config)
+    cells = sorted({(r.dataset, r.pred_len) for r in runs if r.curve}, key=lambda c: (datasets.index(c[0]), c[1]))
+    if not cells:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    rows = [row for row in all_rows if any(r.row == row and r.curve for r in runs)]
+    colors = _colors(rows)
+    ncols = min(len(cells), 4)
+    nrows = math.ceil(len(cells) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(cells):]:
+        ax.set_visible(False)
+    for ax, (dataset, pred_len) in zip(axes.flat, cells, strict=False):
+        for run in runs:
+            if run.dataset != dataset or run.pred_len != pred_len or not run.curve:
+                continue
+            epochs = [e["epoch"] for e in run.curve]
+            vali = [e["vali"] for e in run.curve]
+            ax.plot(epochs, vali, color=colors[run.row], linewidth=1.4)
+            ax.plot(epochs, [e["test"] for e in run.curve], color=colors[run.row], linewidth=1.0, linestyle="--",
+                    alpha=0.7)
+            if run.best_epoch in epochs:
+                ax.plot(run.best_epoch, vali[epochs.index(run.best_epoch)], marker="o", color=colors[run.row])
+        ax.set_title(f"{dataset}, H = {pred_len}")
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(f"loss ({_units(runs, config)})")
+        ax.grid(alpha=0.3)
+    handles = [Line2D([], [], color=colors[r], label=r) for r in rows]
+    handles += [Line2D([], [], color="grey", label="validation"),
+                Line2D([], [], color="grey", linestyle="--", label="test"),
+                Line2D([], [], color="grey", marker="o", linestyle="none", label="scored epoch")]
+    fig.suptitle("Loss by epoch")
+    fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+               ncol=min(len(handles), 2 * ncols))
+    path = out / "learning_curves.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return [path]
+
+
 def plot_seed_differences(out: Path, runs: list[RunResult], config: dict,
                           focus: str | Sequence[str] | None = None) -> list[Path]:
     """Per focus row (`seed_plot_name`): per (dataset, horizon) cell, its relative MSE difference to each
@@ -1151,6 +1204,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
                               focus=focus, layout=layout, unfinished=unfinished))
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
+    paths += plot_learning_curves(out, runs, config)
     paths += plot_seed_differences(out, runs, config, focus)
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))

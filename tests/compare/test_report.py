@@ -286,3 +286,21 @@ def test_a_classification_curve_is_ranked_by_validation_accuracy():
                  {"epoch": 2, "train": 0.8, "vali": 0.95, "test": 0.9, "vali_accuracy": 0.8, "test_accuracy": 0.75}]}}}
     lines = report.run_status_sections([], [entry], "Metric", "axis")
     assert "| M | JapaneseVowels | accuracy | epoch 3, batch 0 | 2 | accuracy 0.8000 (epoch 2) | accuracy 0.7500 | — |" in lines
+
+
+def test_learning_curves_are_drawn_from_the_records_that_have_them(tmp_path):
+    root = build_comparison(tmp_path / "cmp")
+    write_report(root, timing=False)
+    assert not (root / "learning_curves.png").exists()  # no record has a curve
+    records = [json.loads(line) for line in (root / "runs" / "results.jsonl").read_text().splitlines()]
+    for record in records[:2]:
+        record["curve"] = [{"epoch": e, "train": 1.0 / e, "vali": 1.0 / e + 0.1, "test": 1.0 / e + 0.2}
+                           for e in (1, 2, 3)]
+        record["best_epoch"] = 3
+    (root / "runs" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    runs, _ = load_runs(root / "runs")
+    assert sum(r.curve is not None for r in runs) == 2
+    paths = write_report(root, timing=False)
+    assert root / "learning_curves.png" in paths
+    image = imread(root / "learning_curves.png")
+    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
