@@ -69,6 +69,8 @@ __all__ = [
     "focus_rows",
     "mark_best",
     "mark_with_seeds",
+    "LossCurve",
+    "forecast_loss_curves",
     "plot_learning_curves",
     "plot_seed_differences",
     "resolve_focus",
@@ -963,13 +965,28 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     return path
 
 
-def plot_learning_curves(out: Path, runs: list[RunResult], config: dict) -> list[Path]:
-    """`learning_curves.png`: one panel per (dataset, horizon), per run its validation loss (solid) and test
-    loss (dashed) by epoch, a dot on the best validation epoch (the weights that are scored). Only runs whose
-    record has a `curve` are drawn; nothing is written when none has."""
-    all_rows, datasets, _ = _orders(runs, config)
-    cells = sorted({(r.dataset, r.pred_len) for r in runs if r.curve}, key=lambda c: (datasets.index(c[0]), c[1]))
-    if not cells:
+@dataclass
+class LossCurve:
+    """One run's per-epoch losses (its record's `curve`) as drawn in `learning_curves.png`."""
+
+    panel: str  # e.g. "ETTh1, H = 96"
+    row: str
+    epochs: list[dict]  # {"epoch", "train", "vali", "test", ...} per finished epoch
+    best_epoch: int | None = None
+
+
+def forecast_loss_curves(runs: list[RunResult], config: dict) -> list[LossCurve]:
+    """The runs whose record has a curve, panel by panel in the report's dataset and horizon order."""
+    _, datasets, _ = _orders(runs, config)
+    ordered = sorted((r for r in runs if r.curve), key=lambda r: (datasets.index(r.dataset), r.pred_len))
+    return [LossCurve(f"{r.dataset}, H = {r.pred_len}", r.row, r.curve, r.best_epoch) for r in ordered]
+
+
+def plot_learning_curves(out: Path, curves: Sequence[LossCurve], rows: Sequence[str], ylabel: str) -> list[Path]:
+    """`learning_curves.png`: one panel per `panel` (first-seen order), per run its validation loss (solid)
+    and test loss (dashed) by epoch, a dot on the best validation epoch (the weights that are scored);
+    colours follow `rows`. Nothing is written without curves."""
+    if not curves:
         return []
     import matplotlib
 
@@ -977,29 +994,28 @@ def plot_learning_curves(out: Path, runs: list[RunResult], config: dict) -> list
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    rows = [row for row in all_rows if any(r.row == row and r.curve for r in runs)]
-    colors = _colors(rows)
-    ncols = min(len(cells), 4)
-    nrows = math.ceil(len(cells) / ncols)
+    shown = [row for row in rows if any(c.row == row for c in curves)]
+    colors = _colors(shown)
+    panels = list(dict.fromkeys(c.panel for c in curves))
+    ncols = min(len(panels), 4)
+    nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
-    for ax in axes.flat[len(cells):]:
+    for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    for ax, (dataset, pred_len) in zip(axes.flat, cells, strict=False):
-        for run in runs:
-            if run.dataset != dataset or run.pred_len != pred_len or not run.curve:
-                continue
-            epochs = [e["epoch"] for e in run.curve]
-            vali = [e["vali"] for e in run.curve]
-            ax.plot(epochs, vali, color=colors[run.row], linewidth=1.4)
-            ax.plot(epochs, [e["test"] for e in run.curve], color=colors[run.row], linewidth=1.0, linestyle="--",
-                    alpha=0.7)
-            if run.best_epoch in epochs:
-                ax.plot(run.best_epoch, vali[epochs.index(run.best_epoch)], marker="o", color=colors[run.row])
-        ax.set_title(f"{dataset}, H = {pred_len}")
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        for curve in (c for c in curves if c.panel == panel):
+            epochs = [e["epoch"] for e in curve.epochs]
+            vali = [e["vali"] for e in curve.epochs]
+            ax.plot(epochs, vali, color=colors[curve.row], linewidth=1.4)
+            ax.plot(epochs, [e["test"] for e in curve.epochs], color=colors[curve.row], linewidth=1.0,
+                    linestyle="--", alpha=0.7)
+            if curve.best_epoch in epochs:
+                ax.plot(curve.best_epoch, vali[epochs.index(curve.best_epoch)], marker="o", color=colors[curve.row])
+        ax.set_title(panel)
         ax.set_xlabel("epoch")
-        ax.set_ylabel(f"loss ({_units(runs, config)})")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    handles = [Line2D([], [], color=colors[r], label=r) for r in rows]
+    handles = [Line2D([], [], color=colors[r], label=r) for r in shown]
     handles += [Line2D([], [], color="grey", label="validation"),
                 Line2D([], [], color="grey", linestyle="--", label="test"),
                 Line2D([], [], color="grey", marker="o", linestyle="none", label="scored epoch")]
@@ -1204,7 +1220,8 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
                               focus=focus, layout=layout, unfinished=unfinished))
     paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
-    paths += plot_learning_curves(out, runs, config)
+    paths += plot_learning_curves(out, forecast_loss_curves(runs, config), _orders(runs, config)[0],
+                                  f"loss ({_units(runs, config)})")
     paths += plot_seed_differences(out, runs, config, focus)
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))

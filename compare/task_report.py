@@ -42,6 +42,7 @@ from compare.report import (
     RESULTS_JSONL,
     Cell,
     GridLine,
+    LossCurve,
     _colors,
     _competition_ranks,
     _conditions,
@@ -57,6 +58,7 @@ from compare.report import (
     mark_best,
     mark_with_seeds,
     markdown_grid,
+    plot_learning_curves,
     run_status_sections,
 )
 from compare.tasks import TASK_SPECS, Metric, TaskSpec
@@ -475,6 +477,10 @@ def write_task_report(out: Path, runs_dir: Path, config: dict, *,
     unfinished = latest_interrupted(task_manifest(runs_dir, spec), task_key)
     paths = list(write_task_tables(out, runs, failed, config, spec, focus, layout, unfinished))
     paths.append(plot_headline(out, runs, config, spec))
+    rows = _ordered([r["name"] for r in config.get("rows", [])], [r.row for r in runs])
+    curves = [LossCurve(f"{r.dataset}, {spec.axis} {r.point}", r.row, r.records[0]["curve"], r.best_epoch)
+              for r in sorted(runs, key=lambda r: r.order) if r.records and r.records[0].get("curve")]
+    paths += plot_learning_curves(out, curves, rows, "loss (the task's training loss)")
     for name in (RESULTS_JSONL, MANIFEST_FILE):
         if (runs_dir / name).is_file() and (runs_dir / name).resolve() != (out / name).resolve():
             (out / name).write_text((runs_dir / name).read_text())

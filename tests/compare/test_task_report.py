@@ -175,3 +175,21 @@ def test_tall_layout_transposes_a_task_table(tmp_path):
             expected += [c.strip() for c in table_line(wide, start).strip("|").split("|")][2 + 2 * i : 4 + 2 * i]
         assert cells == expected
     assert table_line(tall, "| A |").endswith("| 1.0 | 1.0 | 3 | 3 |")
+
+
+def test_task_reports_draw_learning_curves_and_list_unfinished_runs(tmp_path):
+    curve = [{"epoch": e, "train": 1.0 / e, "vali": 1.0 / e, "test": 1.1 / e, "vali_accuracy": 0.5 + e / 10,
+              "test_accuracy": 0.4 + e / 10} for e in (1, 2)]
+    runs = [("A", "JapaneseVowels", 0, None, {"accuracy": 0.9, "macro_f1": 0.5, "curve": curve, "best_epoch": 2}),
+            ("B", "JapaneseVowels", 0, None, {"accuracy": 0.8, "macro_f1": 0.4})]
+    write_comparison(tmp_path, "classification", runs, ["A", "B", "C"])
+    stopped = {"row": "C", "dataset": "JapaneseVowels", "task": "classification", "axis": 0, "seed": None,
+               "status": "interrupted", "settings": ["c"], "argv": [], "log": "runs/logs/c.log",
+               "progress": {"c": {"epoch": 2, "batch": 3, "curve": curve[:1]}}}
+    with (tmp_path / "runs" / "compare_runs.jsonl").open("a") as f:
+        f.write(json.dumps(stopped) + "\n")
+    paths = report.write_report(tmp_path)
+    assert tmp_path / "learning_curves.png" in paths
+    text = (tmp_path / "table.md").read_text()
+    assert ("| C | JapaneseVowels | 0 | epoch 2, batch 3 | 1 | accuracy 0.6000 (epoch 1) | accuracy 0.5000 | "
+            "runs/logs/c.log |") in text.split("## Unfinished runs")[1]
