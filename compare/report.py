@@ -916,6 +916,20 @@ def _colors(rows: list[str]) -> dict[str, tuple]:
     return {row: cmap(i % 10) for i, row in enumerate(rows)}
 
 
+def _finish_figure(fig, handles: list, ncols: int, title: str, path: Path, dpi: int = 120) -> Path:
+    """Title `fig`, put the legend of `handles` below the panels (two columns per panel column, so it is
+    never cut off), save it to `path` and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+               ncol=max(1, min(len(handles), 2 * ncols)))
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
 def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, reference: dict | None) -> Path:
     """`mse_by_horizon.png`: one panel per dataset, one line per model (the mean over seeds, error bars
     ± one sample standard deviation when a cell has several), reference values as x."""
@@ -954,15 +968,8 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     if reference:
         handles.append(Line2D([], [], color="grey", marker="x", linestyle="none", label="reference (same colour)"))
     seeded = any(len(d) > 1 for line in samples.values() for d in line)
-    fig.suptitle("Test MSE by horizon" + (" (mean ± std over seeds)" if seeded else ""))
-    fig.tight_layout()
-    # Below the panels, as many columns as the figure is wide (two per panel): never cut off.
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
-               ncol=min(len(handles), 2 * ncols))
-    path = out / "mse_by_horizon.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _finish_figure(fig, handles, ncols, "Test MSE by horizon" + (" (mean ± std over seeds)" if seeded else ""),
+                          out / "mse_by_horizon.png")
 
 
 @dataclass
@@ -1019,14 +1026,7 @@ def plot_learning_curves(out: Path, curves: Sequence[LossCurve], rows: Sequence[
     handles += [Line2D([], [], color="grey", label="validation"),
                 Line2D([], [], color="grey", linestyle="--", label="test"),
                 Line2D([], [], color="grey", marker="o", linestyle="none", label="scored epoch")]
-    fig.suptitle("Loss by epoch")
-    fig.tight_layout()
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
-               ncol=min(len(handles), 2 * ncols))
-    path = out / "learning_curves.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return [path]
+    return [_finish_figure(fig, handles, ncols, "Loss by epoch", out / "learning_curves.png", dpi=110)]
 
 
 def plot_seed_differences(out: Path, runs: list[RunResult], config: dict,

@@ -46,6 +46,7 @@ from compare.report import (
     _colors,
     _competition_ranks,
     _conditions,
+    _finish_figure,
     _fmt,
     _is_tall,
     _mean,
@@ -451,15 +452,8 @@ def plot_headline(out: Path, runs: list[TaskRun], config: dict, spec: TaskSpec) 
         ax.set_title(dataset)
         ax.set_ylabel(f"{metric.label} ({'higher' if metric.higher_is_better else 'lower'} is better)")
         ax.grid(alpha=0.3, axis="y")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.suptitle(f"{metric.label} per dataset")
-    fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
-               ncol=min(len(rows), 2 * ncols) or 1)
-    path = out / f"{metric.key}_by_dataset.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    handles, _ = axes.flat[0].get_legend_handles_labels()
+    return _finish_figure(fig, handles, ncols, f"{metric.label} per dataset", out / f"{metric.key}_by_dataset.png")
 
 
 def write_task_report(out: Path, runs_dir: Path, config: dict, *,
