@@ -169,7 +169,7 @@ arithmetic)
 zoo)
     # shellcheck disable=SC2086  # ZOO_MODELS is a list of model rows
     RESULTS_DIR=docs/results/zoo_ETTh1_gpu slice_of_grid zoo --data ETTh1 --pred_lens 96 --models ${ZOO_MODELS:-WPMixer \
-        TimeMixerPP MSGNet Mamba}
+        TimeMixerPP Mamba}
     exit $?
     ;;
 *)
