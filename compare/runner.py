@@ -65,7 +65,9 @@ variant tag and seed suffix in `--des`, since the UEA loader reads `<model_id>_T
 one-line error with the fetch command or what to copy by hand.
 
 Moving the folder between machines: `python -m compare pack --out DIR ARCHIVE` and
-`python -m compare restore ARCHIVE --out DIR` (`compare.archive`).
+`python -m compare restore ARCHIVE --out DIR` (`compare.archive`). Committing it instead (`runs/` is
+git-ignored): `--resume_copies MIB` keeps each stopped run's `last.pth` of at most MIB MiB in `<out>/resume/`,
+and any invocation copies such a file back where `runs/` has none (`compare.resume_copies`).
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ from compare.report import (
     machine_info,
     write_report,
 )
+from compare.resume_copies import RESUME_DIR, drop_resume_copies, keep_resume_copies, restore_resume_copies
 from compare.run_args import flag_value, merge_flags, parse_run_args
 from compare.tasks import (
     LONG_TERM,
@@ -680,6 +683,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --time_budget: time a stopped run gets to save last.pth before it is killed")
     p.add_argument("--min-start", type=float, default=120.0, metavar="SECONDS",
                    help="with --time_budget: start no run when less than this remains before the stop time")
+    p.add_argument("--resume_copies", "--resume-copies", type=float, default=0.0, metavar="MIB",
+                   help="copy a stopped run's last.pth (if at most MIB MiB) to OUT/resume/ so that committing OUT keeps "
+                        "its resume point; delete the copy when the run finishes (default 0: no copies)")
     p.add_argument("--max-crashes", type=int, default=2,
                    help="do not start again a run that crashed this many times (see --retry-failed)")
     p.add_argument("--retry-failed", action="store_true", help="start runs again whatever their crash count")
@@ -805,6 +811,9 @@ def _check_budget_flags(args: argparse.Namespace) -> None:
         raise UserInputError(f"--time_budget {args.time_budget:g}: give a positive number of minutes")
     if args.grace < 0 or args.min_start < 0:
         raise UserInputError(f"--grace {args.grace:g} / --min-start {args.min_start:g}: use 0 or more seconds")
+    if not args.resume_copies >= 0:
+        raise UserInputError(f"--resume_copies {args.resume_copies:g}: give the largest last.pth to copy in MiB "
+                             "(0 copies none)")
     if args.max_crashes < 1:
         raise UserInputError(f"--max-crashes {args.max_crashes}: use 1 or more (--retry-failed ignores it)")
 
@@ -853,6 +862,12 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     broken = [r for r in plan if r.error is not None]
     given_up = [r for r in pending if not args.retry_failed and crashes[tuple(r.settings)] >= args.max_crashes]
     todo = [r for r in pending if r not in given_up]
+    if not args.dry_run:
+        for run in todo:
+            for path in restore_resume_copies(out, _last_files(runs_dir, run)):
+                logger.info("%s: restored from the committed copy in %s/", path, out / RESUME_DIR)
+        if args.resume_copies:
+            drop_resume_copies(out, [setting for run in skipped for setting in run.settings])
     resumable = [r for r in todo if _has_last(runs_dir, r)]
     logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run%s%s",
                 len(plan), len(skipped), len(todo), len(broken),
@@ -925,6 +940,10 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
                  "script": run.recipe.script, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
         if status == "interrupted":
             entry["progress"] = _saved_progress(runs_dir, run)
+            if args.resume_copies:
+                keep_resume_copies(out, _last_files(runs_dir, run), args.resume_copies)
+        elif status == "ok" and args.resume_copies:
+            drop_resume_copies(out, run.settings)
         _append_manifest(runs_dir, entry)
         with lock:
             durations.append(seconds)
