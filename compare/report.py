@@ -1088,7 +1088,8 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
                    window: int | None = None) -> list[Path]:
     """`forecast_<data>_<H>.png` per dataset and horizon: truth, context and each model's forecast of
     the last channel for the same test window (default: the middle window); with several seeds, each
-    row's run of its lowest seed."""
+    row's run of its lowest seed. Where a finished row's pred.npy is gone (runs/ lost, records committed), an
+    existing figure is kept rather than redrawn without that row."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -1100,13 +1101,26 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
     paths = []
     for dataset in datasets:
         for h in sorted({r.pred_len for r in runs if r.dataset == dataset}):
-            arrays = {}
+            path = out / f"forecast_{dataset}_{h}.png"
+            arrays, missing = {}, []
             for row in rows:
                 run = _first_run(runs, row, dataset, h)
-                folder = runs_dir / "results" / run.settings[0] if run else None
-                if folder is None or not (folder / "pred.npy").is_file():
+                if run is None:
+                    continue
+                folder = runs_dir / "results" / run.settings[0]
+                if not (folder / "pred.npy").is_file():
+                    missing.append(row)
                     continue
                 arrays[row] = (np.load(folder / "pred.npy", mmap_mode="r"), np.load(folder / "true.npy", mmap_mode="r"))
+            if missing and path.is_file():
+                # A fresh clone has the records but not runs/: redrawing would drop the finished rows whose
+                # forecasts only the committed figure still shows.
+                logger.warning("%s kept as it is: no pred.npy in %s for %s", path, runs_dir / "results",
+                               ", ".join(missing))
+                continue
+            if missing:
+                logger.warning("%s: no pred.npy in %s for %s; drawn without them", path, runs_dir / "results",
+                               ", ".join(missing))
             if not arrays:
                 continue
             count = min(p.shape[0] for p, _ in arrays.values())
@@ -1135,7 +1149,6 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
             # Below the axes: a legend inside would hide the curves, and wide labels would be cut off.
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False,
                       ncol=min(len(arrays) + 1, 3))
-            path = out / f"forecast_{dataset}_{h}.png"
             fig.savefig(path, dpi=120, bbox_inches="tight")
             plt.close(fig)
             paths.append(path)

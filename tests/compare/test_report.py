@@ -209,6 +209,23 @@ def test_series_is_rebuilt_from_overlapping_windows():
     np.testing.assert_array_equal(report._series_of(windows(series, 7), -1), series)
 
 
+def test_a_forecast_figure_is_kept_when_a_finished_rows_predictions_are_gone(tmp_path):
+    """A fresh clone has the records but not runs/: the committed figure stays rather than being redrawn
+    without the rows whose pred.npy is gone; with no figure yet, the rows at hand are drawn."""
+    root = build_comparison(tmp_path)
+    lost = root / "runs" / "results" / "long_term_forecast_ETTh1_B_pl12_0" / "pred.npy"
+    lost.unlink()
+    runs, _ = load_runs(root / "runs")
+    config = json.loads((root / "compare.json").read_text())
+    drawn = report.plot_forecasts(root, runs, config, root / "runs")
+    assert sorted(p.name for p in drawn) == ["forecast_ECL_12.png", "forecast_ECL_24.png", "forecast_ETTh1_12.png",
+                                             "forecast_ETTh1_24.png"]
+    figure = root / "forecast_ETTh1_12.png"
+    figure.write_bytes(b"committed figure")
+    drawn = report.plot_forecasts(root, runs, config, root / "runs")
+    assert figure.read_bytes() == b"committed figure" and figure not in drawn and len(drawn) == 3
+
+
 def test_plain_run_py_results_without_manifest_still_report(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
