@@ -6,7 +6,9 @@ wall-time slot therefore restarts from scratch on a machine without the old `run
 `python -m compare ... --resume_copies MIB` the runner copies the `last.pth` of every run it stops
 (`interrupted`) to `<out>/resume/<setting>/last.pth` when that file is at most MIB MiB, so committing
 `<out>` commits the resume point; a later invocation copies it back where `runs/` has none, and run.py
-`--resume` continues at the saved batch. A finished run's copy is deleted (by an invocation with the
+`--resume` continues at the saved batch. `last.pth` carries the best weights so far, so run.py writes the
+missing `checkpoint.pth` again from it (a copy made before that, without them, is refused up front when
+its run has a best epoch). A finished run's copy is deleted (by an invocation with the
 flag). For folders carried whole between machines, `python -m compare pack` does the same for every run.
 
     <out>/resume/<setting>/last.pth   (the run's `runs/<checkpoints>/<setting>/last.pth`)

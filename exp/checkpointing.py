@@ -2,9 +2,11 @@
 
 `<checkpoints>/<setting>/checkpoint.pth` holds the best model's state_dict (TSLib's file, unchanged).
 `<checkpoints>/<setting>/last.pth` holds everything `--resume` needs to continue bit-for-bit: model,
-optimiser, scheduler, AMP scaler, early-stopping state, the epoch and the number of micro-batches
-already trained in it, the running train-loss sums, the flags of the run, and the RNG states of every
-rank. When the run's test has finished, `last.pth` is replaced by a small "complete" record so a
+optimiser, scheduler, AMP scaler, early-stopping state and the best weights so far (`best_model`, the
+contents of checkpoint.pth; absent in files of earlier versions), the epoch and the number of
+micro-batches already trained in it, the running train-loss sums, the flags of the run, and the RNG
+states of every rank. A resume therefore needs `last.pth` alone: a missing checkpoint.pth is written
+again from it (a run copied to another machine, `compare --resume_copies`). When the run's test has finished, `last.pth` is replaced by a small "complete" record so a
 resumed `--itr` loop skips finished iterations. All files are written atomically (temp + rename), and
 they are read with ``weights_only=True`` so a damaged or foreign file fails with a clear message.
 """

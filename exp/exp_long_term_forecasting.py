@@ -300,12 +300,38 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             t.scheduler.load_state_dict(state["scheduler"])
         t.scaler.load_state_dict(state["scaler"])
         t.early_stopping.load_state_dict(state["early_stopping"])
+        self._restore_best(t, state.get("best_model"), last)
         t.progress = TrainProgress(**state["progress"])
         if t.progress.step > 0:
             # Mid-epoch: the epoch's permutation is replayed, not drawn again.
             t.data["train"][1].sampler.load_state_dict(state["train_sampler"])
         restore_rng_state(state["rng"][self.dist.rank])
         logger.info("--resume: continuing %s at epoch %d, batch %d", setting, t.progress.epoch + 1, t.progress.step)
+
+    def _restore_best(self, t: _Training, best: dict | None, last: Path) -> None:
+        """Put the resumed run's best weights so far back in `t.early_stopping` (rank 0, which saves) and,
+        when it is missing, write `checkpoint.pth` from them; a run with a best epoch but neither is
+        refused before it trains (on every rank)."""
+        if t.early_stopping.best_epoch == 0:
+            return
+        best_file = t.path / BEST_FILE
+
+        def restore() -> None:
+            if best is not None:
+                t.early_stopping.best_state = best
+                if not best_file.is_file():
+                    atomic_torch_save(best, best_file)
+                    logger.info("--resume: %s was missing; written again from %s", best_file, last)
+            elif best_file.is_file():
+                # A last.pth of an earlier version: the best weights are only in checkpoint.pth.
+                t.early_stopping.best_state = load_checkpoint(best_file)
+            else:
+                raise UserInputError(
+                    f"--resume: {best_file} (the epoch-{t.early_stopping.best_epoch} best weights) is missing "
+                    f"and {last} was written by an earlier version that does not carry them; put "
+                    "checkpoint.pth back beside it, or drop --resume to train again")
+
+        self._on_main(restore)
 
     def _save_last(self, t: _Training) -> None:
         """Write last.pth (rank 0) with the RNG states of every rank; a collective, so all ranks call it."""
@@ -323,6 +349,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "scheduler": t.scheduler.state_dict() if t.scheduler is not None else None,
             "scaler": t.scaler.state_dict(),
             "early_stopping": t.early_stopping.state_dict(),
+            "best_model": t.early_stopping.best_state,
             "train_sampler": t.data["train"][1].sampler.state_dict(),
             "rng": rng,
         }, t.path / LAST_FILE)

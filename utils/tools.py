@@ -115,7 +115,8 @@ def append_jsonl(path: str | os.PathLike, record: dict) -> None:
 class EarlyStopping:
     """Stop when the validation loss has not improved for `patience` calls (TSLib rule, delta 0:
     a loss > best - delta counts as no improvement, ties count as improvement). Each improvement
-    saves the model's state_dict atomically to `<path>/checkpoint.pth` (unless `save` is False)."""
+    saves the model's state_dict atomically to `<path>/checkpoint.pth` and keeps a CPU copy of it in
+    `best_state` (unless `save` is False), which a run's `last.pth` carries so a resume needs no other file."""
 
     def __init__(self, patience: int = 7, verbose: bool = False, delta: float = 0.0, save: bool = True) -> None:
         self.patience = patience
@@ -128,6 +129,7 @@ class EarlyStopping:
         self.early_stop = False
         self.val_loss_min = float("inf")
         self.best_epoch = 0
+        self.best_state: dict[str, torch.Tensor] | None = None
 
     def __call__(self, val_loss: float, model: torch.nn.Module, path: str, epoch: int = 0) -> None:
         score = -val_loss
@@ -146,7 +148,8 @@ class EarlyStopping:
         if self.verbose:
             logger.info("Validation loss decreased (%.6f --> %.6f).  Saving model ...", self.val_loss_min, val_loss)
         if self.save:
-            atomic_torch_save(model.state_dict(), os.path.join(path, "checkpoint.pth"))
+            self.best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            atomic_torch_save(self.best_state, os.path.join(path, "checkpoint.pth"))
         self.val_loss_min = val_loss
 
     def state_dict(self) -> dict:

@@ -123,6 +123,83 @@ def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(in_tmp, recipe, toy
     assert_same_run(in_tmp, reference, results)
 
 
+def _stop_after_epoch(in_tmp: Path, argv: list[str], monkeypatch, epochs: int) -> Path:
+    """Run `argv` and SIGTERM it in the first batch after `epochs` finished epochs; returns its last.pth."""
+    calls = {"train": 0}
+    original = Exp_Long_Term_Forecast._predict
+
+    def predict(self, batch, runner=None):
+        if runner is None:
+            calls["train"] += 1
+            if calls["train"] == 22 * epochs + 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, batch, runner)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Exp_Long_Term_Forecast, "_predict", predict)
+        assert run.main(argv) == 128 + signal.SIGTERM
+    return in_tmp / "checkpoints" / make_setting(build_parser().parse_args(argv), 0) / "last.pth"
+
+
+def _validation_rising_each_epoch(monkeypatch) -> None:
+    """Add 10 x the epoch number to every validation/test loss (counted over runs, so a resumed run goes on
+    counting): epoch 1 stays the best while later epochs train."""
+    calls = {"n": 0}
+    original = Exp_Long_Term_Forecast.vali
+
+    def vali(self, data, loader, criterion=None):
+        calls["n"] += 1  # two calls per epoch: validation, then test
+        return original(self, data, loader, criterion) + 10.0 * ((calls["n"] + 1) // 2)
+
+    monkeypatch.setattr(Exp_Long_Term_Forecast, "vali", vali)
+
+
+def test_a_resume_from_last_pth_alone_writes_the_best_checkpoint_again(tmp_path, recipe, toy, toy_csv, results,
+                                                                       monkeypatch, capsys):
+    # The run moved to another machine (compare --resume_copies) with last.pth only: checkpoint.pth holds
+    # epoch 1, which the resumed epochs do not beat, so it has to come back from last.pth.
+    folders = {name: tmp_path / name for name in ("uninterrupted", "resumed")}
+    for folder in folders.values():
+        folder.mkdir()
+        toy_csv(folder / "toy.csv")
+    with monkeypatch.context() as patch:
+        patch.chdir(folders["uninterrupted"])
+        _validation_rising_each_epoch(patch)
+        assert run.main(toy(folders["uninterrupted"], *recipe)) == 0
+    setting = make_setting(build_parser().parse_args(toy(folders["uninterrupted"], *recipe)), 0)
+    reference = {"setting": setting, "record": results(folders["uninterrupted"])[0],
+                 "weights": torch.load(folders["uninterrupted"] / "checkpoints" / setting / "checkpoint.pth")}
+    assert (reference["record"]["best_epoch"], reference["record"]["epochs_run"]) == (1, 3)
+
+    monkeypatch.chdir(folders["resumed"])
+    _validation_rising_each_epoch(monkeypatch)
+    argv = toy(folders["resumed"], *recipe)
+    last = _stop_after_epoch(folders["resumed"], argv, monkeypatch, 1)
+    (last.parent / "checkpoint.pth").unlink()
+    capsys.readouterr()
+    assert run.main([*argv, "--resume"]) == 0
+    best = (last.parent / "checkpoint.pth").relative_to(folders["resumed"])
+    assert f"--resume: {best} was missing; written again from {best.parent / 'last.pth'}" in capsys.readouterr().out
+    assert_same_run(folders["resumed"], reference, results)
+
+
+def test_an_older_last_pth_without_its_best_checkpoint_is_refused_before_training(in_tmp, recipe, toy, results,
+                                                                                 monkeypatch, capsys):
+    argv = toy(in_tmp, *recipe)
+    last = _stop_after_epoch(in_tmp, argv, monkeypatch, 1)
+    state = torch.load(last)
+    del state["best_model"]  # as versions before it was carried wrote it
+    torch.save(state, last)
+    (last.parent / "checkpoint.pth").unlink()
+    capsys.readouterr()
+    assert run.main([*argv, "--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --resume: {(last.parent / 'checkpoint.pth').relative_to(in_tmp)} (the epoch-1 best "
+                   f"weights) is missing and {last.relative_to(in_tmp)} was written by an earlier version that "
+                   "does not carry them; put checkpoint.pth back beside it, or drop --resume to train again")
+    assert results(in_tmp) == [] and torch.load(last)["progress"]["epoch"] == 1
+
+
 def test_resume_skips_a_trained_and_tested_run(in_tmp, recipe, toy, results, reference, capsys):
     shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
     assert run.main([*toy(in_tmp, *recipe), "--resume"]) == 0
