@@ -6,8 +6,9 @@ optimiser, scheduler, AMP scaler, early-stopping state and the best weights so f
 contents of checkpoint.pth; absent in files of earlier versions), the epoch and the number of
 micro-batches already trained in it, the running train-loss sums, the flags of the run, and the RNG
 states of every rank. A resume therefore needs `last.pth` alone: a missing checkpoint.pth is written
-again from it (a run copied to another machine, `compare --resume_copies`). When the run's test has finished, `last.pth` is replaced by a small "complete" record so a
-resumed `--itr` loop skips finished iterations. All files are written atomically (temp + rename), and
+again from it (a run copied to another machine, `compare --resume_copies`). When the run's test has
+finished, `last.pth` is replaced by a small "complete" record so a resumed `--itr` loop skips finished
+iterations. All files are written atomically (temp + rename), and
 they are read with ``weights_only=True`` so a damaged or foreign file fails with a clear message.
 """
 
