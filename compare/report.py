@@ -614,12 +614,18 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
     for row in config.get("rows", []):
         if row.get("flags"):
             lines.append(f"Variant **{row['name']}** = {row['base']} recipe + `{' '.join(row['flags'])}`.")
-    machines = {json.dumps(inv.get("machine"), sort_keys=True): inv.get("machine") for inv in invocations}
-    for machine in machines.values():
+    # One line per machine as printed: invocations that differ only in fields not shown (the kernel build in
+    # `platform`) share it, and the count says how many invocations ran there.
+    machine_counts: dict[str, int] = {}
+    for inv in invocations:
+        machine = inv.get("machine")
         if machine:
-            lines.append(f"Runs executed on {machine.get('processor')} ({machine.get('cpu_count')} CPUs, "
-                         f"torch {machine.get('torch')}, {machine.get('torch_threads')} torch thread(s)"
-                         + (f", GPU {machine['gpu']}" if machine.get("gpu") else "") + ").")
+            shown = (f"{machine.get('processor')} ({machine.get('cpu_count')} CPUs, torch {machine.get('torch')}, "
+                     f"{machine.get('torch_threads')} torch thread(s)"
+                     + (f", GPU {machine['gpu']}" if machine.get("gpu") else "") + ")")
+            machine_counts[shown] = machine_counts.get(shown, 0) + 1
+    for shown, count in machine_counts.items():
+        lines.append(f"Runs executed on {shown}: {count} invocation{'s' if count > 1 else ''}.")
     seconds = [r.extra.get("seconds") for r in runs if r.extra.get("seconds") is not None]
     if seconds:
         lines.append(f"{len(runs)} finished runs, {sum(seconds) / 3600:.2f} h of run wall time in total.")

@@ -270,6 +270,24 @@ def test_overrides_are_attributed_to_their_invocation():
     assert not any("every run" in line for line in lines)
 
 
+def test_machines_that_print_alike_share_one_line_with_their_invocation_count():
+    """Invocations whose machines differ only in a field the report does not print (the kernel build) are
+    one line, counted; a machine with another thread count gets its own line."""
+    def machine(platform: str, threads: int) -> dict:
+        return {"platform": platform, "processor": "x86_64", "cpu_count": 2, "torch_threads": threads,
+                "torch": "2.13.0+cpu", "python": "3.11.7"}
+    config = {"invocations": [
+        {"command": "a", "machine": machine("Linux-v1", 1)},
+        {"command": "b", "machine": machine("Linux-v2", 2)},
+        {"command": "c", "machine": machine("Linux-v3", 1)},
+    ]}
+    lines = [line for line in report._conditions(config, [], []) if line.startswith("Runs executed on")]
+    assert lines == [
+        "Runs executed on x86_64 (2 CPUs, torch 2.13.0+cpu, 1 torch thread(s)): 2 invocations.",
+        "Runs executed on x86_64 (2 CPUs, torch 2.13.0+cpu, 2 torch thread(s)): 1 invocation.",
+    ]
+
+
 def test_unfinished_runs_show_where_they_stopped_and_the_best_validation_so_far(tmp_path):
     """An interrupted latest attempt is listed with the progress the runner read from last.pth; a later
     finished attempt of the same run removes it, and an entry from before progress was recorded says so."""
