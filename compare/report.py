@@ -191,6 +191,28 @@ def latest_attempts(manifest: list[dict], results: dict[str, dict], key: Callabl
     return finished, failed
 
 
+def attempt_seconds(manifest: list[dict], key: Callable[[dict], tuple], number: int) -> float | None:
+    """Wall seconds of the attempt at manifest index `number` plus those of the interrupted attempts it
+    continued: walking back over the same run's earlier entries while each attempt says it `resumed`
+    (a restart after a lost `runs/` does not count its predecessors)."""
+    entry = manifest[number]
+    total = entry.get("seconds")
+    if total is None:
+        return None
+    ident = (*key(entry), entry.get("seed"))
+    resumed = bool(entry.get("resumed"))
+    for earlier in reversed(manifest[:number]):
+        if not resumed:
+            break
+        if (*key(earlier), earlier.get("seed")) != ident:
+            continue
+        if earlier["status"] != "interrupted" or earlier.get("seconds") is None:
+            break
+        total += earlier["seconds"]
+        resumed = bool(earlier.get("resumed"))
+    return total
+
+
 def latest_interrupted(manifest: list[dict], key: Callable[[dict], tuple]) -> list[dict]:
     """The manifest entries of runs whose latest attempt was stopped unfinished (`interrupted`: a time
     budget or a signal), in manifest order; the next invocation resumes them."""
@@ -220,13 +242,13 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
                           params=r.get("params")) for s, r in results.items()], []
     by_seed: dict[tuple[str, str, int, int | None], RunResult] = {}
     finished, failed = latest_attempts(manifest, results, forecast_key)
-    for (row, dataset, pred_len, seed), _, entry, found in finished:
+    for (row, dataset, pred_len, seed), number, entry, found in finished:
         by_seed[(row, dataset, pred_len, seed)] = RunResult(
             row=row, dataset=dataset, pred_len=pred_len, settings=list(entry["settings"]),
             mse=float(np.mean([r["mse"] for r in found])), mae=float(np.mean([r["mae"] for r in found])),
             seed=seed, argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=_mean([r.get("train_seconds") for r in found]), params=found[0].get("params"),
-            curve=found[0].get("curve"), extra={"seconds": entry.get("seconds")},
+            curve=found[0].get("curve"), extra={"seconds": attempt_seconds(manifest, forecast_key, number)},
         )
     return list(by_seed.values()), failed
 

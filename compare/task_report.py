@@ -53,6 +53,7 @@ from compare.report import (
     _p,
     _read_jsonl,
     _seed_order,
+    attempt_seconds,
     focus_rows,
     latest_attempts,
     latest_interrupted,
@@ -134,7 +135,7 @@ def load_task_runs(runs_dir: Path, spec: TaskSpec) -> tuple[list[TaskRun], list[
             row=row, dataset=dataset, point=point, settings=list(entry["settings"]), metrics=metrics, seed=seed,
             argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=_mean([r.get("train_seconds") for r in found]), params=found[0].get("params"),
-            records=found, extra={"seconds": entry.get("seconds")}, order=number)
+            records=found, extra={"seconds": attempt_seconds(manifest, task_key, number)}, order=number)
     return list(runs.values()), failed
 
 

@@ -339,3 +339,21 @@ def test_learning_curves_are_drawn_from_the_records_that_have_them(tmp_path):
     assert root / "learning_curves.png" in paths
     image = imread(root / "learning_curves.png")
     assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+
+
+def test_a_resumed_runs_wall_time_adds_the_attempts_it_continued():
+    """A run finished by resuming counts its interrupted predecessors; a restart (not resumed) counts only
+    itself, and another run's entries in between are skipped."""
+    def entry(row: str, status: str, seconds: float, resumed: bool) -> dict:
+        return {"row": row, "dataset": "ETTh1", "pred_len": 96, "seed": None, "status": status,
+                "seconds": seconds, "resumed": resumed}
+    manifest = [
+        entry("A", "interrupted", 100.0, False),   # lost: the next attempt restarted
+        entry("A", "interrupted", 10.0, False),
+        entry("B", "ok", 5.0, False),
+        entry("A", "interrupted", 20.0, True),
+        entry("A", "ok", 1.0, True),
+    ]
+    assert report.attempt_seconds(manifest, report.forecast_key, 4) == 31.0
+    assert report.attempt_seconds(manifest, report.forecast_key, 2) == 5.0
+    assert report.attempt_seconds(manifest, report.forecast_key, 1) == 10.0
