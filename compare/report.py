@@ -638,14 +638,10 @@ def _conditions(config: dict, runs: list[RunResult], failed: list[dict]) -> list
             lines.append(f"Variant **{row['name']}** = {row['base']} recipe + `{' '.join(row['flags'])}`.")
     # One line per machine as printed: invocations that differ only in fields not shown (the kernel build in
     # `platform`) share it, and the count says how many invocations ran there.
-    machine_counts: dict[str, int] = {}
-    for inv in invocations:
-        machine = inv.get("machine")
-        if machine:
-            shown = (f"{machine.get('processor')} ({machine.get('cpu_count')} CPUs, torch {machine.get('torch')}, "
-                     f"{machine.get('torch_threads')} torch thread(s)"
-                     + (f", GPU {machine['gpu']}" if machine.get("gpu") else "") + ")")
-            machine_counts[shown] = machine_counts.get(shown, 0) + 1
+    machine_counts = Counter(
+        f"{m.get('processor')} ({m.get('cpu_count')} CPUs, torch {m.get('torch')}, {m.get('torch_threads')} torch "
+        f"thread(s)" + (f", GPU {m['gpu']}" if m.get("gpu") else "") + ")"
+        for m in (inv.get("machine") for inv in invocations) if m)
     for shown, count in machine_counts.items():
         lines.append(f"Runs executed on {shown}: {count} invocation{'s' if count > 1 else ''}.")
     seconds = [r.extra.get("seconds") for r in runs if r.extra.get("seconds") is not None]
