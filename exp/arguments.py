@@ -12,6 +12,8 @@ from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
 from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.CAPS_Attention import CAPS_OPTIONS
+from layers.HeadLayout import OUTPUT_LAYOUTS
+from layers.SelfAttention_Family import PROB_EVAL_SAMPLING
 from models.CAPS import CAPS_MODEL_OPTIONS
 from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
 from utils.errors import UserInputError
@@ -86,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--moving_avg", type=int, default=25, help="moving-average window for decomposition")
     g.add_argument("--factor", type=int, default=1, help="attention factor")
     g.add_argument("--distil", action="store_false", default=True, help="pass to disable distilling in the encoder")
+    g.add_argument("--attn_output_layout", choices=OUTPUT_LAYOUTS, default=OUTPUT_LAYOUTS[0],
+                   help="Informer, FEDformer: how the attention's head-major output is flattened; per_step: each "
+                        "step keeps its own heads (the papers), tslib: TSLib's view of the buffer, which "
+                        "interleaves steps and heads (layers/HeadLayout.py)")
+    g.add_argument("--prob_eval_sampling", choices=PROB_EVAL_SAMPLING, default=PROB_EVAL_SAMPLING[0],
+                   help="Informer: keys ProbSparse attention samples in evaluation; fixed: a generator seeded "
+                        "with 0 (reproducible metrics), global: torch's global RNG as in training and TSLib "
+                        "(TSLib's random stream; two evaluations of one checkpoint differ)")
     g.add_argument("--dropout", type=float, default=0.1, help="dropout")
     g.add_argument("--embed", type=str, default="timeF", help="time-feature encoding: timeF, fixed, learned")
     g.add_argument("--activation", type=str, default="gelu", help="activation")

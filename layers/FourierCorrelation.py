@@ -25,7 +25,8 @@ bf16 transform).
 Deliberate differences from TSLib (parameter names, shapes and draws kept):
 - The blocks return `[B, L, H, E]` (time second), which `AutoCorrelationLayer` reshapes to `[B, L, D]`.
   TSLib returns `[B, H, E, L]` and its layer `view`s that memory as `[B, L, H·E]`, interleaving time
-  steps with channels before the output projection.
+  steps with channels before the output projection; `output_layout="tslib"` (run.py
+  `--attn_output_layout tslib`) reproduces that (`layers.HeadLayout`).
 - FEA-f weights the value modes Ṽ; TSLib (and the official code) multiplies the attention by the key
   modes K̃ a second time and ignores v (the authors confirm v was intended: MAZiqing/FEDformer#34).
 """
@@ -35,6 +36,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn as nn
+
+from layers.HeadLayout import check_output_layout, head_major_to_steps
 
 MODE_SELECT_METHODS = ("random", "low")
 CROSS_ACTIVATIONS = ("tanh", "softmax")
@@ -92,14 +95,17 @@ class FourierBlock(nn.Module):
         seq_len: the series length the modes are drawn for.
         modes: the number of modes kept (at most ⌊seq_len/2⌋).
         mode_select_method: "random" (numpy's global RNG) or "low".
+        output_layout: "per_step" (default) or "tslib" (`layers.HeadLayout`).
 
     weights1/weights2 (real and imaginary parts, `[H, D/H, D/H, M]`) start uniform in
     [0, 1/(in_channels · out_channels)).
     """
 
     def __init__(self, in_channels: int, out_channels: int, n_heads: int, seq_len: int, modes: int = 0,
-                 mode_select_method: str = "random") -> None:
+                 mode_select_method: str = "random", output_layout: str = "per_step") -> None:
         super().__init__()
+        check_output_layout(output_layout)
+        self.output_layout = output_layout
         self.index = get_frequency_modes(seq_len, modes=modes, mode_select_method=mode_select_method)
         self.n_heads = n_heads
         self.scale = 1 / (in_channels * out_channels)
@@ -119,7 +125,7 @@ class FourierBlock(nn.Module):
                                     self.weights1[..., :m], self.weights2[..., :m])  # [B, H, E', m]
         out_ft = torch.complex(y_re, y_im)
         out = torch.fft.irfft(out_ft, n=length, dim=-1)  # zero-padded to ⌊L/2⌋ + 1 bins: [B, H, E', L]
-        return out.permute(0, 3, 1, 2).to(q.dtype), None  # [B, L, H, E']
+        return head_major_to_steps(out, self.output_layout, time_dim=3).to(q.dtype), None  # [B, L, H, E']
 
 
 class FourierCrossAttention(nn.Module):
@@ -132,12 +138,15 @@ class FourierCrossAttention(nn.Module):
         activation: "tanh" (on real and imaginary parts) or "softmax" (of |·| over the key modes).
         policy: accepted for TSLib's signature, unused (as in TSLib).
         num_heads: heads H.
+        output_layout: "per_step" (default) or "tslib" (`layers.HeadLayout`).
     """
 
     def __init__(self, in_channels: int, out_channels: int, seq_len_q: int, seq_len_kv: int, modes: int = 64,
                  mode_select_method: str = "random", activation: str = "tanh", policy: int = 0,
-                 num_heads: int = 8) -> None:
+                 num_heads: int = 8, output_layout: str = "per_step") -> None:
         super().__init__()
+        check_output_layout(output_layout)
+        self.output_layout = output_layout
         if activation not in CROSS_ACTIVATIONS:
             raise ValueError(f"activation {activation!r} is not one of {', '.join(CROSS_ACTIVATIONS)}")
         self.activation = activation
@@ -171,4 +180,4 @@ class FourierCrossAttention(nn.Module):
         if keep:
             out_ft[..., [self.index_q[m] for m in keep]] = torch.complex(y_re, y_im)[..., keep]
         out = torch.fft.irfft(out_ft / self.in_channels / self.out_channels, n=length, dim=-1)  # [B, H, E', L]
-        return out.permute(0, 3, 1, 2).to(q.dtype), None  # [B, L, H, E']
+        return head_major_to_steps(out, self.output_layout, time_dim=3).to(q.dtype), None  # [B, L, H, E']

@@ -8,7 +8,9 @@ u = c·⌈ln L_Q⌉ queries full softmax attention and every other ("lazy") quer
 cumulative sum of V when causal, as the authors' code and TSLib do).
 De-stationary attention (Liu et al., "Non-stationary Transformers", NeurIPS 2022, eq. 6):
 A = softmax((τ · Q Kᵀ + 1 Δᵀ) / √E) V with the learned de-stationary factors τ `[B, 1]` and Δ `[B, S]`.
-Heads are laid out as `[B, L, H, E]` (TSLib's convention) so that projections reshape for free.
+Heads are laid out as `[B, L, H, E]` (TSLib's convention) so that projections reshape for free; ProbSparse
+attention's head-major context is brought back per step, or read as TSLib reads it
+(`output_layout="tslib"`, `layers.HeadLayout`).
 
 Every attention class takes TSLib's constructor `(mask_flag, factor, scale, attention_dropout,
 output_attention)` and call `(queries, keys, values, attn_mask, tau=None, delta=None)`, so a TSLib
@@ -23,6 +25,8 @@ from typing import NamedTuple
 
 import torch
 import torch.nn as nn
+
+from layers.HeadLayout import check_output_layout, head_major_to_steps
 
 
 def triangular_causal_mask(q_len: int, k_len: int, device: torch.device | None = None) -> torch.Tensor:
@@ -159,7 +163,8 @@ def _check_prob_sparse_inputs(queries: torch.Tensor, keys: torch.Tensor, sample_
 
 
 def prob_sparse_attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                          sample_index: torch.Tensor, n_top: int, scale: float, causal: bool) -> ProbSparseResult:
+                          sample_index: torch.Tensor, n_top: int, scale: float, causal: bool,
+                          output_layout: str = "per_step") -> ProbSparseResult:
     """Batched ProbSparse attention (three matmuls: sampled scores, active scores, active outputs).
 
     Args:
@@ -168,8 +173,11 @@ def prob_sparse_attention(queries: torch.Tensor, keys: torch.Tensor, values: tor
         n_top: u, the number of active queries per (batch, head).
         scale: score scale (1/√E in the model).
         causal: mask keys after the query and start lazy queries from the cumulative sum of V.
+        output_layout: how the `[B, H, L, D]` context becomes the `[B, L, H, D]` output
+            (`layers.HeadLayout`): "per_step" (a transpose) or "tslib" (TSLib's memory reinterpretation).
     """
     _check_prob_sparse_inputs(queries, keys, sample_index, n_top, causal)
+    check_output_layout(output_layout)
     b, q_len, h, e = queries.shape
     k_len, d = keys.shape[1], values.shape[-1]
     q = queries.transpose(1, 2)  # [B, H, L, E]
@@ -195,7 +203,7 @@ def prob_sparse_attention(queries: torch.Tensor, keys: torch.Tensor, values: tor
     else:
         lazy = v.mean(dim=2, keepdim=True).expand(b, h, q_len, d)  # [B, H, L, D]
     out = lazy.scatter(2, top_index.unsqueeze(-1).expand(-1, -1, -1, d), top_out)  # [B, H, L, D]
-    return ProbSparseResult(out.transpose(1, 2).contiguous(), top_index, weights)
+    return ProbSparseResult(head_major_to_steps(out, output_layout, time_dim=2), top_index, weights)
 
 
 def prob_sparse_attention_reference(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -239,6 +247,18 @@ def prob_sparse_attention_reference(queries: torch.Tensor, keys: torch.Tensor, v
     return ProbSparseResult(out, top_index, torch.stack(top_weights).view(b, h, n_top, k_len))
 
 
+#: ProbSparse key sampling in eval mode: a fixed generator (seed 0) or the global stream (TSLib)
+PROB_EVAL_SAMPLING = ("fixed", "global")
+
+
+def eval_sample_seed(sampling: str) -> int | None:
+    """ProbAttention's `eval_sample_seed` for a PROB_EVAL_SAMPLING choice: 0 (fixed) or None (global)."""
+    if sampling not in PROB_EVAL_SAMPLING:
+        raise ValueError(f"ProbSparse eval sampling {sampling!r} is not one of {', '.join(PROB_EVAL_SAMPLING)} "
+                         "(--prob_eval_sampling)")
+    return 0 if sampling == "fixed" else None
+
+
 class ProbAttention(nn.Module):
     """Informer's ProbSparse self-attention, a drop-in for FullAttention (same call).
 
@@ -251,15 +271,20 @@ class ProbAttention(nn.Module):
         output_attention: also return weights `[B, H, L, S]` (lazy rows uniform 1/S, as in TSLib).
         eval_sample_seed: in eval mode the keys are sampled from a generator seeded with this, so
             evaluation is reproducible; None samples from the global stream as in training (TSLib).
+        output_layout: "per_step" (default: output step l holds step l's heads, as the paper) or
+            "tslib" (TSLib's `[B, H, L, D]` buffer read as `[B, L, H, D]`, which interleaves steps and
+            heads; `layers.HeadLayout`).
 
     In training the sampled keys are drawn on the CPU from the global stream, as TSLib draws them.
     """
 
     def __init__(self, mask_flag: bool = True, factor: int = 5, scale: float | None = None,
                  attention_dropout: float = 0.1, output_attention: bool = False,
-                 eval_sample_seed: int | None = 0) -> None:
+                 eval_sample_seed: int | None = 0, output_layout: str = "per_step") -> None:
         super().__init__()
         _check_attention_args(factor, attention_dropout, scale)
+        check_output_layout(output_layout)
+        self.output_layout = output_layout
         self.mask_flag = mask_flag
         self.factor = factor
         self.scale = scale
@@ -285,7 +310,8 @@ class ProbAttention(nn.Module):
         n_sample, n_top = prob_sparse_sizes(q_len, k_len, self.factor)
         sample_index = self.sample_keys(q_len, k_len, n_sample, queries.device)
         scale = self.scale or 1.0 / math.sqrt(queries.shape[-1])
-        result = prob_sparse_attention(queries, keys, values, sample_index, n_top, scale, self.mask_flag)
+        result = prob_sparse_attention(queries, keys, values, sample_index, n_top, scale, self.mask_flag,
+                                       self.output_layout)
         if not self.output_attention:
             return result.out, None
         b, h = result.top_index.shape[:2]

@@ -70,6 +70,16 @@ def check_choice(configs: argparse.Namespace, name: str, choices: Iterable[str])
         raise UserInputError(f"--{name} {value!r} is not supported; use one of {', '.join(choices)}")
 
 
+def read_choice(configs: argparse.Namespace, name: str, choices: Iterable[str]) -> str:
+    """The flag `name`, required to be one of `choices`; the first choice (run.py's default) when the
+    namespace lacks it (a namespace not built by run.py's parser, e.g. another checkout's)."""
+    choices = tuple(choices)
+    value = getattr(configs, name, choices[0])
+    if value not in choices:
+        raise UserInputError(f"--{name} {value!r} is not supported; use one of {', '.join(choices)}")
+    return value
+
+
 def check_output_channels(configs: argparse.Namespace, model: str) -> None:
     """For models whose output variates are their input variates: require `--c_out` ≤ `--enc_in`.
 

@@ -38,7 +38,8 @@ Deliberate differences from TSLib (parameter names, shapes and counts kept):
   ⌊seq_len/2⌋ + H, which is the same at its scripts (label_len = seq_len/2) and otherwise draws modes
   for a length the decoder never sees.
 - With c_out < enc_in (features MS) the trend start uses the last c_out variates (the target).
-- The block-level differences listed in `layers/FourierCorrelation.py` (output layout, FEA-f values).
+- The block-level differences listed in `layers/FourierCorrelation.py` (output layout, FEA-f values);
+  `--attn_output_layout tslib` restores TSLib's layout (the FEA-f values stay fixed).
 - The wavelet version (`version="Wavelets"`) is not implemented: it raises a one-line error.
 """
 
@@ -71,10 +72,12 @@ from layers.config_checks import (
     check_output_channels,
     check_positive,
     check_task_config,
+    read_choice,
 )
 from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.FourierCorrelation import MODE_SELECT_METHODS, FourierBlock, FourierCrossAttention
+from layers.HeadLayout import OUTPUT_LAYOUTS
 from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 
@@ -90,7 +93,7 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
 
     Reads task_name, seq_len, label_len, pred_len, enc_in, dec_in, c_out, d_model, n_heads, e_layers,
     d_layers, d_ff, moving_avg, dropout, activation, embed, freq (label_len and pred_len only when
-    forecasting).
+    forecasting), attn_output_layout (per_step, or TSLib's interleaved `tslib`).
 
     Args (TSLib's constructor keywords): version "fourier" (the only one implemented), mode_select
     "random" or "low", modes the number of Fourier modes per block.
@@ -104,6 +107,7 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
         check_positive(configs, "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "moving_avg")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
+        layout = read_choice(configs, "attn_output_layout", OUTPUT_LAYOUTS)
         self.task_name = configs.task_name
         forecast = self.task_name in FORECAST_TASKS
         if forecast:
@@ -132,11 +136,12 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
         self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
         self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
         encoder_self_att = FourierBlock(d_model, d_model, n_heads, configs.seq_len, modes=modes,
-                                        mode_select_method=mode_select)
+                                        mode_select_method=mode_select, output_layout=layout)
         decoder_self_att = FourierBlock(d_model, d_model, n_heads, dec_len, modes=modes,
-                                        mode_select_method=mode_select)
+                                        mode_select_method=mode_select, output_layout=layout)
         decoder_cross_att = FourierCrossAttention(d_model, d_model, dec_len, configs.seq_len, modes=modes,
-                                                  mode_select_method=mode_select, num_heads=n_heads)
+                                                  mode_select_method=mode_select, num_heads=n_heads,
+                                                  output_layout=layout)
         self.encoder = Encoder(
             [
                 EncoderLayer(AutoCorrelationLayer(encoder_self_att, d_model, n_heads), d_model, configs.d_ff,

@@ -22,6 +22,14 @@ As in TSLib the decoder (dec_in, d_layers, c_out) is built for every task, unuse
 its parameters count in TSLib's totals and checkpoints.
 
 Differences from TSLib (parameter names, shapes and counts kept):
+- ProbSparse attention returns each step's own heads (`--attn_output_layout per_step`, as the paper; the
+  authors' code interleaves only the decoder's self-attention, its `--mix`). TSLib returns the `[B, H, L, D]` context and its layer `view`s that memory as
+  `[B, L, H·D]`, so output step l carries H consecutive steps of one head (`layers.HeadLayout`); the
+  decoder's causal mask then no longer keeps a step from reading later steps. `--attn_output_layout
+  tslib` reproduces it.
+- In evaluation the sampled keys come from a fixed generator (`--prob_eval_sampling fixed`), so a
+  checkpoint scores the same every time; TSLib draws them from the global stream (`global`), which also
+  moves the RNG state that the next epoch's shuffle and dropout draw from.
 - Short-term forecasting also normalises the decoder's start tokens with the window's statistics (the
   horizon placeholders stay zero); TSLib feeds them raw, on a different scale from the encoder's input.
 """
@@ -44,10 +52,12 @@ from layers.config_checks import (
     check_output_channels,
     check_positive,
     check_task_config,
+    read_choice,
 )
 from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
-from layers.SelfAttention_Family import AttentionLayer, ProbAttention
+from layers.HeadLayout import OUTPUT_LAYOUTS
+from layers.SelfAttention_Family import PROB_EVAL_SAMPLING, AttentionLayer, ProbAttention, eval_sample_seed
 from layers.StandardNorm import Normalize
 from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
@@ -63,7 +73,8 @@ class Model(EncoderWindowTasks, nn.Module):
     `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
 
     Reads task_name, seq_len, label_len, enc_in, dec_in, c_out, pred_len, d_model, n_heads, e_layers,
-    d_layers, d_ff, factor, distil, dropout, activation, embed, freq.
+    d_layers, d_ff, factor, distil, dropout, activation, embed, freq, attn_output_layout (per_step, or
+    TSLib's interleaved `tslib`), prob_eval_sampling (fixed, or TSLib's global stream).
     """
 
     def __init__(self, configs: argparse.Namespace) -> None:
@@ -73,6 +84,8 @@ class Model(EncoderWindowTasks, nn.Module):
         check_positive(configs, "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "factor")
         check_choice(configs, "activation", ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
+        layout = read_choice(configs, "attn_output_layout", OUTPUT_LAYOUTS)
+        eval_seed = eval_sample_seed(read_choice(configs, "prob_eval_sampling", PROB_EVAL_SAMPLING))
         self.task_name = configs.task_name
         forecast = self.task_name in FORECAST_TASKS
         # TSLib distils only when forecasting: the window tasks read out every input step.
@@ -94,7 +107,8 @@ class Model(EncoderWindowTasks, nn.Module):
         self.normalize = Normalize(configs.enc_in, eps=1e-5)
 
         def attention(causal: bool) -> AttentionLayer:
-            inner = ProbAttention(causal, configs.factor, attention_dropout=dropout)
+            inner = ProbAttention(causal, configs.factor, attention_dropout=dropout, eval_sample_seed=eval_seed,
+                                  output_layout=layout)
             return AttentionLayer(inner, d_model, n_heads)
 
         # Submodules are created in TSLib's order, so a seed gives TSLib's initial weights.

@@ -52,3 +52,17 @@ def test_list_flag_is_shown_as_typed(make_configs, caplog):
     with caplog.at_level(logging.WARNING):
         build_model_warning_ignored_flags(MODEL_REGISTRY["DLinear"], configs)
     assert "--p_hidden_dims 64 64" in _warnings(caplog)[0]
+
+
+def test_tslib_layout_flags_warn_only_where_no_model_reads_them(make_configs, caplog):
+    small = dict(seq_len=24, label_len=12, pred_len=12, d_model=8, d_ff=16, n_heads=2, e_layers=2, d_layers=1)
+    cases = [("Informer", dict(attn_output_layout="tslib", prob_eval_sampling="global"), []),
+             ("FEDformer", dict(attn_output_layout="tslib"), []),
+             ("FEDformer", dict(prob_eval_sampling="global"), ["--prob_eval_sampling global"]),
+             ("Transformer", dict(attn_output_layout="tslib"), ["--attn_output_layout tslib"])]
+    for model, flags, named in cases:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            build_model_warning_ignored_flags(MODEL_REGISTRY[model], make_configs(model=model, **small, **flags))
+        lines = _warnings(caplog)
+        assert len(lines) == len(named) and all(flag in line for flag, line in zip(named, lines, strict=True))

@@ -11,10 +11,12 @@ import torch
 from layers.SelfAttention_Family import (
     FullAttention,
     ProbAttention,
+    eval_sample_seed,
     prob_sparse_attention,
     prob_sparse_attention_reference,
     prob_sparse_sizes,
 )
+from tests.layers.test_head_layout import tslib_reference
 
 KERNELS = {"fast": prob_sparse_attention, "reference": prob_sparse_attention_reference}
 
@@ -140,6 +142,49 @@ def test_eval_mode_samples_reproducibly_and_training_uses_the_global_stream() ->
     assert torch.equal(first, torch.randint(200, (200, 6)))
 
 
+@pytest.mark.parametrize(("q_len", "k_len", "h", "causal"), [(63, 63, 2, True), (97, 97, 3, False), (40, 24, 8, False)],
+                         ids=lambda v: str(v))
+def test_tslib_layout_is_the_reference_context_read_as_tslib_views_it(q_len: int, k_len: int, h: int,
+                                                                     causal: bool) -> None:
+    n_sample, n_top = prob_sparse_sizes(q_len, k_len, factor=2)
+    sample_index = torch.randint(k_len, (q_len, n_sample), generator=torch.Generator().manual_seed(1))
+    q, k, v = qkv(2, q_len, k_len, h, 4)
+    ref = prob_sparse_attention_reference(q, k, v, sample_index, n_top, 0.5, causal).out  # [B, L, H, D]
+    expected = tslib_reference(ref.detach().transpose(1, 2).numpy(), time_dim=2)  # TSLib's [B, L, H·D] rows
+    fast = prob_sparse_attention(q, k, v, sample_index, n_top, 0.5, causal, output_layout="tslib").out
+    assert fast.shape == ref.shape
+    assert_close(fast.detach().reshape(2, q_len, -1), torch.from_numpy(expected))
+    assert not torch.allclose(fast, ref)  # the layouts really differ at these sizes
+
+
+def test_tslib_layout_lets_early_steps_of_causal_attention_read_later_ones() -> None:
+    # Every query active (full causal softmax): step 0's output depends on values 0 … H-1 under TSLib's
+    # layout (row 0 is head 0 at steps 0 … H-1), on value 0 alone per step.
+    length, h = 16, 4
+    index = torch.arange(length).repeat(length, 1)
+    reach = {}
+    for layout in ("per_step", "tslib"):
+        q, k, v = qkv(1, length, length, h, 4)
+        out = prob_sparse_attention(q, k, v, index, length, 0.5, True, output_layout=layout).out
+        out[:, 0].sum().backward()
+        reach[layout] = v.grad[0].abs().sum(dim=(1, 2)).nonzero().flatten().tolist()  # value steps reached
+    assert reach["per_step"] == [0]
+    assert reach["tslib"] == [0, 1, 2, 3]
+
+
+def test_global_eval_sampling_draws_from_the_global_stream_as_tslib() -> None:
+    q, k, v = qkv(1, 50, 50, 2, 4)
+    assert eval_sample_seed("fixed") == 0 and eval_sample_seed("global") is None
+    for seed, advances in ((eval_sample_seed("fixed"), False), (eval_sample_seed("global"), True)):
+        attn = ProbAttention(False, factor=1, eval_sample_seed=seed).eval()
+        state = torch.get_rng_state()
+        with torch.no_grad():
+            attn(q, k, v, None)
+        assert (not torch.equal(state, torch.get_rng_state())) == advances
+    with pytest.raises(ValueError, match="--prob_eval_sampling"):
+        eval_sample_seed("seeded")
+
+
 def test_bad_inputs_raise_clear_errors() -> None:
     q, k, v = qkv(1, 8, 6, 1, 4)
     with pytest.raises(ValueError, match="as many queries as keys"):
@@ -148,3 +193,5 @@ def test_bad_inputs_raise_clear_errors() -> None:
         ProbAttention(False, factor=1)(q, k, v, torch.zeros(1, 1, 8, 6, dtype=torch.bool))
     with pytest.raises(ValueError, match="--factor"):
         ProbAttention(False, factor=0)
+    with pytest.raises(ValueError, match="--attn_output_layout"):
+        ProbAttention(False, factor=1, output_layout="heads")

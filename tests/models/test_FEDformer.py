@@ -13,6 +13,7 @@ import torch.nn as nn
 from layers.AutoCorrelation import AutoCorrelationLayer
 from layers.FourierCorrelation import FourierBlock, FourierCrossAttention, get_frequency_modes
 from models.FEDformer import Model
+from tests.layers.test_head_layout import tslib_reference
 from tests.models.test_Transformer import C as WINDOW_C
 from tests.models.test_Transformer import D as WINDOW_D
 from tests.models.test_Transformer import L as WINDOW_L
@@ -303,3 +304,30 @@ def test_forecasting_is_the_same_for_long_and_short_term(make_configs):
         with torch.no_grad():
             outs.append(Model(configs).double().eval()(x, None, None, None))
     torch.testing.assert_close(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("cross", [False, True], ids=["FEB-f", "FEA-f"])
+def test_tslib_layout_is_the_block_output_read_as_tslib_views_it(cross: bool):
+    """`output_layout="tslib"`: the reference's `[B, H, E, L]` result read row by row as TSLib's `view`."""
+    blocks = {}
+    for layout in ("per_step", "tslib"):
+        torch.manual_seed(3)
+        np.random.seed(3)
+        blocks[layout] = (FourierCrossAttention(6, 6, 18, 18, modes=5, num_heads=2, output_layout=layout) if cross
+                          else FourierBlock(6, 6, 2, 18, modes=5, output_layout=layout)).double()
+    q, k, v = (torch.randn(2, 18, 2, 3, dtype=torch.float64) for _ in range(3))
+    expected = fea_reference(blocks["tslib"], q, k, v) if cross else feb_reference(blocks["tslib"], q)
+    rows = tslib_reference(expected.permute(0, 2, 3, 1).numpy(), time_dim=3)  # from [B, H, E', L]
+    out, _ = blocks["tslib"](q, k, v)
+    torch.testing.assert_close(out.reshape(2, 18, -1), torch.from_numpy(rows), rtol=1e-9, atol=1e-12)
+    assert not torch.allclose(out, blocks["per_step"](q, k, v)[0])
+
+
+def test_tslib_layout_flag_reaches_all_three_blocks(make_configs):
+    torch.manual_seed(SEED)
+    np.random.seed(SEED)
+    model = Model(make_configs(**SMALL, attn_output_layout="tslib"))
+    blocks = [m for m in model.modules() if isinstance(m, (FourierBlock, FourierCrossAttention))]
+    assert len(blocks) == 3 and {b.output_layout for b in blocks} == {"tslib"}
+    with pytest.raises(ValueError, match="--attn_output_layout"):
+        Model(make_configs(**SMALL, attn_output_layout="heads"))

@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from layers.SelfAttention_Family import ProbAttention
 from models.Informer import Model
 from tests.models.test_Transformer import check_anomaly_head, check_classification_head, check_imputation_head
 
@@ -147,3 +148,37 @@ def test_short_term_forecast_needs_matching_decoder_channels(make_configs) -> No
         Model(small_configs(make_configs, task_name="short_term_forecast", dec_in=2))
     with pytest.raises(ValueError, match="--c_out"):
         Model(small_configs(make_configs, task_name="short_term_forecast", c_out=4))
+
+
+def _forecast(model: nn.Module, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x_enc = torch.randn(2, 24, 3, generator=g)
+    x_dec = torch.cat([x_enc[:, -12:], torch.zeros(2, 12, 3)], dim=1)
+    with torch.no_grad():
+        return model(x_enc, torch.rand(2, 24, 4, generator=g) - 0.5, x_dec, torch.rand(2, 24, 4, generator=g) - 0.5)
+
+
+def test_tslib_flags_reach_every_prob_attention_and_keep_the_weights(make_configs) -> None:
+    """`--attn_output_layout tslib --prob_eval_sampling global` (TSLib's forward and eval stream) change no
+    parameter or initial weight, reach the encoder, decoder self- and cross-attention, and change the output."""
+    models = {}
+    for layout, sampling in (("per_step", "fixed"), ("tslib", "global")):
+        torch.manual_seed(2021)
+        models[layout] = Model(small_configs(make_configs, attn_output_layout=layout, prob_eval_sampling=sampling))
+        inner = [m for m in models[layout].modules() if isinstance(m, ProbAttention)]
+        assert len(inner) == 3 + 2 * 2  # e_layers 3, d_layers 2 (self and cross)
+        assert {(m.output_layout, m.eval_sample_seed) for m in inner} == {(layout, 0 if sampling == "fixed" else None)}
+    ours, tslib = (models[k].state_dict() for k in ("per_step", "tslib"))
+    assert ours.keys() == tslib.keys() and all(torch.equal(ours[k], tslib[k]) for k in ours)
+    models["tslib"].eval()
+    models["per_step"].eval()
+    torch.manual_seed(5)
+    out_tslib = _forecast(models["tslib"])
+    assert not torch.allclose(_forecast(models["per_step"]), out_tslib)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("attn_output_layout", "heads"), ("prob_eval_sampling", "seeded")])
+def test_bad_tslib_flag_values_name_the_flag(make_configs, flag: str, value: str) -> None:
+    with pytest.raises(ValueError, match=f"--{flag}") as err:
+        Model(small_configs(make_configs, **{flag: value}))
+    assert "\n" not in str(err.value)

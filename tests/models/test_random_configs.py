@@ -64,6 +64,7 @@ TSLIB_FLAG_DRAWS: dict[str, list] = {
     "conv_channel": [4, 32], "skip_channel": [4, 32], "p_hidden_dims": [[8, 8], [16], [128, 128]],
     "p_hidden_layers": [1, 2], "level": [1, 2, 3], "wavelet": ["db2", "haar", "sym4"], "tfactor": [1, 2, 5],
     "dfactor": [1, 2, 5, 8], "alpha": [0.0, 0.1, 0.5], "top_p": [0.0, 0.5, 1.0], "embed_size": [2, 16],
+    "attn_output_layout": ["per_step", "tslib"], "prob_eval_sampling": ["fixed", "global"],
 }
 
 
