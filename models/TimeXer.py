@@ -7,8 +7,8 @@ appended. Each exogenous variate (and each time-mark column) is one token for it
 (iTransformer's variate embedding, `DataEmbedding_inverted`). Every encoder layer does
 
     patch-wise self-attention:   x = LN₁(x + Drop(SelfAttn([P₁ … P_p, G])))        per endogenous variate
-    variate-wise cross-attention: G = G + Drop(CrossAttn(G, exogenous tokens))     global tokens as queries
-    x = LN₂([P₁ … P_p, G]);  out = LN₃(x + Drop(W₂ Drop(act(W₁ x))))
+    variate-wise cross-attention: G = LN₂(G + Drop(CrossAttn(G, exogenous tokens)))  global tokens as queries
+    x = [P₁ … P_p, G];  out = LN₃(x + Drop(W₂ Drop(act(W₁ x))))
 
 so patch tokens see the exogenous variables only through the global token. A final LayerNorm, then the
 D·(p + 1) features of each endogenous variate map to the horizon with one Linear (FlattenHead).
@@ -106,8 +106,10 @@ class EncoderLayer(nn.Module):
         # The N global tokens of one sample are the queries of one cross-attention call over its C tokens.
         queries = glb.reshape(b, -1, d)  # [B, N, D]
         attended = self.cross_attention(queries, cross, cross, attn_mask=cross_mask, tau=tau, delta=delta)[0]
-        glb = glb + self.dropout(attended).reshape(-1, 1, d)  # [B·N, 1, D]
-        x = self.norm2(torch.cat([x[:, :-1, :], glb], dim=1))
+        # LN₂ normalises the updated global token alone (the paper; TSLib): the patch tokens go to the
+        # feed-forward as LN₁ left them.
+        glb = self.norm2(glb + self.dropout(attended).reshape(-1, 1, d))  # [B·N, 1, D]
+        x = torch.cat([x[:, :-1, :], glb], dim=1)
         return self.norm3(x + _feed_forward(self, x))
 
 

@@ -90,9 +90,8 @@ def reference_layer(layer, x: torch.Tensor, cross: torch.Tensor) -> torch.Tensor
         tokens = list(x[s])
         mixed = [_layer_norm(t + _attend(layer.self_attention, t, tokens), layer.norm1) for t in tokens]
         glb = mixed[-1]
-        mixed[-1] = glb + _attend(layer.cross_attention, glb, list(cross[s // n_vars]))
+        mixed[-1] = _layer_norm(glb + _attend(layer.cross_attention, glb, list(cross[s // n_vars])), layer.norm2)
         for i, t in enumerate(mixed):
-            t = _layer_norm(t, layer.norm2)
             hidden = torch.nn.functional.gelu(layer.conv1.weight[:, :, 0] @ t + layer.conv1.bias)
             out[s, i] = _layer_norm(t + layer.conv2.weight[:, :, 0] @ hidden + layer.conv2.bias, layer.norm3)
     return out
@@ -102,6 +101,10 @@ def test_encoder_layer_matches_the_token_loop(make_configs):
     model = Model(configs_for(make_configs, activation="gelu")).double().eval()
     layer = model.encoder.layers[0]
     gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():  # trained-looking norms: at γ = 1, β = 0 a second LayerNorm is almost a no-op
+        for norm in (layer.norm1, layer.norm2, layer.norm3):
+            norm.weight.copy_(1 + 0.3 * torch.randn(norm.weight.shape, generator=gen, dtype=torch.float64))
+            norm.bias.copy_(0.3 * torch.randn(norm.bias.shape, generator=gen, dtype=torch.float64))
     x = torch.randn(B * N, L // P + 1, 8, generator=gen, dtype=torch.float64)
     cross = torch.randn(B, 5, 8, generator=gen, dtype=torch.float64)
     with torch.no_grad():
