@@ -22,8 +22,8 @@ beside it (`exponential_smoothing_reference`, `fourier_extrapolation_reference`)
 
 Deliberate differences from TSLib (parameter names, shapes and draws kept):
 - The level's growth term is smoothed along time, as the level equation above says. TSLib convolves it
-  along the last axis (of size 1), so each E_t receives only w·B_{t−1} of its own step instead of the
-  decayed sum of all earlier growths.
+  along the last axis (of size 1), so each E_t receives only its own step's growth, scaled by
+  w^(T−t)·B_{t−1}, instead of the decayed sum of all earlier growths.
 """
 
 from __future__ import annotations

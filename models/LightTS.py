@@ -14,8 +14,10 @@ then a Linear(L/C → 1) collapses the sub-sequences. The two D/4-dim features p
 (D/2) and a third IEBlock, whose channel projection mixes the N variates, maps them to the H forecast
 steps. As in TSLib (not in the paper) a linear autoregressive highway Linear(L → H) along time is added.
 
-When C does not divide L the window is padded at the front to the next multiple of C by repeating its
-first value (TSLib sizes its layers for that padded length but never pads the input, so it crashes).
+When C does not divide L the window is padded to the next multiple of C: for forecasting, imputation
+and anomaly detection at the front, by repeating its first value (TSLib sizes its layers for that padded
+length but pads only in classification, so it crashes there); for classification with zeros at the end,
+as TSLib (and as the UEA loader pads short series).
 
 Imputation, anomaly detection and classification map the window onto itself (H = L, C = min(24, L)), as
 TSLib: the first two return that reconstruction, classification flattens it into Linear(N·L → classes).
@@ -125,15 +127,20 @@ class Model(nn.Module):
         """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L encoder, flattened time-major, then
         Linear(L·N → classes). As TSLib's LightTS, the padding mask is not read (padded steps are zeros
         that every output step mixes in, so masking the output would not remove them)."""
-        out = self.encoder(x_enc)  # [B, L, N]
+        out = self.encoder(x_enc, zero_pad_end=True)  # [B, L, N]
         return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
 
-    def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """The two sampling views, the mixing IEBlock and the highway: `[B, L, N]` → `[B, H, N]`."""
+    def encoder(self, x_enc: torch.Tensor, zero_pad_end: bool = False) -> torch.Tensor:
+        """The two sampling views, the mixing IEBlock and the highway: `[B, L, N]` → `[B, H, N]`.
+
+        A window shorter than the padded length L' gets the first value repeated in front, or zeros at
+        the end with `zero_pad_end` (TSLib's classification)."""
         b, seq_len, n = x_enc.shape
         pad = self.padded_len - seq_len
         x = x_enc
-        if pad:
+        if pad and zero_pad_end:
+            x = torch.cat([x_enc, x_enc.new_zeros(b, pad, n)], dim=1)  # [B, L', N]
+        elif pad:
             x = torch.cat([x_enc[:, :1].expand(b, pad, n), x_enc], dim=1)  # [B, L', N]
         highway = self.ar(x.transpose(1, 2)).transpose(1, 2)  # [B, H, N]
 

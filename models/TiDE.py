@@ -17,7 +17,8 @@ affine), then
                          global linear residual L → H)
 and de-normalised. As in TSLib, `--c_out` is the decoder's per-step width p (the paper's
 decoderOutputDim; TSLib's ETTh1 script sets 8), not an output channel count: the forecast has the
-input's N variates, the last `--c_out` of them when `--c_out` < N (features MS).
+input's N variates under `--features M` whatever `--c_out` is (as TSLib), and the last `--c_out` of them
+when `--c_out` < N under MS and S (what the loop scores).
 
 Without marks (`x_mark_enc` or `x_mark_dec` None) the covariates are zeros, as TSLib does.
 
@@ -88,11 +89,12 @@ def mark_width(embed: str, freq: str) -> int:
 
 
 class Model(nn.Module):
-    """TiDE for long/short-term forecasting: `[B, L, N]` → `[B, H, min(c_out, N)]`; for imputation: masked
-    `[B, L, N]`, marks `[B, L, F]`, mask `[B, L, N]` → `[B, L, min(c_out, N)]` (see the module doc).
+    """TiDE for long/short-term forecasting: `[B, L, N]` → `[B, H, N']`; for imputation: masked
+    `[B, L, N]`, marks `[B, L, F]`, mask `[B, L, N]` → `[B, L, N']`, with N' = N under features M and
+    min(c_out, N) under MS and S (see the module doc).
 
-    Reads seq_len, pred_len (forecasting only), enc_in, c_out (decoder width), d_model, d_ff, e_layers,
-    d_layers, dropout, embed, freq; uses x_mark_enc and, forecasting, the last pred_len steps of
+    Reads seq_len, pred_len (forecasting only), enc_in, c_out (decoder width), features, d_model, d_ff,
+    e_layers, d_layers, dropout, embed, freq; uses x_mark_enc and, forecasting, the last pred_len steps of
     x_mark_dec, not x_dec.
     """
 
@@ -108,6 +110,8 @@ class Model(nn.Module):
         self.pred_len = configs.pred_len if forecasting else configs.seq_len
         self.covariate_len = self.seq_len + self.pred_len if forecasting else self.seq_len
         self.decode_dim = configs.c_out
+        # The variates returned: all N under M (c_out is only the decoder width there, as in TSLib).
+        self.out_channels = configs.enc_in if getattr(configs, "features", "M") == "M" else configs.c_out
         self.feature_dim = mark_width(configs.embed, configs.freq)
         d, dropout = configs.d_model, configs.dropout
         flatten_dim = self.seq_len + self.covariate_len * FEATURE_ENCODE_DIM
@@ -141,16 +145,16 @@ class Model(nn.Module):
             return self.imputation(x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         out = self.decode(self.normalize(x_enc, "norm"), self.covariates(x_enc, x_mark_enc, x_mark_dec))
         out = self.normalize(out, "denorm")  # [B, H, N]
-        return out[:, :, -self.decode_dim:]  # [B, H, min(c_out, N)]
+        return out[:, :, -self.out_channels:]  # [B, H, N']
 
     def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
                    x_mark_dec: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
         """Reconstruct the window: x_enc `[B, L, N]` (0 where masked), marks `[B, L, F]`, mask `[B, L, N]`
-        (1 observed) → `[B, L, min(c_out, N)]`: normalised by the observed points, dense encoder over the
+        (1 observed) → `[B, L, N']`: normalised by the observed points, dense encoder over the
         series and its marks, dense and temporal decoders over the L window steps, residual Linear(L → L)."""
         x, means, stdev = masked_normalize(x_enc, mask)  # [B, L, N]
         out = self.decode(x, self.covariates(x_enc, x_mark_enc, None))  # [B, L, N]
-        return masked_denormalize(out[:, :, -self.decode_dim:], means, stdev)  # [B, L, min(c_out, N)]
+        return masked_denormalize(out[:, :, -self.out_channels:], means, stdev)  # [B, L, N']
 
     def decode(self, x: torch.Tensor, marks: torch.Tensor) -> torch.Tensor:
         """Normalised series `[B, L, N]`, covariates `[B, T, F]` (T = covariate_len) → normalised output

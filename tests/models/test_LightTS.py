@@ -169,9 +169,27 @@ def test_classification_flattens_the_reconstruction_and_ignores_the_mask(make_co
     with torch.no_grad():
         logits = model(x, mask, None, None)
         torch.testing.assert_close(logits, model(x, torch.ones(2, 29), None, None), rtol=0, atol=0)
-        expected = model.encoder(x).reshape(2, -1) @ model.projection.weight.T + model.projection.bias
+        expected = model.encoder(x, zero_pad_end=True).reshape(2, -1) @ model.projection.weight.T
+        expected = expected + model.projection.bias
     torch.testing.assert_close(logits, expected)
     assert logits.shape == (2, 4)
+
+
+def test_classification_pads_zeros_at_the_end_as_tslib(make_configs):
+    """L = 29, padded to 48: classification appends 19 zero steps (TSLib's classification), the other
+    window tasks repeat the first value in front; both equal the unpadded model's encoder on that input."""
+    model = Model(window_configs(make_configs, "classification")).eval()
+    x = torch.randn(2, 29, 3)
+    zero_padded = torch.cat([x, torch.zeros(2, 19, 3)], dim=1)
+    front_padded = torch.cat([x[:, :1].expand(2, 19, 3), x], dim=1)
+    with torch.no_grad():
+        for padded, zero_pad_end in ((zero_padded, True), (front_padded, False)):
+            torch.testing.assert_close(model.encoder(x, zero_pad_end=zero_pad_end), model.encoder(padded),
+                                       rtol=0, atol=0)
+        logits = model(x, torch.ones(2, 29), None, None)
+        expected = model.projection(model.encoder(zero_padded).reshape(2, -1))
+        torch.testing.assert_close(logits, expected, rtol=0, atol=0)
+        assert not torch.allclose(model.encoder(zero_padded), model.encoder(front_padded))
 
 
 def test_classification_does_not_read_c_out(make_configs):

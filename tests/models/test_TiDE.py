@@ -75,10 +75,12 @@ def test_forward_matches_the_per_series_loop(make_configs):
 
 
 def test_output_keeps_the_input_variates(make_configs):
-    """--c_out is the decoder width p: p ≥ N returns all N variates, p < N the last p (features MS)."""
+    """--c_out is the decoder width p: under M every input variate comes back whatever p is (TSLib; its
+    ETTh1 script sets p = 8 > N = 7), under MS and S the last min(p, N) (what the loop scores)."""
     x, x_mark, y_mark = batch()
-    for c_out, width in ((5, N), (N, N), (1, 1)):
-        model = Model(configs_for(make_configs, c_out=c_out)).double().eval()
+    for features, c_out, width in (("M", 5, N), ("M", N, N), ("M", 1, N), ("MS", 1, 1), ("MS", 2, 2),
+                                   ("MS", 5, N)):
+        model = Model(configs_for(make_configs, c_out=c_out, features=features)).double().eval()
         assert model(x, x_mark, None, y_mark).shape == (B, H, width)
         assert model.decoders[-1].fc2.out_features == c_out * H
 
