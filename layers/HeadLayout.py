@@ -6,7 +6,8 @@ as `[B, H, E, L]`. The multi-head layers around them (`AttentionLayer`, `AutoCor
 
     per_step  a permutation of the axes (time to axis 1, heads to axis 2): output step l holds the
               H·E values computed for step l — what the Informer and FEDformer papers write, and
-              what Informer's authors' code does (a transpose before returning).
+              what Informer's authors' code does (a transpose before returning; only its decoder
+              self-attention re-interleaves, on purpose, with `--mix`).
     tslib     TSLib's arithmetic: the head-major buffer's memory read as `[B, L, H, E]` (TSLib
               returns the buffer and its layer calls `view(B, L, -1)`). With the buffer flattened
               in C order as f, row l of the flattened output is f[l·H·E : (l+1)·H·E]:

@@ -23,10 +23,10 @@ its parameters count in TSLib's totals and checkpoints.
 
 Differences from TSLib (parameter names, shapes and counts kept):
 - ProbSparse attention returns each step's own heads (`--attn_output_layout per_step`, as the paper; the
-  authors' code interleaves only the decoder's self-attention, its `--mix`). TSLib returns the `[B, H, L, D]` context and its layer `view`s that memory as
-  `[B, L, H·D]`, so output step l carries H consecutive steps of one head (`layers.HeadLayout`); the
-  decoder's causal mask then no longer keeps a step from reading later steps. `--attn_output_layout
-  tslib` reproduces it.
+  authors' code interleaves only the decoder's self-attention, its `--mix`). TSLib returns the
+  `[B, H, L, D]` context and its layer `view`s that memory as `[B, L, H·D]`, so output step l carries H
+  consecutive steps of one head (`layers.HeadLayout`); the decoder's causal mask then no longer keeps a
+  step from reading later steps. `--attn_output_layout tslib` reproduces it.
 - In evaluation the sampled keys come from a fixed generator (`--prob_eval_sampling fixed`), so a
   checkpoint scores the same every time; TSLib draws them from the global stream (`global`), which also
   moves the RNG state that the next epoch's shuffle and dropout draw from.
