@@ -177,7 +177,6 @@ def prob_sparse_attention(queries: torch.Tensor, keys: torch.Tensor, values: tor
             (`layers.HeadLayout`): "per_step" (a transpose) or "tslib" (TSLib's memory reinterpretation).
     """
     _check_prob_sparse_inputs(queries, keys, sample_index, n_top, causal)
-    check_output_layout(output_layout)
     b, q_len, h, e = queries.shape
     k_len, d = keys.shape[1], values.shape[-1]
     q = queries.transpose(1, 2)  # [B, H, L, E]

@@ -64,17 +64,17 @@ def check_heads(configs: argparse.Namespace) -> None:
 
 def check_choice(configs: argparse.Namespace, name: str, choices: Iterable[str]) -> None:
     """Require the flag `name` to be one of `choices` (e.g. `--embed`, `--activation`)."""
-    choices = tuple(choices)
-    value = getattr(configs, name)
-    if value not in choices:
-        raise UserInputError(f"--{name} {value!r} is not supported; use one of {', '.join(choices)}")
+    _require_choice(name, getattr(configs, name), tuple(choices))
 
 
 def read_choice(configs: argparse.Namespace, name: str, choices: Iterable[str]) -> str:
     """The flag `name`, required to be one of `choices`; the first choice (run.py's default) when the
     namespace lacks it (a namespace not built by run.py's parser, e.g. another checkout's)."""
     choices = tuple(choices)
-    value = getattr(configs, name, choices[0])
+    return _require_choice(name, getattr(configs, name, choices[0]), choices)
+
+
+def _require_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise UserInputError(f"--{name} {value!r} is not supported; use one of {', '.join(choices)}")
     return value
