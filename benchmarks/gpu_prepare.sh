@@ -2,7 +2,8 @@
 # Prepare, on the CPU machine, what a lent-GPU slice carries (issue 18): run once per workspace, before the
 # first device call, so that no device minute goes into preparation.
 #
-#   bash benchmarks/gpu_prepare.sh [MIRROR]        (MIRROR: default $TSLIB_DATA_MIRROR, else ../shared/datasets)
+#   bash benchmarks/gpu_prepare.sh [MIRROR]   (MIRROR: default $TSLIB_DATA_MIRROR, else ../shared/datasets beside
+#                                             the checkout; a relative MIRROR is read from the current folder)
 #
 # Writes the two git-ignored folders that `benchmarks/gpu_slice.sh` reads:
 #   .whl/                 the wheels the device image lacks (Python 3.12, x86-64), each at the version installed
@@ -14,9 +15,11 @@
 # Needs pip's access to the package index (not the device machine's: it has none).
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
-mirror="${1:-${TSLIB_DATA_MIRROR:-../shared/datasets}}"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+mirror="${1:-${TSLIB_DATA_MIRROR:-$repo/../shared/datasets}}"
 [ -f "$mirror/SHA256SUMS" ] || { echo "gpu_prepare: no SHA256SUMS in $mirror: pass the data mirror's folder" >&2; exit 2; }
+mirror="$(cd "$mirror" && pwd)"  # absolute: the script works from the repository root below
+cd "$repo"
 (cd "$mirror" && sha256sum --quiet -c SHA256SUMS) \
     || { echo "gpu_prepare: $mirror does not match its SHA256SUMS: restore the mirror first" >&2; exit 2; }
 

@@ -28,9 +28,9 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
-def _run(checkout: Path, mirror: Path) -> subprocess.CompletedProcess:
+def _run(checkout: Path, mirror: Path | str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(checkout / "benchmarks" / "gpu_prepare.sh"), str(mirror)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=cwd)
 
 
 def _mirror(tmp_path: Path, content: bytes, listed: bytes) -> Path:
@@ -57,3 +57,12 @@ def test_a_mirror_that_fails_its_sums_is_refused_before_anything_is_replaced(che
     assert result.stderr.strip().splitlines()[-1] == (
         f"gpu_prepare: {mirror} does not match its SHA256SUMS: restore the mirror first")
     assert (checkout / ".whl" / "kept.whl").is_file() and not (checkout / ".gpu").exists()
+
+
+def test_a_relative_mirror_is_read_from_the_callers_folder(checkout, tmp_path):
+    """The script moves to the repository root; a relative MIRROR still names the caller's folder."""
+    mirror = _mirror(tmp_path, b"date,OT\n", listed=b"other bytes")
+    result = _run(checkout, "mirror", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"gpu_prepare: {mirror} does not match its SHA256SUMS: restore the mirror first")
