@@ -3,8 +3,8 @@
 Usage:  python benchmarks/caps_saved_memory.py [--pred_len 720] [--batch 32] [--impl chunked] [--rows 12]
 
 Builds the model from `scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh` (as bench_models.py does), runs
-one forward on random inputs of the recipe's shapes under `torch.autograd.graph.saved_tensors_hooks`, and
-counts each saved storage once (views of one storage share it), charged to the innermost line of this
+one forward on `example_inputs` (a random batch at the recipe's shapes) under
+`torch.autograd.graph.saved_tensors_hooks`, and counts each saved storage once (views of one storage share it), charged to the innermost line of this
 repository that saved it. Device-independent (it counts bytes, not an allocator's peak), so it runs on the
 CPU: the part of issue 18's "< 1 GB peak" that activations set. The attention kernel's own share depends
 on --impl (fla saves its own tensors inside chunk_gla, which does not run here).
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from compare.efficiency import build_model  # noqa: E402
+from compare.efficiency import build_model, example_inputs  # noqa: E402
 from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import merge_flags, parse_run_args  # noqa: E402
 
@@ -64,10 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     recipe = RECIPES.recipe("CAPS", "ETTh1", args.pred_len)
     configs = parse_run_args(merge_flags(recipe.argv, ["--batch_size", str(args.batch), "--caps_impl", args.impl]))
     model = build_model(configs, "cpu")
-    n, marks, horizon = configs.enc_in, 4, configs.label_len + configs.pred_len
-    inputs = (torch.randn(args.batch, configs.seq_len, n), torch.randn(args.batch, configs.seq_len, marks),
-              torch.zeros(args.batch, horizon, n), torch.randn(args.batch, horizon, marks))
-    by_line = saved_bytes_by_line(model, inputs)
+    by_line = saved_bytes_by_line(model, example_inputs(configs, args.batch))
     total = sum(by_line.values())
     print(f"# CAPS ETTh1 H={args.pred_len} batch {args.batch} impl {args.impl}, float32, torch {torch.__version__}: "
           f"{total / 2**20:.0f} MiB saved for backward")

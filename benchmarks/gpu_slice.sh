@@ -4,9 +4,8 @@
 # A slice is short (device minutes are few, a command runs at most 10 minutes, files come back only
 # through $OUT), so each step is one command that prepares the bare machine itself and ends well inside
 # its limit. Prepare once on the CPU machine with `bash benchmarks/gpu_prepare.sh` (the folders are git-ignored):
-#   .whl/                 wheels the device image lacks: fla-core PyWavelets (CAPS, WPMixer), and for Reformer
-#                         reformer-pytorch axial-positional-embedding local-attention product-key-memory
-#                         hyper-connections colt5-attention torch-einops-utils (the device image has einops)
+#   .whl/                 wheels the device image lacks (fla-core for CAPS, PyWavelets for WPMixer, reformer-pytorch
+#                         and its needs for Reformer; the list and versions live in gpu_prepare.sh)
 #   .gpu/datasets.tar.xz  the data mirror's SHA256SUMS, ETT-small and weather
 #   .gpu/grid.tar.gz      the grid archive a previous `grid` step left in $OUT (absent on the first slice)
 # and carry both: run(command="bash benchmarks/gpu_slice.sh exact", carry=[".whl", ".gpu"]).
