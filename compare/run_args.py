@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from exp.arguments import build_parser
+from exp.arguments import build_parser, check_numbers, check_output_names
 from utils.errors import UserInputError
 
 __all__ = ["flag_value", "merge_flags", "parse_run_args"]
@@ -23,20 +23,24 @@ def flag_value(argv: Sequence[str], name: str) -> str | None:
     return found
 
 
-def _raise_user_error(message: str) -> None:
-    raise UserInputError(message)
-
-
 def parse_run_args(argv: Sequence[str]) -> argparse.Namespace:
-    """Parse run.py arguments with run.py's parser, raising UserInputError instead of exiting."""
+    """Parse run.py arguments with run.py's parser, raising UserInputError instead of exiting; the names
+    that become output folders and the numbers are checked as run.py checks them."""
     parser = build_parser()
     parser.exit_on_error = False
+
     # argparse reports every other problem through parser.error, which would exit the process.
-    parser.error = _raise_user_error  # type: ignore[method-assign]
+    def raise_user_error(message: str) -> None:
+        raise UserInputError(message + parser.hint(message))
+
+    parser.error = raise_user_error  # type: ignore[method-assign]
     try:
-        return parser.parse_args(list(argv))
+        parsed = parser.parse_args(list(argv))
     except argparse.ArgumentError as err:
-        raise UserInputError(str(err)) from None
+        raise UserInputError(str(err) + parser.hint(str(err))) from None
+    check_numbers(parsed)
+    check_output_names(parsed)
+    return parsed
 
 
 def _split_flags(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[tuple[str, list[str]]]:

@@ -117,6 +117,7 @@ from exp.arguments import make_setting
 from exp.checkpointing import LAST_FILE, read_progress
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
+from utils.path_names import check_path_component
 from utils.tools import append_text
 
 __all__ = ["EXIT_UNFINISHED", "PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
@@ -837,7 +838,14 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
         _check_budget_flags(args)
         stop_at = _stop_time(args, start_time)
-        args.extra_flags = shlex.split(args.extra)
+        try:
+            args.extra_flags = shlex.split(args.extra)
+        except ValueError as err:
+            raise UserInputError(f"--extra {args.extra!r}: cannot split its flags ({err})") from None
+        for flag in ("model_id", "des"):
+            value = flag_value(args.extra_flags, flag)
+            if value is not None:
+                check_path_component(f"--extra's --{flag}", value)
         _check_task_flags(args, argv, Path(args.out))
         if args.reference and not Path(args.reference).is_file():
             raise UserInputError(f"--reference {args.reference} does not exist")

@@ -6,7 +6,10 @@ Splits, as TSLib's segment loaders (window length L = --seq_len, stride s: 100 f
     val    windows of the last 20% of the training series, stride s (it overlaps train, as in TSLib)
     test   windows of the test series, stride s, with their labels
     thre   non-overlapping windows of the test series (stride L), with their labels
-The scaler is fit on the training series. NaNs in the csv files become 0 (numpy's nan_to_num), as TSLib.
+The scaler is fit on the training series. NaNs in the csv files become 0, as TSLib; everything else a
+file could hold that TSLib would train on silently or crash on (text cells, inf, values beyond float32,
+NaN in an `.npy`, 1-D or object arrays, train/test channel mismatch, labels that are not one 0/1 column
+with one row per test step) is refused in one line naming the file.
 Items are (x `[L, C]` float32, labels `[L]` float32); train and val carry the first L test labels as a
 placeholder, as TSLib does (they are never read).
 """
@@ -52,15 +55,15 @@ class SegmentDataset(Dataset):
         self.win_size = int(win_size if win_size is not None else size[0])
         self.step = int(step if step is not None else type(self).step)
         self.root_path = root_path
-        train, test, labels = self.read(anomaly_files(self.name, root_path))
-        if len(labels) != len(test):
-            raise UserInputError(f"--data {self.name}: {len(labels)} test labels for {len(test)} test steps in "
-                                 f"{root_path}; the label file must have one row per test step")
+        paths = anomaly_files(self.name, root_path)
+        train, test, labels = self.read(paths)
+        check_series_pair(train, test, self.name, root_path)
+        labels = check_labels(labels, len(test), f"the test labels of --data {self.name} in {root_path}")
         scaler = StandardScaler().fit(train)
         self.train = scaler.transform(train)
         self.test = scaler.transform(test)
         self.val = self.train[int(len(self.train) * VAL_START):]
-        self.test_labels = np.asarray(labels, dtype=np.float32).reshape(-1)
+        self.test_labels = labels.astype(np.float32)
         self.n_channels = self.train.shape[1]
         self.data_path = root_path
         logger.info("test: %s", self.test.shape)
@@ -88,11 +91,91 @@ class SegmentDataset(Dataset):
         return np.float32(self.test[window]), self.test_labels[window]
 
 
+def _read_frame(path) -> pd.DataFrame:
+    """The csv at `path` as a DataFrame; one line when it is empty or unreadable."""
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise UserInputError(f"{path}: cannot be read as a csv table ({str(err).splitlines()[0]}); "
+                             "restore the published file") from None
+    if frame.empty:
+        raise UserInputError(f"{path}: holds a header but no rows; restore the published file")
+    return frame
+
+
+def _numeric_columns(frame: pd.DataFrame, path) -> np.ndarray:
+    """`frame` as float64 `[T, C]`; a text cell is one line naming its row and column."""
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            coerced = pd.to_numeric(frame[column], errors="coerce")
+            bad = np.flatnonzero((coerced.isna() & frame[column].notna()).to_numpy())
+            if bad.size:
+                i = int(bad[0])
+                raise UserInputError(f"{path}: row {i + 2}, column {column!r} holds the text {frame[column].iloc[i]!r}"
+                                     " where a number belongs; fix the file")
+    return frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+
+
 def _read_numeric_csv(path, drop_first: bool = False, drop_last: bool = False) -> np.ndarray:
-    values = pd.read_csv(path).to_numpy()
-    values = values[:, 1:] if drop_first else values
-    values = values[:, :-1] if drop_last else values
-    return np.nan_to_num(values.astype(np.float64))
+    """The numeric columns of a csv `[T, C]`, NaN replaced by 0 as TSLib (inf is kept for the range check)."""
+    frame = _read_frame(path)
+    frame = frame.iloc[:, 1:] if drop_first else frame
+    frame = frame.iloc[:, :-1] if drop_last else frame
+    values = _numeric_columns(frame, path)
+    return np.where(np.isnan(values), 0.0, values)
+
+
+def _load_npy(path) -> np.ndarray:
+    """A numeric `.npy` array (never unpickled); one line for object arrays and unreadable files."""
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as err:
+        raise UserInputError(f"{path}: not a numeric numpy array file ({str(err).splitlines()[0]}); "
+                             "restore the published file") from None
+    if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
+        raise UserInputError(f"{path}: holds {array.dtype} values, not numbers; restore the published file")
+    return array
+
+
+def _check_values(values: np.ndarray, what: str) -> None:
+    """Every value finite and inside float32's range (the models compute in float32)."""
+    limit = float(np.finfo(np.float32).max)
+    bad = ~np.isfinite(values) | (np.abs(values) > limit)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise UserInputError(f"{what}: time step {row} (from 0), channel {col} holds {float(values[row, col])!r}, which is NaN, infinite "
+                             f"or beyond float32's range (|x| <= {limit:.3e}); fix or drop it in the file")
+
+
+def check_series_pair(train: np.ndarray, test: np.ndarray, name: str, root_path: str) -> None:
+    """train `[T, C]` and test `[T', C]`: 2-D, same channels, values finite within float32 range."""
+    for split, values in (("train", train), ("test", test)):
+        if values.ndim != 2:
+            raise UserInputError(f"--data {name}: the {split} series in {root_path} has shape {values.shape}; "
+                                 "it must be 2-D [time steps, channels]")
+        _check_values(values.astype(np.float64), f"--data {name}: the {split} series in {root_path}")
+    if train.shape[1] != test.shape[1]:
+        raise UserInputError(f"--data {name}: the train series in {root_path} has {train.shape[1]} channels and "
+                             f"the test series {test.shape[1]}; both files must hold the same channels")
+
+
+def check_labels(labels: np.ndarray, steps: int, what: str) -> np.ndarray:
+    """Labels as a `[steps]` 0/1 array: one column of 0 or 1, one row per test step, else one line."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = labels[:, 0]
+    if labels.ndim != 1:
+        raise UserInputError(f"{what} have shape {labels.shape}; they must be one column of 0/1, one row per "
+                             "test step")
+    if len(labels) != steps:
+        raise UserInputError(f"{what}: {len(labels)} labels for {steps} test steps; the label file must have one "
+                             "row per test step")
+    numeric = pd.to_numeric(pd.Series(labels), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isin(numeric, (0.0, 1.0)))
+    if bad.size:
+        raise UserInputError(f"{what}: row {int(bad[0])} holds {labels[bad[0]]!r}; every label must be 0 (normal) "
+                             f"or 1 (anomaly) ({bad.size} such rows)")
+    return numeric
 
 
 class PSMSegLoader(SegmentDataset):
@@ -102,7 +185,7 @@ class PSMSegLoader(SegmentDataset):
 
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         train_path, test_path, label_path = paths
-        labels = pd.read_csv(label_path).to_numpy()[:, 1:]
+        labels = _read_frame(label_path).to_numpy()[:, 1:]
         return _read_numeric_csv(train_path, drop_first=True), _read_numeric_csv(test_path, drop_first=True), labels
 
 
@@ -111,7 +194,7 @@ class _NpySegLoader(SegmentDataset):
 
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         train_path, test_path, label_path = paths
-        return np.load(train_path), np.load(test_path), np.load(label_path)
+        return _load_npy(train_path), _load_npy(test_path), _load_npy(label_path)
 
 
 class MSLSegLoader(_NpySegLoader):
@@ -136,6 +219,6 @@ class SWATSegLoader(SegmentDataset):
 
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         train_path, test_path = paths
-        test = pd.read_csv(test_path).to_numpy()
-        return (_read_numeric_csv(train_path, drop_last=True), np.nan_to_num(test[:, :-1].astype(np.float64)),
-                test[:, -1])
+        test = _read_frame(test_path)
+        return (_read_numeric_csv(train_path, drop_last=True), _read_numeric_csv(test_path, drop_last=True),
+                test.iloc[:, -1].to_numpy())

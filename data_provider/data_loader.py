@@ -140,7 +140,21 @@ def to_float_matrix(frame: pd.DataFrame, path: Path, locate: Callable[[int], str
                                  f"{fillna} cannot fill it; drop the column from the file")
         logger.warning("%s: filled %d missing value(s) (first at %s) with --fillna %s",
                        path, int(missing.sum()), where, fillna)
-    return numeric.to_numpy(dtype=np.float64)
+    values = numeric.to_numpy(dtype=np.float64)
+    check_float32_range(values, path, locate, list(numeric.columns))
+    return values
+
+
+def check_float32_range(values: np.ndarray, path: Path, locate: Callable[[int], str], columns: list[str]) -> None:
+    """Reject inf and values beyond float32's range (finite in float64, they overflow in the float32 model
+    and turn every loss into NaN), naming the first one's row and column."""
+    limit = float(np.finfo(np.float32).max)
+    bad = ~np.isfinite(values) | (np.abs(values) > limit)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise UserInputError(f"{path}: {locate(int(rows[0]))}, column {columns[cols[0]]!r} holds "
+                             f"{float(values[rows[0], cols[0]])!r}, which is infinite or beyond float32's range "
+                             f"(|x| <= {limit:.3e}; {int(bad.sum())} such values); fix the file")
 
 
 class WindowDataset(Dataset):

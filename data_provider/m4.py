@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import logging
 import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,9 +43,10 @@ from torch.utils.data import Dataset
 from data_provider.fetch import fetch_command
 from utils.errors import MissingDataError, UserInputError
 from utils.m4_summary import M4_GROUPS
+from utils.path_names import check_path_component
 
 __all__ = ["FREQUENCIES", "HISTORY_SIZE", "HORIZONS", "M4_FILES", "SERIES_COUNTS", "Dataset_M4", "M4Data",
-           "check_m4_args", "check_seasonal_patterns", "load_m4", "load_naive2"]
+           "check_m4_args", "check_seasonal_patterns", "load_m4", "load_naive2", "m4_model_id_rest"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +68,13 @@ def check_seasonal_patterns(value: str) -> str:
     return value
 
 
+def m4_model_id_rest(model_id: str, seasonal_patterns: str) -> str:
+    """What a model_id carries beyond TSLib's ``m4_<Group>`` (e.g. ``m4_Monthly_CAPS-official_s2021`` ->
+    ``CAPS-official_s2021``): the experiment's subfolder of ``./m4_results/<model>/`` ("" for none)."""
+    rest = re.sub(rf"(^|_){re.escape(seasonal_patterns)}(?=_|$)", "", model_id)
+    return re.sub(r"^m4(?=_|$)", "", rest).strip("_")
+
+
 def check_m4_args(args: argparse.Namespace) -> None:
     """Reject flag combinations M4 cannot run, in one line each (run.py calls this before any file is read).
 
@@ -83,6 +92,9 @@ def check_m4_args(args: argparse.Namespace) -> None:
     if args.task_name != "short_term_forecast":
         raise UserInputError(f"--data m4 needs --task_name short_term_forecast, not {args.task_name}")
     check_seasonal_patterns(args.seasonal_patterns)
+    rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)
+    if rest:
+        check_path_component("--model_id", rest, "the ./m4_results folder")
     if args.loss not in LOSSES:
         raise UserInputError(f"--loss {args.loss!r} is not supported; valid choices: {', '.join(LOSSES)}")
     if args.enc_in != 1 or args.c_out != 1:

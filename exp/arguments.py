@@ -7,17 +7,21 @@ behaviours we fixed). `validate_args` rejects unknown choices up front with the 
 from __future__ import annotations
 
 import argparse
+import math
 
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
 from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.CAPS_Attention import CAPS_OPTIONS
+from layers.config_checks import EMBED_TYPES
 from layers.HeadLayout import OUTPUT_LAYOUTS
 from layers.SelfAttention_Family import PROB_EVAL_SAMPLING
 from models.CAPS import CAPS_MODEL_OPTIONS
 from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
+from utils.cli_parser import OneLineArgumentParser, did_you_mean
 from utils.errors import UserInputError
 from utils.host_memory import HOST_MALLOC_CHOICES
+from utils.path_names import check_path_component, path_component_problem
 
 FEATURES = ("M", "S", "MS")
 LRADJ_CHOICES = ("type1", "type2", "type3", "cosine", "constant", "onecycle")
@@ -38,7 +42,8 @@ VALI_LOSS_TASKS = ("long_term_forecast", "imputation")
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser shared by `run.py`, the tests and the comparison runner."""
-    p = argparse.ArgumentParser(
+    p = OneLineArgumentParser(
+        prog="run.py",
         description="CAPS-TSLib: TSLib-compatible long-term forecasting (run.py)",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -224,7 +229,36 @@ def make_setting(args: argparse.Namespace, ii: int) -> str:
 
 
 def _choice_error(flag: str, value: object, choices) -> UserInputError:
-    return UserInputError(f"--{flag} {value!r} is not supported; valid choices: {', '.join(map(str, choices))}")
+    return UserInputError(f"--{flag} {value!r} is not supported; valid choices: {', '.join(map(str, choices))}"
+                          f"{did_you_mean(str(value), choices)}")
+
+
+#: numpy seeds must lie in [0, 2**32): run ii uses --seed + ii.
+SEED_LIMIT = 2**32
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Every float flag finite (`--learning_rate nan` would pass `<= 0` checks and fail later; `--max_grad_norm
+    nan` would turn clipping off), and every seed of the itr loop a valid numpy seed."""
+    for action in build_parser()._actions:
+        value = getattr(args, action.dest, None)
+        if action.type is float and isinstance(value, float) and not math.isfinite(value):
+            raise UserInputError(f"{action.option_strings[0]} {value} is not a finite number")
+    if not 0 <= args.seed <= SEED_LIMIT - args.itr:
+        raise UserInputError(f"--seed {args.seed} must lie in [0, {SEED_LIMIT - args.itr}] (run ii of --itr "
+                             f"{args.itr} uses --seed + ii, and numpy seeds stop at 2**32 - 1)")
+
+
+def check_output_names(args: argparse.Namespace) -> None:
+    """--model_id and --des become part of output folders (`<checkpoints>/<setting>/`, `./results/<setting>/`):
+    neither may leave them, and the longest setting string must fit a file name."""
+    check_path_component("--model_id", args.model_id, "the setting string")
+    check_path_component("--des", args.des, "the setting string")
+    setting = make_setting(args, args.itr - 1)
+    problem = path_component_problem(setting)
+    if problem is not None:
+        raise UserInputError(f"the setting string {setting[:40]}... cannot name an output folder: {problem}; "
+                             "shorten --model_id or --des")
 
 
 def validate_args(args: argparse.Namespace) -> None:
@@ -242,6 +276,8 @@ def validate_args(args: argparse.Namespace) -> None:
         raise _choice_error("model", args.model, list(MODEL_REGISTRY))
     if args.data not in DATA_DICT:
         raise _choice_error("data", args.data, list(DATA_DICT))
+    if args.embed not in EMBED_TYPES:
+        raise _choice_error("embed", args.embed, EMBED_TYPES)
     check_m4_args(args)
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
@@ -292,6 +328,8 @@ def validate_args(args: argparse.Namespace) -> None:
         raise UserInputError(f"--save_every_steps must be >= 0 (0 saves last.pth at epoch ends only), got {args.save_every_steps}")
     if args.num_workers < 0:
         raise UserInputError(f"--num_workers must be >= 0, got {args.num_workers}")
+    check_numbers(args)
+    check_output_names(args)
     check_augmentation(args)
 
 

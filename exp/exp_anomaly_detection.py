@@ -29,6 +29,7 @@ from exp.distributed import gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.samplers import ShardSampler
 from exp.train_step import Batch, ForecastStep
+from exp.training_guards import check_finite_outputs
 from utils.anomaly_metrics import anomaly_threshold, detection_scores, point_adjust
 from utils.errors import UserInputError
 from utils.tools import append_jsonl, append_text
@@ -111,12 +112,14 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         args = self.args
         if test:
             self._load_for_test(setting)
-        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         test_part = self._split_energy("test")
         train_part = self._split_energy("train")
         if not self.dist.is_main:
             return {}
         test_energy, test_labels = test_part
+        for split, energy in (("test", test_energy), ("train", train_part[0])):
+            check_finite_outputs(energy, f"{split} reconstruction energies", setting)
+        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         threshold = anomaly_threshold(train_part[0], test_energy, args.anomaly_ratio)
         logger.info("Threshold : %s", threshold)
         pred = (test_energy > threshold).astype(np.int64)

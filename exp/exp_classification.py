@@ -37,6 +37,7 @@ from data_provider.data_factory import build_dataset
 from exp.distributed import all_reduce_sum, gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.train_step import Batch, ForecastStep, make_onecycle, onecycle_steps_per_epoch
+from exp.training_guards import check_validation_loss
 from utils.classification_metrics import classification_scores
 from utils.errors import UserInputError
 from utils.tools import append_jsonl, append_text
@@ -148,6 +149,7 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss,
                         "vali_accuracy": val_accuracy, "test_accuracy": test_accuracy})
         t.early_stopping(-val_accuracy, self._bare_model(), str(t.path), epoch=p.epoch + 1)
+        check_validation_loss(vali_loss, p.epoch + 1, t.early_stopping.best_epoch)
         p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
         if t.early_stopping.early_stop:
             logger.info("Early stopping")

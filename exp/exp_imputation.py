@@ -28,8 +28,9 @@ import numpy as np
 import torch
 
 from exp.distributed import gather_to_main
-from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training, log_undefined
 from exp.imputation_step import ImputationStep
+from exp.training_guards import check_finite_outputs, checked_scores
 from exp.validation_average import ValidationAverage
 from utils.metrics import masked_metric
 from utils.random_mask import mask_seed
@@ -111,12 +112,16 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
         shards = [shard for shard in shards if shard is not None]
         preds, trues, masks = (np.concatenate([shard[k] for shard in shards]) for k in range(3))
         logger.info("test shape: %s %s", preds.shape, trues.shape)
+        check_finite_outputs(preds, "test predictions", setting)
         folder_path = os.path.join("./test_results", setting)
         os.makedirs(folder_path, exist_ok=True)
         self._plot_every_20th_batch(preds, trues, masks, folder_path)
 
         mae, mse, rmse, mape, mspe = masked_metric(preds, trues, masks)
+        scores, undefined = checked_scores({"mae": mae, "mse": mse, "rmse": rmse}, {"mape": mape, "mspe": mspe},
+                                           setting)
         logger.info("mse:%s, mae:%s", mse, mae)
+        log_undefined(undefined)
         result_dir = os.path.join("./results", setting)
         atomic_np_save(os.path.join(result_dir, "metrics.npy"), np.array([mae, mse, rmse, mape, mspe]))
         atomic_np_save(os.path.join(result_dir, "pred.npy"), preds)
@@ -135,11 +140,8 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
             "mask_rate": args.mask_rate,
             "rng_stream": args.rng_stream,
             "seed": self.run_seed,
-            "mse": mse,
-            "mae": mae,
-            "rmse": rmse,
-            "mape": mape,
-            "mspe": mspe,
+            **scores,
+            "undefined": undefined or None,
             "masked_points": int((masks == 0).sum()),
             **self._run_record_fields(),
         }

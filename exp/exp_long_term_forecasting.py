@@ -64,7 +64,15 @@ from exp.train_step import (
     official_steps_optimizer,
     onecycle_steps_per_epoch,
 )
-from exp.training_guards import NonFiniteLossError, StopSignals, TrainingInterrupted, first_non_finite
+from exp.training_guards import (
+    NonFiniteLossError,
+    StopSignals,
+    TrainingInterrupted,
+    check_finite_outputs,
+    check_validation_loss,
+    checked_scores,
+    first_non_finite,
+)
 from exp.validation_average import ValidationAverage
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
@@ -84,6 +92,12 @@ logger = logging.getLogger(__name__)
 
 RESULT_FILE = "result_long_term_forecast.txt"
 RESULTS_JSONL = "results.jsonl"
+
+
+def log_undefined(undefined: dict[str, str]) -> None:
+    """Say in the log which scores are recorded as null, and why."""
+    for name, reason in undefined.items():
+        logger.warning("%s is undefined and recorded as null: %s", name, reason)
 
 
 @dataclass
@@ -452,6 +466,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
                     p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, test_loss)
         p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss})
         t.early_stopping(vali_loss, self._bare_model(), str(t.path), epoch=p.epoch + 1)
+        check_validation_loss(vali_loss, p.epoch + 1, t.early_stopping.best_epoch)
         p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
         if t.early_stopping.early_stop:
             logger.info("Early stopping")
@@ -561,6 +576,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         preds = np.concatenate([shard[0] for shard in shards], axis=0)  # [N, H, C'] in window order
         trues = np.concatenate([shard[1] for shard in shards], axis=0)
         logger.info("test shape: %s %s", preds.shape, trues.shape)
+        check_finite_outputs(preds, "test predictions", setting)
         folder_path = os.path.join("./test_results", setting)
         os.makedirs(folder_path, exist_ok=True)
         self._plot_every_20th_batch(test_data, preds, trues, folder_path)
@@ -573,7 +589,10 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             dtw = "Not calculated"
 
         mae, mse, rmse, mape, mspe = metric(preds, trues)
+        scores, undefined = checked_scores({"mae": mae, "mse": mse, "rmse": rmse}, {"mape": mape, "mspe": mspe},
+                                           setting)
         logger.info("mse:%s, mae:%s, dtw:%s", mse, mae, dtw)
+        log_undefined(undefined)
 
         result_dir = os.path.join("./results", setting)
         atomic_np_save(os.path.join(result_dir, "metrics.npy"), np.array([mae, mse, rmse, mape, mspe]))
@@ -590,11 +609,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "seq_len": args.seq_len,
             "pred_len": args.pred_len,
             "seed": self.run_seed,
-            "mse": mse,
-            "mae": mae,
-            "rmse": rmse,
-            "mape": mape,
-            "mspe": mspe,
+            **scores,
+            "undefined": undefined or None,
             "dtw": dtw if args.use_dtw else None,
             **self._run_record_fields(),
         }

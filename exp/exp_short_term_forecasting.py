@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,13 +28,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from data_provider.m4 import FREQUENCIES, HORIZONS, check_m4_args
-from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from data_provider.m4 import FREQUENCIES, HORIZONS, check_m4_args, m4_model_id_rest
+from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training, log_undefined
 from exp.m4_summary import M4Summary
 from exp.train_step import Batch, ForecastStep, model_inputs
+from exp.training_guards import check_finite_outputs, checked_scores
 from utils.errors import MissingDataError, UserInputError
 from utils.losses import LOSSES
 from utils.m4_summary import group_scores
+from utils.path_names import check_path_component
 from utils.tools import append_jsonl, append_text, visual
 
 logger = logging.getLogger(__name__)
@@ -51,10 +52,9 @@ def m4_results_folder(args: argparse.Namespace) -> Path:
     """`./m4_results/<model>/` as TSLib's for model_id `m4_<Group>`; `./m4_results/<model>/<rest>/` when the
     model_id carries more (e.g. `m4_Monthly_CAPS-official_s2021` -> `.../CAPS/CAPS-official_s2021/`): the
     six groups of one experiment share that folder and the summary reads only them."""
-    rest = re.sub(rf"(^|_){re.escape(args.seasonal_patterns)}(?=_|$)", "", args.model_id)
-    rest = re.sub(r"^m4(?=_|$)", "", rest).strip("_")
+    rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)
     folder = Path(M4_RESULTS) / args.model
-    return folder / rest if rest else folder
+    return folder / check_path_component("--model_id", rest, "the ./m4_results folder") if rest else folder
 
 
 def apply_m4_lengths(args: argparse.Namespace) -> None:
@@ -160,6 +160,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
         windows, _ = train.last_insample_window()
         preds = self._forecast_last_windows()  # [N, H]
         trues = np.stack(test_data.timeseries)  # [N, H]
+        check_finite_outputs(preds, "test forecasts", setting)
         logger.info("test shape: %s", preds.shape)
 
         folder = os.path.join("./test_results", setting)
@@ -171,6 +172,9 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
         results = m4_results_folder(args)
         self._write_forecasts(results / f"{args.seasonal_patterns}_forecast.csv", test_data.ids, preds)
         scores = group_scores(preds, train.timeseries, trues, args.frequency_map)
+        scores, undefined = checked_scores({k: v for k, v in scores.items() if k != "mape"},
+                                           {"mape": scores["mape"]}, setting)
+        log_undefined(undefined)
         logger.info("%s smape:%s, mape:%s, mase:%s", args.seasonal_patterns, scores["smape"], scores["mape"],
                     scores["mase"])
         m4 = self._summary(results)
@@ -189,6 +193,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
             "seed": self.run_seed,
             "series": int(len(preds)),
             **scores,
+            "undefined": undefined or None,
             "m4_summary": m4,
             **self._run_record_fields(),
         }

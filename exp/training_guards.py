@@ -1,12 +1,15 @@
-"""Ways a training run stops early on purpose: a termination signal (after saving `last.pth`) and a
-non-finite loss (before anything is overwritten). `run.py` turns both into one stderr line."""
+"""Ways a training run stops early on purpose: a termination signal (after saving `last.pth`), a
+non-finite loss (before anything is overwritten) and a non-finite validation loss or test score (before
+anything is recorded). `run.py` turns each into one stderr line."""
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 from types import FrameType
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -73,3 +76,53 @@ def first_non_finite(model: nn.Module) -> str | None:
         if param.grad is not None and not torch.isfinite(param.grad).all():
             return f"first non-finite gradient: {name}"
     return None
+
+
+class NonFiniteResultError(TrainingStopped):
+    """A test score or validation loss came out NaN or inf: nothing is recorded as a finished result."""
+
+
+#: Why a ratio metric (MAPE, MSPE) is undefined when it comes out infinite or NaN.
+UNDEFINED_RATIO = "a target value is 0, so the relative error divides by zero (TSLib writes inf)"
+
+
+def check_validation_loss(value: float, epoch: int, best_epoch: int) -> None:
+    """Stop on a NaN/inf validation loss (early stopping counted it as no improvement), naming the data first:
+    the model's validation outputs are not finite."""
+    if math.isfinite(value):
+        return
+    kept = f"checkpoint.pth keeps epoch {best_epoch}" if best_epoch else "no checkpoint was kept"
+    raise NonFiniteResultError(
+        f"non-finite validation loss ({value}) after epoch {epoch}: the model's outputs on the validation split are "
+        f"not finite; {kept}; check the data file for extreme values first, then lower --learning_rate or set "
+        "--max_grad_norm")
+
+
+def _non_finite_result(setting: str, what: str) -> NonFiniteResultError:
+    return NonFiniteResultError(
+        f"{setting}: {what}: the model's test outputs hold NaN or inf; nothing was recorded; check the data file "
+        "for extreme values, then lower --learning_rate or set --max_grad_norm")
+
+
+def check_finite_outputs(values: np.ndarray, what: str, setting: str) -> None:
+    """Raise NonFiniteResultError when `values` (test forecasts, reconstruction energies) hold NaN or inf."""
+    if not np.isfinite(values).all():
+        raise _non_finite_result(setting, f"{int((~np.isfinite(values)).sum())} of the {what} are not finite")
+
+
+def checked_scores(required: dict[str, float], optional: dict[str, float], setting: str) -> tuple[dict, dict]:
+    """(scores, undefined): `required` must all be finite (else NonFiniteResultError, before anything is
+    written); a non-finite `optional` ratio metric becomes None, with its reason in `undefined`."""
+    bad = {name: value for name, value in required.items() if not math.isfinite(value)}
+    if bad:
+        shown = ", ".join(f"{name}={value}" for name, value in bad.items())
+        raise _non_finite_result(setting, f"the test scores are not finite ({shown})")
+    scores: dict[str, float | None] = dict(required)
+    undefined = {}
+    for name, value in optional.items():
+        if math.isfinite(value):
+            scores[name] = value
+        else:
+            scores[name] = None
+            undefined[name] = UNDEFINED_RATIO
+    return scores, undefined

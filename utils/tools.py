@@ -108,13 +108,14 @@ def append_text(path: str | os.PathLike, text: str) -> None:
 
 
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
-    """Append one JSON object as one line (see `append_text`)."""
-    append_text(path, json.dumps(record, sort_keys=True) + "\n")
+    """Append one JSON object as one line (see `append_text`). NaN and inf are not JSON: a record holding one
+    raises ValueError instead of writing a non-standard token (callers record such a score as null)."""
+    append_text(path, json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
 
 
 class EarlyStopping:
     """Stop when the validation loss has not improved for `patience` calls (TSLib rule, delta 0:
-    a loss > best - delta counts as no improvement, ties count as improvement). Each improvement
+    a loss > best - delta, and a NaN loss, count as no improvement; ties count as improvement). Each improvement
     saves the model's state_dict atomically to `<path>/checkpoint.pth` and keeps a CPU copy of it in
     `best_state` (unless `save` is False), which a run's `last.pth` carries so a resume needs no other file."""
 
@@ -133,7 +134,8 @@ class EarlyStopping:
 
     def __call__(self, val_loss: float, model: torch.nn.Module, path: str, epoch: int = 0) -> None:
         score = -val_loss
-        if self.best_score is not None and score < self.best_score + self.delta:
+        # A NaN loss compares False with everything, so without the first test it would count as an improvement.
+        if math.isnan(score) or (self.best_score is not None and score < self.best_score + self.delta):
             self.counter += 1
             logger.info("EarlyStopping counter: %d out of %d", self.counter, self.patience)
             if self.counter >= self.patience:

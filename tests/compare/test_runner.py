@@ -180,6 +180,27 @@ def test_jobs_below_one_is_a_usage_error(workspace, capsys):
     assert capsys.readouterr().err.strip() == "error: --jobs 0: use 1 or more"
 
 
+@pytest.mark.parametrize(("extra", "expected"), [
+    ("--des a/b", "error: --extra's --des 'a/b' cannot name an output folder: it contains the path separator '/'; "
+                  "use letters, digits, '_', '-' and '.' only"),
+    ("--model_id ..", "error: --extra's --model_id '..' cannot name an output folder: '..' names a folder, not a "
+                      "file; use letters, digits, '_', '-' and '.' only"),
+    ("--des 'a", "error: --extra \"--des 'a\": cannot split its flags (No closing quotation)"),
+], ids=["des-separator", "model_id-dotdot", "unbalanced-quote"])
+def test_extra_names_that_leave_the_output_folder_are_usage_errors(workspace, capsys, extra, expected):
+    out = workspace / "escape"
+    assert compare.main([*base_argv(workspace, out, "DLinear"), f"--extra={extra}"], TOY) == 2
+    assert capsys.readouterr().err.strip() == expected
+    assert not out.exists()
+
+
+def test_a_variant_flag_that_leaves_the_output_folder_cannot_run(workspace):
+    code, log = invoke([*base_argv(workspace, workspace / "escape_variant", "DLinear"),
+                        "--variant", "Up=DLinear:--des ../../up", "--dry-run"])
+    assert code == 1
+    assert "cannot run Up | toy | H=12: --des '../../up' cannot name an output folder" in log
+
+
 def test_dry_run_prints_commands_and_writes_nothing(workspace):
     out = workspace / "dry"
     code, log = invoke([*base_argv(workspace, out, "DLinear"), "--dry-run"])

@@ -90,3 +90,90 @@ def test_window_longer_than_the_series_is_an_error(tmp_path):
     write_anomaly_files("SMAP", tmp_path, channels=3, train_steps=50)
     with pytest.raises(UserInputError, match="--seq_len 60 is longer than the val series"):
         build_dataset(configs("SMAP", tmp_path, seq_len=60), "val")
+
+
+def _edit_csv(path, edit) -> None:
+    import pandas as pd
+
+    frame = pd.read_csv(path, dtype=object)
+    edit(frame)
+    frame.to_csv(path, index=False)
+
+
+def _psm_extra_label_column(root) -> None:
+    _edit_csv(root / "test_label.csv", lambda f: f.insert(2, "extra", "0"))
+
+
+def _psm_text_label(root) -> None:
+    _edit_csv(root / "test_label.csv", lambda f: f.__setitem__("label", ["normal"] * len(f)))
+
+
+def _psm_label_two(root) -> None:
+    _edit_csv(root / "test_label.csv", lambda f: f.loc.__setitem__((5, "label"), "2"))
+
+
+def _psm_text_cell(root) -> None:
+    _edit_csv(root / "train.csv", lambda f: f.loc.__setitem__((4, "feature_1"), "broken"))
+
+
+def _psm_inf_cell(root) -> None:
+    _edit_csv(root / "test.csv", lambda f: f.loc.__setitem__((6, "feature_0"), "inf"))
+
+
+def _psm_empty_csv(root) -> None:
+    (root / "train.csv").write_text("")
+
+
+def _psm_header_only(root) -> None:
+    (root / "test.csv").write_text((root / "test.csv").read_text().splitlines()[0] + "\n")
+
+
+def _msl_one_dimensional(root) -> None:
+    np.save(root / "MSL_train.npy", np.zeros(200, dtype=np.float32))
+
+
+def _msl_object_array(root) -> None:
+    np.save(root / "MSL_train.npy", np.array([[1.0, "a", None]] * 200, dtype=object), allow_pickle=True)
+
+
+def _msl_nan(root) -> None:
+    test = np.load(root / "MSL_test.npy")
+    test[7, 2] = np.nan
+    np.save(root / "MSL_test.npy", test)
+
+
+def _msl_channel_mismatch(root) -> None:
+    np.save(root / "MSL_test.npy", np.zeros((150, 4), dtype=np.float32))
+
+
+# (dataset, edit, what the one-line error says): issue 49's anomaly-file cases.
+BAD_FILES = {
+    "labels-extra-column": ("PSM", _psm_extra_label_column,
+                            r"have shape \(150, 2\); they must be one column of 0/1, one row per test step"),
+    "labels-text": ("PSM", _psm_text_label, r"row 0 holds 'normal'; every label must be 0 \(normal\) or 1"),
+    "labels-not-0-1": ("PSM", _psm_label_two, r"row 5 holds .*2.*; every label must be 0 \(normal\) or 1"),
+    "text-cell": ("PSM", _psm_text_cell, r"train.csv: row 6, column 'feature_1' holds the text 'broken'"),
+    "inf-cell": ("PSM", _psm_inf_cell, r"the test series in .*: time step 6 \(from 0\), channel 0 holds inf"),
+    "empty-csv": ("PSM", _psm_empty_csv, r"train.csv: cannot be read as a csv table"),
+    "header-only-csv": ("PSM", _psm_header_only, r"test.csv: holds a header but no rows"),
+    "npy-1d": ("MSL", _msl_one_dimensional, r"the train series in .* has shape \(200,\); it must be 2-D"),
+    "npy-object": ("MSL", _msl_object_array, r"MSL_train.npy: not a numeric numpy array file"),
+    "npy-nan": ("MSL", _msl_nan, r"the test series in .*: time step 7 \(from 0\), channel 2 holds nan"),
+    "channel-mismatch": ("MSL", _msl_channel_mismatch, r"train series in .* has 3 channels and the test series 4"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_bad_anomaly_files_are_one_line_errors(tmp_path, case):
+    name, edit, message = BAD_FILES[case]
+    write_anomaly_files(name, tmp_path, channels=3)
+    edit(tmp_path)
+    with pytest.raises(UserInputError, match=message) as err:
+        build_dataset(configs(name, tmp_path), "test")
+    assert "\n" not in str(err.value)
+
+
+def test_psm_labels_keep_their_values_after_the_check(tmp_path):
+    _, _, labels = write_anomaly_files("PSM", tmp_path, channels=3)
+    dataset = build_dataset(configs("PSM", tmp_path), "test")
+    np.testing.assert_array_equal(dataset.test_labels, labels.astype(np.float32))

@@ -118,3 +118,12 @@ def test_help_lists_every_model():
 
     text = " ".join(build_parser().format_help().split())
     assert all(name in text for name in MODEL_REGISTRY)
+
+
+@pytest.mark.parametrize("model_id", ["m4_Yearly_..", "m4_Yearly_a\\b"])
+def test_m4_model_id_rest_cannot_leave_m4_results(make_configs, model_id):
+    args = make_configs(task_name="short_term_forecast", data="m4", model_id=model_id, seasonal_patterns="Yearly",
+                        enc_in=1, dec_in=1, c_out=1, features="S", loss="SMAPE")
+    with pytest.raises(UserInputError, match=r"--model_id .* cannot name an output folder \(it becomes part of "
+                                             r"the ./m4_results folder\)"):
+        validate_args(args)

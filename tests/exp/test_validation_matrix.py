@@ -58,18 +58,19 @@ MATRIX = {
         "--enc_in 3 --dec_in 3 --c_out 3"),
     "unknown-model": (
         ("--model", "Informer2"), None,
-        "error: --model 'Informer2' is not supported; valid choices: {models}"),
+        "error: --model 'Informer2' is not supported; valid choices: {models}; did you mean Informer or iTransformer?"),
     "unknown-data": (
         ("--data", "ETTh3"), None,
         "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, PSM, "
-        "MSL, SMAP, SMD, SWAT, UEA"),
+        "MSL, SMAP, SMD, SWAT, UEA; did you mean ETTh2 or ETTh1?"),
     "unknown-task": (
         ("--task_name", "zero_shot_forecast"), None,
         "error: --task_name 'zero_shot_forecast' is not supported; valid choices: long_term_forecast, "
-        "short_term_forecast, imputation, anomaly_detection, classification"),
+        "short_term_forecast, imputation, anomaly_detection, classification; did you mean short_term_forecast or long_term_forecast?"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
-        "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle"),
+        "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle; "
+        "did you mean type3 or type2?"),
     "unknown-freq": (
         ("--freq", "fortnight"), None,
         "error: --freq 'fortnight' is not a known frequency; use one of s, t (or min), h, d, b, w, m, a, "
@@ -81,6 +82,42 @@ MATRIX = {
     "empty-csv": (
         (), overwrite(""),
         "error: data file {csv} is empty"),
+    # Issue 49: names that would leave the output folders, values that overflow float32, NaN flags.
+    "des-leaves-the-output-folder": (
+        ("--des", "../../../../X"), None,
+        "error: --des '../../../../X' cannot name an output folder (it becomes part of the setting string): it "
+        "contains the path separator '/'; use letters, digits, '_', '-' and '.' only"),
+    "model_id-with-a-separator": (
+        ("--model_id", "a/b"), None,
+        "error: --model_id 'a/b' cannot name an output folder (it becomes part of the setting string): it "
+        "contains the path separator '/'; use letters, digits, '_', '-' and '.' only"),
+    "setting-too-long": (
+        ("--model_id", "m" * 250), None,
+        "error: the setting string long_term_forecast_mmmmmmmmmmmmmmmmmmmmm... cannot name an output folder: it "
+        "is 367 bytes long; a file name holds at most 255; shorten --model_id or --des"),
+    "inf-value": (
+        (), set_cell(7, "x1", "inf"),
+        "error: {csv}: line 9, column 'x1' holds inf, which is infinite or beyond float32's range "
+        "(|x| <= 3.403e+38; 1 such values); fix the file"),
+    "value-beyond-float32": (
+        (), set_cell(3, "OT", "1e40"),
+        "error: {csv}: line 5, column 'OT' holds 1e+40, which is infinite or beyond float32's range "
+        "(|x| <= 3.403e+38; 1 such values); fix the file"),
+    "value-beyond-float64": (
+        (), set_cell(3, "x0", "-1e400"),
+        "error: {csv}: line 5, column 'x0' holds -inf, which is infinite or beyond float32's range "
+        "(|x| <= 3.403e+38; 1 such values); fix the file"),
+    "learning_rate-nan": (("--learning_rate", "nan"), None, "error: --learning_rate nan is not a finite number"),
+    "weight_decay-nan": (("--weight_decay", "nan"), None, "error: --weight_decay nan is not a finite number"),
+    "max_grad_norm-nan": (("--max_grad_norm", "nan"), None, "error: --max_grad_norm nan is not a finite number"),
+    "dropout-inf": (("--dropout", "inf"), None, "error: --dropout inf is not a finite number"),
+    "seed-negative": (
+        ("--seed", "-1"), None,
+        "error: --seed -1 must lie in [0, 4294967295] (run ii of --itr 1 uses --seed + ii, and numpy seeds stop "
+        "at 2**32 - 1)"),
+    "embed-unknown": (
+        ("--embed", "timef"), None,
+        "error: --embed 'timef' is not supported; valid choices: timeF, fixed, learned; did you mean timeF?"),
     "header-only-csv": (
         (), overwrite("date,x0,x1,OT\n"),
         "error: data file {csv} has no data rows (only a header)"),
@@ -117,3 +154,19 @@ def test_unsorted_and_duplicated_timestamps_warn_with_counts(in_tmp, toy, capsys
     csv = in_tmp / "toy.csv"
     assert f"{csv}: 1 duplicated timestamp(s); rows are kept as they are\n" in out
     assert f"{csv}: timestamps go backwards 1 time(s); rows are kept in file order\n" in out
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--lr", "0.001"], "error: unrecognized arguments: --lr 0.001; did you mean --lradj?; see run.py --help"),
+    (["--learning_rat", "0.001"], "error: unrecognized arguments: --learning_rat 0.001; did you mean "
+                                  "--learning_rate?; see run.py --help"),
+    (["--optimizer", "adma"], "error: argument --optimizer: invalid choice: 'adma' (choose from 'adam', 'adamw'); "
+                              "did you mean adam or adamw?; see run.py --help"),
+], ids=["abbreviation-is-not-a-flag", "misspelt-flag", "misspelt-choice"])
+def test_parser_errors_are_one_line_with_a_suggestion(in_tmp, toy, capsys, flags, expected):
+    with pytest.raises(SystemExit) as stop:
+        run.main(toy(in_tmp, "--train_epochs", "1") + flags)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.rstrip("\n") == expected and err.count("\n") == 1
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["toy.csv"]
