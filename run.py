@@ -21,6 +21,7 @@ from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
+from utils.process_guard import die_with_parent
 from utils.seeding import deterministic_mode, seed_everything
 
 logger = logging.getLogger("run")
@@ -54,6 +55,7 @@ def _run(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
     # Under torchrun only rank 0 reports progress; the others still report warnings and errors.
     level = logging.INFO if int(os.environ.get("RANK", "0")) == 0 else logging.WARNING
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stdout, force=True)

@@ -34,9 +34,9 @@ from compare.efficiency import (  # noqa: E402
     forward_flops,
     measure,
 )
+from compare.plan import Row, parse_variant  # noqa: E402
 from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import merge_flags, parse_run_args  # noqa: E402
-from compare.runner import Row, parse_variant  # noqa: E402
 from utils.errors import UserInputError  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 

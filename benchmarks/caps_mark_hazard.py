@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from torch.utils.data import ConcatDataset, DataLoader  # noqa: E402
 
+from compare.plan import resolve_root  # noqa: E402
 from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import flag_value, merge_flags, parse_run_args  # noqa: E402
-from compare.runner import resolve_root  # noqa: E402
 from data_provider.data_factory import build_dataset  # noqa: E402
 from models.CAPS import MARK_NORM_CHOICES, normalise_marks  # noqa: E402
 from utils.timefeatures import time_feature_names  # noqa: E402

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from compare import runner as compare
+from compare.plan import REPO_ROOT, resolve_root, rows_from_args
 from compare.recipes import RECIPES, Dataset, ModelRecipe, RecipeBook
 from utils.errors import UserInputError
 
@@ -250,9 +251,9 @@ def test_parse_variant_rejects_malformed(text):
 
 def test_root_path_mapping(tmp_path):
     mirror = tmp_path / "mirror"
-    assert compare.resolve_root("./dataset/ETT-small/", mirror) == str(mirror / "ETT-small") + os.sep
-    assert compare.resolve_root("./dataset/ETT-small/", None) == str(compare.REPO_ROOT / "dataset" / "ETT-small") + os.sep
-    assert compare.resolve_root("/abs/data/", mirror) == "/abs/data"
+    assert resolve_root("./dataset/ETT-small/", mirror) == str(mirror / "ETT-small") + os.sep
+    assert resolve_root("./dataset/ETT-small/", None) == str(REPO_ROOT / "dataset" / "ETT-small") + os.sep
+    assert resolve_root("/abs/data/", mirror) == "/abs/data"
 
 
 @pytest.mark.slow
@@ -310,7 +311,7 @@ def test_rows_are_found_by_name_in_the_recipe_table(tmp_path):
     args = compare.build_parser().parse_args(["--data", "electricity", "--models", "CAPS", "linattn_rope",
                                               "--pred_lens", "96", "--root", str(tmp_path)])
     args.extra_flags = []
-    rows = compare._rows(args)
+    rows = rows_from_args(args)
     assert [(r.name, r.tag) for r in rows] == [("CAPS", ""), ("LinAttn+RoPE", "")]
     caps, linattn = compare.plan_runs(args, rows)
     assert caps.dataset == "ECL" and caps.recipe.argv == tuple(RECIPES.argv("CAPS", "ECL", 96))

@@ -20,6 +20,7 @@ from matplotlib.image import imread
 from scipy import stats
 
 from compare import runner, significance
+from compare.plan import rows_from_args
 from compare.recipes import Dataset, ModelRecipe, RecipeBook
 from compare.report import Cell, load_runs, mark_with_seeds, write_report
 
@@ -302,7 +303,7 @@ def plan(data_root: Path, *extra: str) -> list[runner.PlannedRun]:
     args = runner.build_parser().parse_args(["--data", "toy", "--models", "DLinear", "iTransformer",
                                              "--pred_lens", "12", "24", "--root", str(data_root), *extra])
     args.extra_flags = []
-    return runner.plan_runs(args, runner._rows(args, TOY), TOY)
+    return runner.plan_runs(args, rows_from_args(args, TOY), TOY)
 
 
 def flag(argv: list[str], name: str) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compare import runner
+from compare import local_process, runner
+from compare.plan import rows_from_args
 from compare.recipes import MASK_RATES, TASK_RECIPES
 from compare.run_args import merge_flags
 from tests.data_provider.uea_files import toy_dataset
@@ -38,7 +39,7 @@ def plan(root: Path, task: str, data: list[str], models: list[str], *extra: str)
     args = runner.build_parser().parse_args(["--task", task, "--data", *data, "--models", *models,
                                              "--root", str(root), *extra])
     args.extra_flags = []
-    return runner.plan_runs(args, runner._rows(args), TASK_RECIPES)
+    return runner.plan_runs(args, rows_from_args(args), TASK_RECIPES)
 
 
 def flag(argv: list[str], name: str) -> str:
@@ -178,9 +179,9 @@ def fake_run_py(monkeypatch):
         with (runs_dir / "results.jsonl").open("a") as f:
             for setting in run.settings:
                 f.write(json.dumps(fake_record(run, setting)) + "\n")
-        return runner.RunOutcome(0, None, log)
+        return local_process.RunOutcome(0, None, log)
 
-    monkeypatch.setattr(runner, "_execute", execute)
+    monkeypatch.setattr(local_process, "execute_run", execute)
     return started
 
 
@@ -244,12 +245,12 @@ def test_an_interrupted_task_run_is_resumed_by_the_next_invocation(data_root, tm
         log.parent.mkdir(parents=True, exist_ok=True)
         if run.row.name == "TimesNet" and started.count("TimesNet") == 1:
             # run.py saved last.pth after SIGTERM and exited 128 + 15
-            return runner.RunOutcome(143, "interrupted: saved last.pth", log)
+            return local_process.RunOutcome(143, "interrupted: saved last.pth", log)
         with (runs_dir / "results.jsonl").open("a") as f:
             f.write(json.dumps(fake_record(run, run.settings[0])) + "\n")
-        return runner.RunOutcome(0, None, log)
+        return local_process.RunOutcome(0, None, log)
 
-    monkeypatch.setattr(runner, "_execute", execute)
+    monkeypatch.setattr(local_process, "execute_run", execute)
     code, log = invoke(argv)
     assert code == runner.EXIT_UNFINISHED and "1 remain: rerun the same command" in log
     table = (out / "table.md").read_text()

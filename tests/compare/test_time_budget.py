@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compare import archive
+from compare import archive, local_process
 from compare import runner as compare
 from compare.recipes import Dataset, ModelRecipe, RecipeBook
 from compare.report import load_runs
@@ -230,9 +230,9 @@ def test_a_run_that_keeps_crashing_is_given_up(data, tmp_path, monkeypatch):
         log = runs_dir / "logs" / f"{run.settings[0]}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("Traceback ...\n")
-        return compare.RunOutcome(1, "RuntimeError: CUDA error: an illegal memory access", log)
+        return local_process.RunOutcome(1, "RuntimeError: CUDA error: an illegal memory access", log)
 
-    monkeypatch.setattr(compare, "_execute", crash)
+    monkeypatch.setattr(local_process, "execute_run", crash)
     out = tmp_path / "crash"
     for attempt in (1, 2):
         code, log = invoke(argv_for(data, out))
@@ -255,7 +255,7 @@ def test_a_run_ignoring_sigterm_is_killed_after_the_grace_period():
                              "signal.SIG_IGN); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"],
                             stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    with StopSignals() as signals, compare._Stopper(0.0, 0.3, lambda: 1.0, signals) as stopper:
+    with StopSignals() as signals, local_process.RunStopper(0.0, 0.3, lambda: 1.0, signals) as stopper:
         stopper.register(proc)
         code = proc.wait(timeout=10)
         assert stopper.unregister(proc) == (True, True)
@@ -275,11 +275,11 @@ def test_a_run_log_follows_the_run_while_it_trains(tmp_path, monkeypatch):
         f"while not pathlib.Path({str(go)!r}).exists() and time.monotonic() < deadline:\n"
         "    time.sleep(0.05)\n"
     )
-    monkeypatch.setattr(compare, "REPO_ROOT", fake_root)
+    monkeypatch.setattr(local_process, "REPO_ROOT", fake_root)
     run = compare.PlannedRun(compare.Row("DLinear", "DLinear"), "toy", 12, argv=["--model", "DLinear"],
                              settings=["toy_setting"])
-    outcome: list[compare.RunOutcome] = []
-    worker = threading.Thread(target=lambda: outcome.append(compare._execute(run, tmp_path / "runs", 30.0)))
+    outcome: list[local_process.RunOutcome] = []
+    worker = threading.Thread(target=lambda: outcome.append(local_process.execute_run(run, tmp_path / "runs", 30.0)))
     worker.start()
     log = tmp_path / "runs" / "logs" / "toy_setting.log"
     deadline = time.monotonic() + 15

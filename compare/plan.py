@@ -1,0 +1,284 @@
+"""The comparison's plan: model rows (table rows and `--variant NAME=BASE:FLAGS`), and every (seed, dataset,
+axis point, row) as a `PlannedRun` with its final run.py argv and TSLib setting strings, or the one-line
+reason it cannot run. Planning reads only the recipe tables and the data folder; it runs nothing.
+
+Seeds are the outermost loop (every run of the first seed, then the second, ...); a `--seeds` run gets
+`--seed S` and the suffix `_s<S>` on its model_id (classification: on its `--des`, since the UEA loader
+reads `<model_id>_TRAIN.ts`), a variant's runs the suffix `_<tag>`, so no two runs share a setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
+from compare.run_args import flag_value, merge_flags, parse_run_args
+from compare.tasks import LONG_TERM, TASK_SPECS, apply_experiment_lengths, axis_points, check_task_data
+from exp.arguments import make_setting
+from utils.errors import UserInputError
+
+__all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "parse_variant", "plan_runs", "resolve_root",
+           "rows_from_args", "tag_name", "task_dataset", "task_model"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Row:
+    """A model row of the comparison: BASE's recipe plus `flags`; `tag` suffixes variant model_ids."""
+
+    name: str
+    base: str
+    flags: tuple[str, ...] = ()
+    tag: str = ""
+
+
+@dataclass
+class PlannedRun:
+    """One (row, dataset, axis point): the run.py argv, its settings, or why it cannot run.
+
+    point: the task's axis value (`compare.tasks`): the horizon of long-term forecasting, imputation's
+    mask rate, the other tasks' block number; block: the recipe block it runs (other tasks)."""
+
+    row: Row
+    dataset: str
+    point: float | int
+    #: --seeds value of this run; None when the recipe's seed is used (no --seeds)
+    seed: int | None = None
+    argv: list[str] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
+    recipe: Recipe | None = None
+    error: str | None = None
+    task: str = LONG_TERM
+    block: int = 0
+
+    @property
+    def pred_len(self) -> float | int:
+        """The horizon of a long-term run (its axis point)."""
+        return self.point
+
+    @property
+    def label(self) -> str:
+        seed = "" if self.seed is None else f" | seed {self.seed}"
+        if self.task == LONG_TERM:
+            return f"{self.row.name} | {self.dataset} | H={self.pred_len}{seed}"
+        return f"{self.row.name} | {self.dataset} | {TASK_SPECS[self.task].axis} {self.point:g}{seed}"
+
+    def where(self) -> dict:
+        """The manifest fields naming this run: row, dataset, horizon (long-term) or task and axis, seed."""
+        if self.task == LONG_TERM:
+            return {"row": self.row.name, "dataset": self.dataset, "pred_len": self.pred_len, "seed": self.seed}
+        return {"row": self.row.name, "dataset": self.dataset, "task": self.task, "axis": self.point,
+                "seed": self.seed}
+
+
+def tag_name(name: str) -> str:
+    """A file-name-safe tag for a variant name (`CAPS (official)` -> `CAPS-official`)."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", name).strip("-")
+
+
+def parse_variant(text: str) -> Row:
+    """`NAME=BASE:FLAGS` -> Row; FLAGS is a shell-quoted string of run.py flags (may be empty)."""
+    name, eq, rest = text.partition("=")
+    base, colon, flags = rest.partition(":")
+    if not eq or not colon or not name.strip() or not base.strip():
+        raise UserInputError(f"--variant {text!r} must look like NAME=BASE:FLAGS, e.g. "
+                             "'LinAttn=CAPS:--caps_paths none --learning_rate 6e-4'")
+    try:
+        words = shlex.split(flags)
+    except ValueError as err:
+        raise UserInputError(f"--variant {text!r}: cannot split its flags ({err})") from None
+    name = name.strip()
+    if not tag_name(name):
+        raise UserInputError(f"--variant {text!r}: NAME needs at least one letter or digit")
+    return Row(name=name, base=base.strip(), flags=tuple(words), tag=tag_name(name))
+
+
+def resolve_root(root_path: str, data_root: Path | None) -> str:
+    """The recipe's `--root_path` made absolute: `./dataset/X/` maps to `<data_root>/X/` when a data
+    root is given, else it is taken relative to the repository root (where the scripts are run from)."""
+    path = Path(root_path)
+    if path.is_absolute():
+        return str(path)
+    if data_root is not None:
+        parts = path.parts[1:] if path.parts and path.parts[0] == "dataset" else path.parts
+        return str(data_root.joinpath(*parts).resolve()) + os.sep
+    return str((REPO_ROOT / path).resolve()) + os.sep
+
+
+def _fetch_hint(recipe: Recipe) -> str:
+    return f"python -m data_provider.fetch {recipe.fetch} --root ./dataset"
+
+
+def global_flags(args: argparse.Namespace) -> list[str]:
+    """Flags the runner applies to every run after the recipe and variant flags."""
+    flags = ["--no_progress"]
+    if args.epochs is not None:
+        flags += ["--train_epochs", str(args.epochs)]
+    if args.patience is not None:
+        flags += ["--patience", str(args.patience)]
+    if args.num_workers is not None:
+        flags += ["--num_workers", str(args.num_workers)]
+    if args.inverse:
+        flags.append("--inverse")
+    return flags + list(args.extra_flags)
+
+
+def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECIPES,
+              task_book: TaskBook = TASK_RECIPES) -> list[PlannedRun]:
+    """Every (seed, dataset, axis point, row) with its final argv and settings; an unknown dataset raises
+    UserInputError, other problems are recorded on the run (`error`) instead of raised, so one bad row
+    never stops the others. `args.seeds` (None: the recipes' seeds) adds `--seed S` and the model_id
+    suffix `_s<S>` to each run.
+
+    args.task (default long-term): the axis is the horizon (`args.pred_lens`) for long-term forecasting,
+    else the task's (`compare.tasks.axis_points`: `args.mask_rates`, `args.blocks`); the recipes are
+    `task_book`'s."""
+    task = getattr(args, "task", LONG_TERM)
+    data_root = Path(args.root).resolve() if args.root else None
+    overrides = global_flags(args)
+    seeds: list[int | None] = list(getattr(args, "seeds", None) or [None])
+    plan = []
+    if task == LONG_TERM:
+        datasets = [book.dataset(name).name for name in args.data]
+        for seed in seeds:
+            for dataset in datasets:
+                for pred_len in args.pred_lens:
+                    for row in rows:
+                        run = PlannedRun(row, dataset, pred_len, seed)
+                        plan.append(run)
+                        _plan_one(run, overrides, data_root, book)
+    else:
+        datasets = [task_dataset(task_book, task, name) for name in args.data]
+        for seed in seeds:
+            for dataset in datasets:
+                points = {row.name: _task_points(task_book, task, row, dataset, args) for row in rows}
+                # Every point any row has, in order: a block only some rows have (SWaT's widths) is one line.
+                for point in sorted({p for found in points.values() for p in found}):
+                    for row in rows:
+                        if point in points[row.name]:
+                            run = PlannedRun(row, dataset, point, seed, task=task, block=points[row.name][point])
+                            plan.append(run)
+                            _plan_task_one(run, overrides, data_root, task_book)
+    seen: dict[str, PlannedRun] = {}
+    for run in plan:
+        for setting in run.settings:
+            if setting in seen:
+                raise UserInputError(f"{run.label} and {seen[setting].label} produce the same setting {setting}; "
+                                     "give one of them a different --model_id")
+            seen[setting] = run
+    return plan
+
+
+def _tagged(run: PlannedRun, argv: list[str], flag: str, default: str) -> list[str]:
+    """argv with the variant tag and the seed suffix appended to `--flag` (model_id; classification's
+    des, since its model_id names the files) and `--seed S` for a --seeds run."""
+    value = flag_value(argv, flag) or default
+    if run.row.tag:
+        value = f"{value}_{run.row.tag}"
+    if run.seed is not None:
+        # TSLib's setting string has no seed: without the suffix the seeds would overwrite each other.
+        value = f"{value}_s{run.seed}"
+        argv = merge_flags(argv, ["--seed", str(run.seed)])
+    return merge_flags(argv, [f"--{flag}", value])
+
+
+def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: RecipeBook) -> None:
+    """Fill in run's recipe, argv and settings, or its `error` when it cannot run."""
+    row, dataset, pred_len = run.row, run.dataset, run.pred_len
+    try:
+        run.recipe = book.recipe(row.base, dataset, pred_len)
+        argv = merge_flags(run.recipe.argv, row.flags)
+        argv = merge_flags(argv, overrides)
+        argv = _tagged(run, argv, "model_id", dataset)
+        root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
+        argv = merge_flags(argv, ["--root_path", root_path])
+        parsed = parse_run_args(argv)
+        data_file = Path(parsed.root_path) / parsed.data_path
+        if not data_file.is_file():
+            raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
+                                 " from the repository root, or pass --root DIR (a folder laid out "
+                                 "like ./dataset)")
+    except UserInputError as err:
+        run.error = str(err)
+        return
+    run.argv = argv
+    run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
+
+
+def task_dataset(task_book: TaskBook, task: str, name: str) -> str:
+    """The task's dataset named `name` (any case or punctuation); UserInputError listing the choices."""
+    choices = task_book.datasets[task_book.task(task)]
+    found = next((d for d in choices if name_key(d) == name_key(name)), None)
+    if found is None:
+        raise UserInputError(f"--data {name} is not a {task} dataset; choose from {', '.join(choices)}")
+    return found
+
+
+def _task_points(task_book: TaskBook, task: str, row: Row, dataset: str, args: argparse.Namespace
+                 ) -> dict[float | int, int]:
+    """{axis point: recipe block} of `row` on `dataset` ({} when its model has no recipe for it: the run is
+    planned with that error on its first requested point)."""
+    if dataset not in task_book.recipe(task, row.base).per_dataset:
+        first = (args.mask_rates or MASK_RATES)[0] if task == "imputation" else 0
+        return {first: -1}
+    return dict(axis_points(task, task_book, row.base, dataset, args.mask_rates, args.blocks))
+
+
+def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: TaskBook) -> None:
+    """Fill in a task run's recipe, argv and settings from `book`'s block, or its `error`."""
+    task, row, dataset = run.task, run.row, run.dataset
+    try:
+        if run.block < 0:
+            book.flags(task, row.base, dataset)  # raises: the model has no recipe for the dataset
+        base = book.argv(task, row.base, dataset, run.block)
+        data = book.datasets[task][dataset]
+        run.recipe = Recipe(row=row.name, dataset=dataset, pred_len=int(flag_value(base, "pred_len") or 0),
+                            argv=tuple(base), env=dict(book.env), fetch=data.fetch,
+                            script=book.script(task, row.base, dataset))
+        argv = merge_flags(merge_flags(base, row.flags), overrides)
+        # UEA's loader reads <model_id>_TRAIN.ts: classification runs are told apart by --des instead.
+        argv = _tagged(run, argv, "des" if task == "classification" else "model_id",
+                       "Exp" if task == "classification" else dataset)
+        root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
+        argv = merge_flags(argv, ["--root_path", root_path])
+        parsed = parse_run_args(argv)
+        check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
+        apply_experiment_lengths(task, parsed)
+    except UserInputError as err:
+        run.error = str(err)
+        return
+    run.argv = argv
+    run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
+
+
+def task_model(task_book: TaskBook, task: str, name: str) -> str:
+    """The task's model named `name` (any case or punctuation); UserInputError listing the choices."""
+    models = task_book.models(task)
+    found = next((m for m in models if name_key(m) == name_key(name)), None)
+    if found is None:
+        raise UserInputError(f"{name} has no {task} recipe; choose from {', '.join(models)}")
+    return found
+
+
+def rows_from_args(args: argparse.Namespace, book: RecipeBook = RECIPES, task_book: TaskBook = TASK_RECIPES) -> list[Row]:
+    """The table rows named by --models (in the table's spelling) and the --variant rows, checked."""
+    task = getattr(args, "task", LONG_TERM)
+    if task == LONG_TERM:
+        rows = [Row(name=book.row_name(m), base=book.row_name(m)) for m in args.models]
+        rows += [replace(row, base=book.row_name(row.base)) for row in map(parse_variant, args.variant)]
+    else:
+        rows = [Row(name=task_model(task_book, task, m), base=task_model(task_book, task, m)) for m in args.models]
+        rows += [replace(row, base=task_model(task_book, task, row.base)) for row in map(parse_variant, args.variant)]
+    if not rows:
+        raise UserInputError("nothing to compare: pass --models and/or --variant")
+    names = [r.name for r in rows]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UserInputError(f"row names must be unique; repeated: {', '.join(duplicates)}")
+    return rows

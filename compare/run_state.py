@@ -1,0 +1,128 @@
+"""What `<out>/runs/` says about the runs of a comparison: the manifest of attempts (`compare_runs.jsonl`),
+crash counts, each run's `last.pth`, its saved progress, and the result line printed when a run finishes.
+Both executors (local processes, Ray) leave the same files here, so everything below reads one layout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+from compare.plan import PlannedRun
+from compare.report import MANIFEST_FILE, RESULTS_JSONL
+from compare.run_args import flag_value
+from compare.tasks import LONG_TERM, TASK_SPECS
+from exp.checkpointing import LAST_FILE, read_progress
+from utils.tools import append_text
+
+__all__ = ["append_manifest", "crash_counts", "has_last", "last_files", "restore_committed_records",
+           "result_line", "saved_progress", "warn_changed_recipes"]
+
+logger = logging.getLogger("compare")
+
+
+def restore_committed_records(out: Path, runs_dir: Path) -> None:
+    """Seed a missing `runs/` from the report's committed copies (`<out>/results.jsonl`, `compare_runs.jsonl`).
+
+    `runs/` is git-ignored, the report's copies are committed: in a fresh clone the finished runs of a
+    committed table are known again, so an interrupted table is completed instead of rerun."""
+    for name in (RESULTS_JSONL, MANIFEST_FILE):
+        committed, local = out / name, runs_dir / name
+        if committed.is_file() and not local.exists():
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            local.write_text(committed.read_text())
+            logger.info("%s: restored from the committed %s", local, committed)
+
+
+def _without_root(argv: list[str]) -> list[str]:
+    """argv without its `--root_path VALUE` pair."""
+    if "--root_path" not in argv:
+        return list(argv)
+    k = argv.index("--root_path")
+    return argv[:k] + argv[k + 2:]
+
+
+def warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
+    """Warn when a finished run was made with other flags than the ones planned now (the setting
+    string does not contain every flag, e.g. --learning_rate or --train_epochs)."""
+    path = runs_dir / MANIFEST_FILE
+    earlier = {}
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("status") == "ok":
+            earlier[tuple(entry.get("settings") or [])] = entry.get("argv") or []
+    for run in skipped:
+        before = earlier.get(tuple(run.settings))
+        # The data may live elsewhere on another machine (a restored archive): --root_path does not count.
+        if before is not None and _without_root(before) != _without_root(run.argv):
+            changed = sorted(set(_without_root(before)) ^ set(_without_root(run.argv)))
+            logger.warning("  %s finished earlier with different flags (%s); its old result is kept: delete "
+                           "%s/results/%s and its line in results.jsonl to rerun it", run.label,
+                           " ".join(changed), runs_dir, run.settings[0])
+
+
+def crash_counts(runs_dir: Path) -> Counter[tuple[str, ...]]:
+    """How often each run (by its settings) crashed, from the manifest's `failed` attempts."""
+    path = runs_dir / MANIFEST_FILE
+    counts: Counter[tuple[str, ...]] = Counter()
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("status") == "failed" and entry.get("settings"):
+            counts[tuple(entry["settings"])] += 1
+    return counts
+
+
+def last_files(runs_dir: Path, run: PlannedRun) -> dict[str, Path]:
+    """Where each of the run's settings keeps its `last.pth` (existing or not)."""
+    checkpoints = runs_dir / (flag_value(run.argv, "checkpoints") or "./checkpoints/")
+    return {setting: checkpoints / setting / LAST_FILE for setting in run.settings}
+
+
+def has_last(runs_dir: Path, run: PlannedRun) -> bool:
+    """True when one of the run's settings has a `last.pth` to continue from (run.py --resume)."""
+    return any(path.is_file() for path in last_files(runs_dir, run).values())
+
+
+def saved_progress(runs_dir: Path, run: PlannedRun) -> dict[str, dict]:
+    """Per setting with a readable `last.pth`: the epoch in progress (1-based), the batches done in it and
+    the curve of its finished epochs, so an interrupted run's progress outlives its checkpoint folder."""
+    saved = {}
+    for setting, path in last_files(runs_dir, run).items():
+        progress = read_progress(path)
+        if progress is not None:
+            saved[setting] = {"epoch": int(progress["epoch"]) + 1, "batch": int(progress["step"]),
+                              "curve": list(progress.get("curve", []))}
+    return saved
+
+
+def append_manifest(runs_dir: Path, record: dict) -> None:
+    append_text(runs_dir / MANIFEST_FILE, json.dumps(record) + "\n")
+
+
+def result_line(runs_dir: Path, settings: list[str], task: str = LONG_TERM) -> str:
+    records = {}
+    path = runs_dir / RESULTS_JSONL
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        records[rec.get("setting")] = rec
+    found = [records[s] for s in settings if s in records]
+    if not found:
+        return "no result recorded"
+    if task != LONG_TERM:
+        values = [f"{m.key} {sum(r[m.key] for r in found) / len(found):.4f}" for m in TASK_SPECS[task].metrics
+                  if all(r.get(m.key) is not None for r in found)]
+        return "  ".join([*values, f"epochs {found[0].get('epochs_run')}"])
+    mse = sum(r["mse"] for r in found) / len(found)
+    mae = sum(r["mae"] for r in found) / len(found)
+    return f"mse {mse:.4f}  mae {mae:.4f}  epochs {found[0].get('epochs_run')}"
