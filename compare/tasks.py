@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compare.recipes import MASK_RATES, TaskBook
-from data_provider.m4 import M4_FILES
+from data_provider.m4 import missing_m4_files
 from data_provider.registry import ANOMALY_DATASETS, UEA_DATASETS, anomaly_files
 from utils.errors import UserInputError
 
@@ -39,8 +39,6 @@ __all__ = [
 
 LONG_TERM = "long_term_forecast"
 TASK_CHOICES = (LONG_TERM, "imputation", "anomaly_detection", "classification", "short_term_forecast")
-#: the M4 files a short-term run reads (the Naive2 forecasts are only needed for the OWA summary)
-_M4_NEEDED = ("info", "training", "test")
 
 
 @dataclass(frozen=True)
@@ -150,7 +148,8 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
                    if not (root / f"{dataset}_{split}.ts").is_file()]
         hint = f"{_uea_hint(dataset)} into {root}/, or {where}"
     else:
-        missing = [str(root / M4_FILES[k]) for k in _M4_NEEDED if not (root / M4_FILES[k]).is_file()]
+        # M4-info.csv and the group's two CSVs (the Naive2 forecasts are only needed for the OWA summary).
+        missing = [str(path) for path in missing_m4_files(root, dataset)]
         hint = f"run `python -m data_provider.fetch {fetch} --root ./dataset` from the repository root, or {where}"
     if missing:
         raise UserInputError(f"{task} data {', '.join(missing)} missing: {hint}")

@@ -2,9 +2,14 @@
 
 For each dataset, in order: keep a file already present with the right checksum; else copy it from a
 local mirror (``--mirror DIR`` or env ``TSLIB_DATA_MIRROR``, laid out like ``./dataset/``); else
-download it when the registry knows a URL (archives are extracted with patool). Every file is
-verified against the registry checksum and written atomically (a temporary file in the destination
-folder, then ``os.replace``), so an interrupted or rejected fetch never leaves a partial file.
+download it when the registry knows a URL (archives are extracted with patool). Every copied or
+downloaded file is verified and written atomically (a temporary file in the destination folder, then
+``os.replace``), so an interrupted or rejected fetch never leaves a partial file. The checksum it must
+match is the registry's (sha256, else md5), else the one the mirror's ``SHA256SUMS`` lists for it
+(``sha256sum`` format, paths relative to the mirror); a file extracted from an archive whose md5 the
+registry knows counts as verified. A file no checksum covers is refused (its sha256 is in the message)
+unless ``--accept-unverified`` is given, which installs it and logs the sha256 it saw. A file already
+present is kept when it matches, or when no checksum is known (its sha256 is logged).
 Datasets that cannot be fetched get one line saying what to do, and the exit code is 1.
 """
 
@@ -22,6 +27,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from data_provider.registry import (
@@ -34,17 +40,34 @@ from data_provider.registry import (
 )
 from utils.errors import MissingDataError, UserInputError
 
-__all__ = ["ChecksumError", "fetch", "fetch_command", "main", "verify"]
+__all__ = ["SUMS_FILE", "ChecksumError", "Expected", "UnverifiedError", "expected_checksum", "fetch", "fetch_command",
+           "main", "read_sha256sums", "verify"]
 
 logger = logging.getLogger(__name__)
 
 MIRROR_ENV = "TSLIB_DATA_MIRROR"
 DOWNLOAD_TIMEOUT_S = 60
 _ARCHIVE_SUFFIXES = (".gz", ".zip", ".tar", ".tgz", ".bz2", ".xz", ".7z")
+#: The checksum list a mirror may hold at its top (``sha256sum`` output, paths relative to the mirror).
+SUMS_FILE = "SHA256SUMS"
+_HEX = frozenset("0123456789abcdef")
 
 
 class ChecksumError(UserInputError):
-    """A copied or downloaded file whose checksum differs from the registry's."""
+    """A copied or downloaded file whose checksum differs from the registry's (or the mirror's SHA256SUMS)."""
+
+
+class UnverifiedError(UserInputError):
+    """A copied or downloaded file that no known checksum covers (and --accept-unverified was not given)."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The checksum a file must have: `algorithm` (sha256 or md5), hex `digest`, and `where` it comes from."""
+
+    algorithm: str
+    digest: str
+    where: str
 
 
 def fetch_command(name: str, root: str | Path = "./dataset") -> str:
@@ -65,36 +88,80 @@ def _digest(path: Path, algorithm: str) -> str:
     return h.hexdigest()
 
 
-def verify(path: Path, info: DatasetInfo) -> bool | None:
-    """True/False when `path` does/does not match the registry checksum (sha256, else md5);
-    None when the registry has no checksum for the file."""
+def read_sha256sums(path: Path) -> dict[str, str]:
+    """{relative path: sha256} of a ``sha256sum``-style file (``<hex>  <path>`` or ``<hex> *<path>`` per line;
+    blank lines and ``#`` comments skipped); a malformed line is a one-line UserInputError."""
+    sums: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        digest, _, name = line.partition(" ")
+        name = name[1:] if name[:1] in (" ", "*") else ""
+        digest = digest.lower()
+        if len(digest) != 64 or not set(digest) <= _HEX or not name.strip():
+            raise UserInputError(f"{path} line {number} is not '<sha256>  <file>' (the format sha256sum writes); "
+                                 "fix or remove that line")
+        sums[name.strip().removeprefix("./")] = digest
+    return sums
+
+
+def expected_checksum(info: DatasetInfo, mirror: str | Path | None = None) -> Expected | None:
+    """The checksum `info`'s file must have: the registry's sha256, else its md5, else the sha256 that
+    `mirror`/SHA256SUMS lists for ``info.relpath``; None when none is known."""
     if info.sha256:
-        return _digest(path, "sha256") == info.sha256
+        return Expected("sha256", info.sha256, "the registry")
     if info.md5:
-        return _digest(path, "md5") == info.md5
+        return Expected("md5", info.md5, "the registry")
+    sums_path = Path(mirror) / SUMS_FILE if mirror else None
+    if sums_path is not None and sums_path.is_file():
+        digest = read_sha256sums(sums_path).get(info.relpath)
+        if digest:
+            return Expected("sha256", digest, str(sums_path))
     return None
 
 
-def _checked_install(candidate: Path, dest: Path, info: DatasetInfo, origin: str) -> Path:
-    """Verify `candidate` (already in dest's folder) and move it onto `dest`, or delete it and raise."""
-    ok = verify(candidate, info)
-    if ok is False:
-        candidate.unlink()
-        algo = "sha256" if info.sha256 else "md5"
-        raise ChecksumError(f"{info.name}: {algo} of the file from {origin} does not match the registry; "
-                            "nothing was written (the source is corrupt or a different version)")
-    if ok is None:
-        logger.warning("%s: checksum unknown; the file from %s was not verified", info.name, origin)
+def verify(path: Path, info: DatasetInfo, mirror: str | Path | None = None) -> bool | None:
+    """True/False when `path` does/does not match its expected checksum (`expected_checksum`);
+    None when no checksum is known for the file."""
+    expected = expected_checksum(info, mirror)
+    if expected is None:
+        return None
+    return _digest(path, expected.algorithm) == expected.digest
+
+
+def _checked_install(candidate: Path, dest: Path, info: DatasetInfo, origin: str, expected: Expected | None,
+                     accept_unverified: bool = False, archive_verified: bool = False) -> Path:
+    """Verify `candidate` (already in dest's folder) and move it onto `dest`, or delete it and raise.
+
+    With no `expected` checksum the file is installed only when it came out of an archive whose md5 the
+    registry knows (`archive_verified`) or when `accept_unverified` (its sha256 is logged)."""
+    if expected is not None:
+        if _digest(candidate, expected.algorithm) != expected.digest:
+            candidate.unlink()
+            raise ChecksumError(f"{info.name}: {expected.algorithm} of the file from {origin} does not match "
+                                f"{expected.where}; nothing was written (the source is corrupt or a different version)")
+    elif not archive_verified:
+        seen = _digest(candidate, "sha256")
+        if not accept_unverified:
+            candidate.unlink()
+            raise UnverifiedError(
+                f"{info.name}: no known checksum for {info.relpath} (none in the registry, none in a mirror "
+                f"{SUMS_FILE}), so the file from {origin} (sha256 {seen}) was not installed; compare that sha256 "
+                f"with a source you trust, then add '{seen}  {info.relpath}' to {SUMS_FILE} in the --mirror folder or rerun "
+                "with --accept-unverified (which logs the sha256 it installs)")
+        logger.warning("%s: installed WITHOUT a known checksum (--accept-unverified): the file from %s has sha256 %s",
+                       info.name, origin, seen)
     os.replace(candidate, dest)
     return dest
 
 
-def _copy_from_mirror(src: Path, dest: Path, info: DatasetInfo) -> Path:
+def _copy_from_mirror(src: Path, dest: Path, info: DatasetInfo, expected: Expected | None,
+                      accept_unverified: bool) -> Path:
     # A fresh name beside dest (not mkstemp, whose 0600 mode would stick to the final file).
     tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part"
     try:
         shutil.copyfile(src, tmp)
-        return _checked_install(tmp, dest, info, f"mirror {src}")
+        return _checked_install(tmp, dest, info, f"mirror {src}", expected, accept_unverified)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -122,20 +189,23 @@ def _extract_single(archive: Path, workdir: Path, wanted: str) -> Path:
     return matches[0]
 
 
-def _download_and_install(info: DatasetInfo, url: str, dest: Path) -> Path:
+def _download_and_install(info: DatasetInfo, url: str, dest: Path, expected: Expected | None = None,
+                          accept_unverified: bool = False) -> Path:
     with tempfile.TemporaryDirectory(prefix=f".{dest.name}.", dir=dest.parent) as workdir:
         work = Path(workdir)
         archive_name = url.rsplit("/", 1)[-1]
         downloaded = work / archive_name
         logger.info("%s: downloading %s", info.name, url)
         _download(url, downloaded)
+        archive_verified = False
         if archive_name.endswith(_ARCHIVE_SUFFIXES):
             if info.archive_md5 and _digest(downloaded, "md5") != info.archive_md5:
                 raise ChecksumError(f"{info.name}: md5 of {archive_name} from {url} does not match "
                                     "the registry; nothing was written")
+            archive_verified = bool(info.archive_md5)
             downloaded = _extract_single(downloaded, work / "extracted", dest.name)
         # The temporary folder lies inside dest's folder, so os.replace stays on one file system.
-        return _checked_install(downloaded, dest, info, url)
+        return _checked_install(downloaded, dest, info, url, expected, accept_unverified, archive_verified)
 
 
 def _manual_instructions(info: DatasetInfo, dest: Path) -> str:
@@ -144,33 +214,39 @@ def _manual_instructions(info: DatasetInfo, dest: Path) -> str:
 
 
 def fetch(name: str, root: str | Path = "./dataset", mirror: str | Path | None = None,
-          download: bool = True) -> Path:
+          download: bool = True, accept_unverified: bool = False) -> Path:
     """Make ``root/<relpath>`` of dataset `name` present and verified; return its path.
 
-    `mirror` defaults to env TSLIB_DATA_MIRROR. Raises ChecksumError for a corrupt source and
-    MissingDataError when neither the mirror nor a download (URL known and `download`) works.
+    `mirror` defaults to env TSLIB_DATA_MIRROR; its SHA256SUMS supplies checksums the registry lacks.
+    Raises ChecksumError for a corrupt source, UnverifiedError for a copied or downloaded file that no
+    checksum covers (unless `accept_unverified`), and MissingDataError when neither the mirror nor a
+    download (URL known and `download`) works.
     """
     info = lookup(name)
     dest = Path(root) / info.relpath
+    mirror = mirror if mirror is not None else os.environ.get(MIRROR_ENV)
+    expected = expected_checksum(info, mirror)
     if dest.is_file():
-        ok = verify(dest, info)
-        if ok is not False:
-            logger.info("%s: present at %s%s", info.name, dest, "" if ok else " (checksum unknown)")
+        if expected is None:
+            logger.warning("%s: present at %s (no known checksum; sha256 %s)", info.name, dest,
+                           _digest(dest, "sha256"))
+            return dest
+        if _digest(dest, expected.algorithm) == expected.digest:
+            logger.info("%s: present at %s", info.name, dest)
             return dest
         logger.warning("%s: %s has the wrong checksum; fetching a fresh copy", info.name, dest)
 
-    mirror = mirror if mirror is not None else os.environ.get(MIRROR_ENV)
     source = Path(mirror) / info.relpath if mirror else None
     if source is not None and source.is_file():
         with _destination_folder(dest):
-            _copy_from_mirror(source, dest, info)
+            _copy_from_mirror(source, dest, info, expected, accept_unverified)
         logger.info("%s: copied from mirror %s to %s", info.name, mirror, dest)
         return dest
 
     if info.url and download:
         try:
             with _destination_folder(dest):
-                _download_and_install(info, info.url, dest)
+                _download_and_install(info, info.url, dest, expected, accept_unverified)
         except (urllib.error.URLError, OSError) as exc:
             raise MissingDataError(f"{info.name}: download from {info.url} failed ({exc}); "
                                    f"{_manual_instructions(info, dest)}") from exc
@@ -181,15 +257,17 @@ def fetch(name: str, root: str | Path = "./dataset", mirror: str | Path | None =
 
 @contextlib.contextmanager
 def _destination_folder(dest: Path) -> Iterator[None]:
-    """Create dest's folder for the duration of a fetch; remove it again if the fetch fails and
-    leaves it empty, so a failed fetch changes nothing on disk."""
-    created = not dest.parent.exists()
+    """Create dest's folder (and its missing parents) for the duration of a fetch; remove the ones it
+    created again if the fetch fails and leaves them empty, so a failed fetch changes nothing on disk."""
+    created = [folder for folder in (dest.parent, *dest.parent.parents) if not folder.exists()]
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         yield
     except BaseException:
-        if created and not any(dest.parent.iterdir()):
-            dest.parent.rmdir()
+        for folder in created:  # deepest first
+            if any(folder.iterdir()):
+                break
+            folder.rmdir()
         raise
 
 
@@ -203,10 +281,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit code (0 when every dataset is in place, else 1)."""
     parser = argparse.ArgumentParser(prog="python -m data_provider.fetch", description="Put benchmark files under ./dataset/ in TSLib's layout.")
     parser.add_argument("names", nargs="+", metavar="NAME",
-                        help=f"dataset names ({', '.join(DATASETS)}), m4 (its four files) or 'all' (every mirrored dataset)")
+                        help=f"dataset names ({', '.join(DATASETS)}), m4 (M4-info.csv, the 12 per-group CSVs, submission-Naive2.csv) or 'all' (every mirrored dataset)")
     parser.add_argument("--root", default="./dataset", help="dataset root (TSLib scripts use ./dataset)")
     parser.add_argument("--mirror", default=None, help=f"local mirror folder (default: env {MIRROR_ENV})")
     parser.add_argument("--offline", action="store_true", help="only copy from the mirror; never download")
+    parser.add_argument("--accept-unverified", action="store_true",
+                        help="install copied or downloaded files that no known checksum covers (neither the "
+                             f"registry nor the mirror's {SUMS_FILE}), logging the sha256 of each; check them yourself")
     args = parser.parse_args(argv)
     # The CLI prints this module's log records as plain lines; library callers keep their own logging.
     handler = logging.StreamHandler(sys.stdout)
@@ -231,7 +312,7 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     for name in names:
         try:
-            fetch(name, args.root, mirror, download=not args.offline)
+            fetch(name, args.root, mirror, download=not args.offline, accept_unverified=args.accept_unverified)
         except UserInputError as exc:
             logger.error("error: %s", exc)
             failures += 1

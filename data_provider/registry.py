@@ -1,7 +1,8 @@
 """Where each long-term forecasting benchmark lives under ``./dataset/`` and how to verify it.
 
 Checksums come from ``shared/datasets/SOURCES.md`` / ``SHA256SUMS``: sha256 where known, md5 where
-only md5 is published, None otherwise (fetch then says the file could not be verified). `url` is a
+only md5 is published, None otherwise (fetch then verifies the file against a ``SHA256SUMS`` in the
+mirror, or refuses it unless told ``--accept-unverified``). `url` is a
 public source when one is known; Hugging Face URLs point at TSLib's mirror ``thuml/Time-Series-Library``
 and assume its folders match ``./dataset/`` (the sha256 check guards against a wrong file). Datasets
 without a URL (PEMS) must be copied from a mirror or placed by hand.
@@ -74,11 +75,29 @@ def _pems(number: str, steps: int, nodes: int) -> DatasetInfo:
     return DatasetInfo(f"PEMS{number}", f"PEMS/PEMS{number}.npz", "PEMS", steps, nodes)
 
 
-def _m4(name: str, file: str, rows: int, cols: int | None, mirrored: bool = True) -> DatasetInfo:
-    """An M4 file under ``m4/`` (rows: series; cols: CSV columns, None for the per-series arrays).
-    TSLib downloads the first three from its Hugging Face mirror; the Naive2 forecasts (for OWA) come from
-    the M4 competition's published submissions and must be placed by hand."""
-    return DatasetInfo(name, f"m4/{file}", "m4", rows, cols, url=_HF + f"m4/{file}" if mirrored else None)
+#: Where the M4 competition publishes its data (per-group CSVs under Dataset/Train and Dataset/Test).
+_M4_GITHUB = "https://github.com/Mcompetitions/M4-methods/raw/master/Dataset/"
+#: Series per group and horizon, for the sizes of the per-group CSVs (data_provider/m4.py has the same).
+_M4_GROUPS = {"Yearly": (23000, 6), "Quarterly": (24000, 8), "Monthly": (48000, 18), "Weekly": (359, 13),
+              "Daily": (4227, 14), "Hourly": (414, 48)}
+
+
+def _m4(name: str, file: str, rows: int, cols: int | None, url: str | None) -> DatasetInfo:
+    """An M4 file under ``m4/`` (rows: series; cols: CSV columns, None where ragged rows set the width).
+    No checksum is registered for any of them (none is published), so fetch accepts them only against a
+    ``SHA256SUMS`` in the mirror or with ``--accept-unverified``."""
+    return DatasetInfo(name, f"m4/{file}", "m4", rows, cols, url=url)
+
+
+def _m4_files() -> tuple[DatasetInfo, ...]:
+    """M4-info.csv (TSLib's Hugging Face mirror), the twelve per-group CSVs (the M4 competition's repository;
+    the training ones are as wide as their longest series) and the Naive2 forecasts (published only as a
+    .rar of the competition's submissions: placed by hand or copied from a mirror)."""
+    groups = [_m4(f"M4-{group}-{split}", f"{group}-{split}.csv", rows, None if split == "train" else horizon + 1,
+                  f"{_M4_GITHUB}{split.capitalize()}/{group}-{split}.csv")
+              for group, (rows, horizon) in _M4_GROUPS.items() for split in ("train", "test")]
+    return (_m4("M4-info", "M4-info.csv", 100000, 6, _HF + "m4/M4-info.csv"), *groups,
+            _m4("M4-Naive2", "submission-Naive2.csv", 100000, 49, None))
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -109,15 +128,12 @@ DATASETS: dict[str, DatasetInfo] = {
         _pems("04", 16992, 307),
         _pems("07", 28224, 883),
         _pems("08", 17856, 170),
-        _m4("M4-info", "M4-info.csv", 100000, 6),
-        _m4("M4-training", "training.npz", 100000, None),
-        _m4("M4-test", "test.npz", 100000, None),
-        _m4("M4-Naive2", "submission-Naive2.csv", 100000, 49, mirrored=False),
+        *_m4_files(),
     )
 }
 
 #: Names that stand for several files (`python -m data_provider.fetch m4`).
-DATASET_GROUPS: dict[str, tuple[str, ...]] = {"m4": ("M4-info", "M4-training", "M4-test", "M4-Naive2")}
+DATASET_GROUPS: dict[str, tuple[str, ...]] = {"m4": tuple(info.name for info in _m4_files())}
 
 # Names people use for the same files (TSLib scripts say ECL and ILI; Solar-Energy papers say solar).
 _ALIASES = {"ecl": "electricity", "ili": "illness", "exchange": "exchange_rate", "solar_al": "Solar"}

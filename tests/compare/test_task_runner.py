@@ -15,6 +15,7 @@ from compare import local_process, runner
 from compare.plan import rows_from_args
 from compare.recipes import MASK_RATES, TASK_RECIPES
 from compare.run_args import merge_flags
+from data_provider.m4 import M4_SERIES_FILES
 from tests.data_provider.uea_files import toy_dataset
 
 
@@ -27,7 +28,7 @@ def data_root(tmp_path_factory) -> Path:
     (root / "ETT-small" / "ETTh1.csv").write_text("date,OT\n")
     for folder, files in (("MSL", ("MSL_train.npy", "MSL_test.npy", "MSL_test_label.npy")),
                           ("SWaT", ("swat_train2.csv", "swat2.csv")),
-                          ("m4", ("M4-info.csv", "training.npz", "test.npz"))):
+                          ("m4", ("M4-info.csv", *M4_SERIES_FILES))):
         (root / folder).mkdir()
         for name in files:
             (root / folder / name).write_text("")

@@ -1,4 +1,5 @@
-"""fetch / registry: mirror copy with checksum, atomic writes, downloads (faked), archives, CLI exit codes."""
+"""fetch / registry: mirror copy with checksum, atomic writes, downloads (faked), archives, files without a
+registry checksum (the mirror's SHA256SUMS, --accept-unverified, refused otherwise), CLI exit codes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from data_provider import fetch as fetch_module
-from data_provider.fetch import ChecksumError, fetch, fetch_command, main
+from data_provider.fetch import ChecksumError, UnverifiedError, fetch, fetch_command, main, read_sha256sums
 from data_provider.registry import DATASETS, DatasetInfo, find_by_path, lookup
 from utils.errors import MissingDataError, UserInputError
 
@@ -47,7 +48,9 @@ def test_registry_has_every_tslib_file_with_known_checksums():
                 "exchange_rate": "exchange_rate/exchange_rate.csv", "illness": "illness/national_illness.csv",
                 "Solar": "Solar/solar_AL.txt", "PEMS03": "PEMS/PEMS03.npz", "PEMS04": "PEMS/PEMS04.npz",
                 "PEMS07": "PEMS/PEMS07.npz", "PEMS08": "PEMS/PEMS08.npz",
-                "M4-info": "m4/M4-info.csv", "M4-training": "m4/training.npz", "M4-test": "m4/test.npz",
+                "M4-info": "m4/M4-info.csv",
+                **{f"M4-{g}-{s}": f"m4/{g}-{s}.csv" for g in ("Yearly", "Quarterly", "Monthly", "Weekly", "Daily",
+                                                            "Hourly") for s in ("train", "test")},
                 "M4-Naive2": "m4/submission-Naive2.csv"}
     assert {name: info.relpath for name, info in DATASETS.items()} == expected
     assert all(DATASETS[n].sha256 for n in ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather"))
@@ -56,8 +59,9 @@ def test_registry_has_every_tslib_file_with_known_checksums():
 
 
 def test_registry_checksums_match_the_mirror_sha256sums(data_mirror):
-    for line in (data_mirror / "SHA256SUMS").read_text().splitlines():
-        digest, relpath = line.split()
+    sums = read_sha256sums(data_mirror / "SHA256SUMS")
+    assert len(sums) == len((data_mirror / "SHA256SUMS").read_text().splitlines())
+    for relpath, digest in sums.items():
         (info,) = [i for i in DATASETS.values() if i.relpath == relpath]
         assert info.sha256 == digest
 
@@ -111,13 +115,125 @@ def test_file_with_wrong_checksum_is_replaced_from_mirror(tmp_path, etth1_mirror
     assert hashlib.sha256(dest.read_bytes()).hexdigest() == DATASETS["ETTh1"].sha256
 
 
-def test_unknown_checksum_is_reported(tmp_path, caplog):
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def traffic_mirror(tmp_path) -> Path:
+    """A mirror holding a traffic.csv, a file the registry has no checksum for."""
     mirror = tmp_path / "mirror"
     (mirror / "traffic").mkdir(parents=True)
     (mirror / "traffic" / "traffic.csv").write_text("date,OT\n2020-01-01,1\n")
+    return mirror
+
+
+def test_file_without_known_checksum_is_refused_with_its_sha256(tmp_path, traffic_mirror, no_network):
+    root = tmp_path / "dataset"
+    with pytest.raises(UnverifiedError) as err:
+        fetch("traffic", root, traffic_mirror)
+    message = str(err.value)
+    digest = sha256(traffic_mirror / "traffic" / "traffic.csv")
+    assert "\n" not in message
+    assert message.startswith(f"traffic: no known checksum for traffic/traffic.csv (none in the registry, none in a "
+                              f"mirror SHA256SUMS), so the file from mirror {traffic_mirror / 'traffic' / 'traffic.csv'}"
+                              f" (sha256 {digest}) was not installed")
+    assert f"add '{digest}  traffic/traffic.csv' to SHA256SUMS in the --mirror folder" in message
+    assert "rerun with --accept-unverified" in message
+    assert not root.exists()
+
+
+def test_accept_unverified_installs_and_logs_the_sha256(tmp_path, traffic_mirror, caplog):
+    root = tmp_path / "dataset"
     with caplog.at_level(logging.WARNING, logger="data_provider.fetch"):
-        fetch("traffic", tmp_path / "dataset", mirror)
-    assert "traffic: checksum unknown" in caplog.text
+        path = fetch("traffic", root, traffic_mirror, accept_unverified=True)
+    digest = sha256(traffic_mirror / "traffic" / "traffic.csv")
+    assert path.read_bytes() == (traffic_mirror / "traffic" / "traffic.csv").read_bytes()
+    assert "traffic: installed WITHOUT a known checksum (--accept-unverified): the file from mirror" in caplog.text
+    assert f"has sha256 {digest}" in caplog.text and leftovers(root) == ["traffic.csv"]
+    # Once in place it is kept (its sha256 logged again), also without the flag.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="data_provider.fetch"):
+        assert fetch("traffic", root, traffic_mirror) == path
+    assert f"traffic: present at {path} (no known checksum; sha256 {digest})" in caplog.text
+
+
+def test_the_mirror_sha256sums_verifies_what_the_registry_does_not_know(tmp_path, traffic_mirror, caplog):
+    digest = sha256(traffic_mirror / "traffic" / "traffic.csv")
+    (traffic_mirror / "SHA256SUMS").write_text(f"# sha256sum output\n\n{digest} *./traffic/traffic.csv\n")
+    root = tmp_path / "dataset"
+    with caplog.at_level(logging.WARNING, logger="data_provider.fetch"):
+        path = fetch("traffic", root, traffic_mirror)
+    assert sha256(path) == digest and caplog.text == ""
+    # A present file that no longer matches is replaced; a mirror file that does not match is refused.
+    path.write_text("date,OT\n")
+    assert sha256(fetch("traffic", root, traffic_mirror)) == digest
+    (traffic_mirror / "traffic" / "traffic.csv").write_text("date,OT\n2020-01-01,2\n")
+    path.unlink()
+    with pytest.raises(ChecksumError, match=rf"traffic: sha256 of the file from mirror .* does not match "
+                                            rf"{traffic_mirror / 'SHA256SUMS'}; nothing was written"):
+        fetch("traffic", root, traffic_mirror, accept_unverified=True)
+    assert leftovers(root) == []
+
+
+def test_registry_checksums_take_precedence_over_the_mirror_list(tmp_path, etth1_mirror):
+    (etth1_mirror / "SHA256SUMS").write_text(f"{'0' * 64}  ETT-small/ETTh1.csv\n")
+    assert sha256(fetch("ETTh1", tmp_path / "dataset", etth1_mirror)) == DATASETS["ETTh1"].sha256
+
+
+@pytest.mark.parametrize("line", ["abc  traffic/traffic.csv", f"{'a' * 64} traffic/traffic.csv", f"{'a' * 64}  ",
+                                  f"{'g' * 64}  traffic/traffic.csv"])
+def test_a_malformed_sha256sums_line_is_one_error_line(tmp_path, traffic_mirror, line):
+    (traffic_mirror / "SHA256SUMS").write_text(f"{'b' * 64}  other.csv\n{line}\n")
+    with pytest.raises(UserInputError, match=r"SHA256SUMS line 2 is not '<sha256>  <file>' \(the format sha256sum "
+                                             r"writes\); fix or remove that line"):
+        fetch("traffic", tmp_path / "dataset", traffic_mirror)
+
+
+def test_downloads_without_known_checksum_are_refused_unless_accepted(tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch_module, "_download", lambda url, out: out.write_text("date,OT\n"))
+    monkeypatch.delenv("TSLIB_DATA_MIRROR", raising=False)
+    root = tmp_path / "dataset"
+    with pytest.raises(UnverifiedError, match=r"exchange_rate: no known checksum .* the file from https://\S+ "
+                                              r"\(sha256 [0-9a-f]{64}\) was not installed"):
+        fetch("exchange_rate", root, None)
+    assert leftovers(tmp_path) == []
+    assert fetch("exchange_rate", root, None, accept_unverified=True).read_text() == "date,OT\n"
+    # A mirror folder may vouch for a download with its SHA256SUMS alone.
+    (root / "exchange_rate" / "exchange_rate.csv").unlink()
+    sums = tmp_path / "sums"
+    sums.mkdir()
+    (sums / "SHA256SUMS").write_text(f"{hashlib.sha256(b'date,OT' + bytes([10])).hexdigest()}  "
+                                     "exchange_rate/exchange_rate.csv\n")
+    assert fetch("exchange_rate", root, sums).read_text() == "date,OT\n"
+    (sums / "SHA256SUMS").write_text(f"{'0' * 64}  exchange_rate/exchange_rate.csv\n")
+    (root / "exchange_rate" / "exchange_rate.csv").unlink()
+    with pytest.raises(ChecksumError, match=r"exchange_rate: sha256 of the file from https://\S+ does not match"):
+        fetch("exchange_rate", root, sums)
+
+
+def test_a_file_extracted_from_an_archive_with_a_known_md5_counts_as_verified(tmp_path, monkeypatch):
+    payload = b"1.0,2.0\n"
+    monkeypatch.setattr(fetch_module, "_download", fake_gz_download(payload))
+    info = DatasetInfo("Toy", "Toy/toy.txt", "Solar", 1, 2, url="https://example.invalid/toy.txt.gz",
+                       archive_md5=hashlib.md5(gzip.compress(payload)).hexdigest())
+    dest = tmp_path / "Toy" / "toy.txt"
+    dest.parent.mkdir()
+    assert fetch_module._download_and_install(info, info.url, dest).read_bytes() == payload
+    unchecked = DatasetInfo("Toy", "Toy/toy.txt", "Solar", 1, 2, url="https://example.invalid/toy.txt.gz")
+    dest.unlink()
+    with pytest.raises(UnverifiedError):
+        fetch_module._download_and_install(unchecked, unchecked.url, dest)
+    assert leftovers(tmp_path) == []
+
+
+def test_cli_accept_unverified(tmp_path, traffic_mirror, capsys):
+    argv = ["traffic", "--root", str(tmp_path / "dataset"), "--mirror", str(traffic_mirror), "--offline"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("error: traffic: no known checksum for traffic/traffic.csv")
+    assert main([*argv, "--accept-unverified"]) == 0
+    assert "traffic: installed WITHOUT a known checksum (--accept-unverified)" in capsys.readouterr().out
 
 
 def test_offline_download_fails_cleanly(tmp_path, no_network):

@@ -27,6 +27,7 @@ from exp.exp_short_term_forecasting import (
 )
 from exp.m4_summary import M4Summary, read_forecasts
 from tests.data_provider.m4_synthetic import write_m4
+from tests.data_provider.test_m4 import Payload
 from tests.utils.test_m4_summary import slow_summary
 from utils.losses import LOSSES
 from utils.m4_summary import M4_GROUPS
@@ -175,8 +176,24 @@ def test_missing_m4_files_end_in_one_error_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert run.main(argv("Yearly")) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: M4 file dataset/m4/M4-info.csv not found; put M4-info.csv, training.npz, test.npz")
+    assert err.startswith("error: M4 file dataset/m4/M4-info.csv not found; put M4-info.csv and the per-group CSVs "
+                          "(Yearly-train.csv, Yearly-test.csv, ..., Hourly-test.csv")
     assert "\n" not in err
+
+
+def test_a_pickled_training_npz_ends_the_run_in_one_line_and_is_never_unpickled(m4, tmp_path, capsys):
+    """N-BEATS's pickled training.npz in place of the CSVs: refused before any code in it can run."""
+    marker = tmp_path / "pwned"
+    array = np.empty(1, dtype=object)
+    array[:] = [Payload(marker)]
+    for group in M4_GROUPS:
+        (tmp_path / "dataset" / "m4" / f"{group}-train.csv").unlink()
+    array.dump(tmp_path / "dataset" / "m4" / "training.npz")
+    assert run.main(argv("Yearly")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: M4 file dataset/m4/training.npz is a pickle") and "\n" not in err
+    assert "never unpickles data files" in err and "put the published per-group CSVs" in err
+    assert not marker.exists() and not (tmp_path / "checkpoints").exists()
 
 
 def test_sigterm_then_resume_matches_an_uninterrupted_run(m4, tmp_path, quick_plots, monkeypatch):
