@@ -21,13 +21,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from compare.plan import REPO_ROOT, PlannedRun
 from compare.run_args import flag_value
 from exp.training_guards import StopSignals
 from utils.process_guard import PARENT_ENV
 
-__all__ = ["EPOCH_LINE", "INTERRUPTED_CODES", "RunOutcome", "RunStopper", "execute_run"]
+__all__ = ["EPOCH_LINE", "INTERRUPTED_CODES", "RunOutcome", "RunStopper", "execute_run", "follow_output", "run_command",
+           "start_process"]
 
 logger = logging.getLogger("compare")
 
@@ -144,9 +146,47 @@ class RunOutcome:
     node: str | None = None
 
 
+def run_command(run: PlannedRun, resume: bool, threads: int | None) -> tuple[list[str], dict[str, str]]:
+    """(command, environment) of the run's `python -u run.py` process (`--resume` appended when resuming)."""
+    env = {**os.environ, **(run.recipe.env if run.recipe else {}), "PYTHONUNBUFFERED": "1",
+           PARENT_ENV: str(os.getpid())}
+    if threads is not None:
+        env.setdefault("OMP_NUM_THREADS", str(threads))
+    return [sys.executable, "-u", str(REPO_ROOT / "run.py"), *run.argv, *(["--resume"] if resume else [])], env
+
+
+def start_process(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+    """Start run.py in a session of its own, its stdout and stderr merged into one text pipe: a terminal's
+    Ctrl-C or `timeout` signals only the runner, which forwards one SIGTERM (a second signal would make
+    run.py abort without saving last.pth)."""
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1, start_new_session=True)
+
+
+def follow_output(proc: subprocess.Popen, log: TextIO, run: PlannedRun) -> str | None:
+    """Copy the run's output into `log` while echoing its epoch lines; returns its error line (run.py's
+    `error:`/`interrupted:` line, or the last line of a traceback), None when it printed none."""
+    epochs = flag_value(run.argv, "train_epochs") or "?"
+    error_line = None
+    assert proc.stdout is not None  # PIPE was requested
+    for line in proc.stdout:
+        log.write(line)
+        match = EPOCH_LINE.search(line)
+        if match:
+            logger.info("    %s  epoch %s/%s  train %.4f  vali %.4f  test %.4f", run.label, match[1],
+                        epochs, float(match[2]), float(match[3]), float(match[4]))
+        elif line.startswith(("error:", "interrupted:")):
+            error_line = line.strip()
+        elif "Traceback" in line and error_line is None:
+            error_line = "crashed with a traceback"
+        elif error_line == "crashed with a traceback" and line.strip() and not line.startswith(" "):
+            error_line = line.strip()
+    return error_line
+
+
 def execute_run(run: PlannedRun, runs_dir: Path, timeout: float | None, threads: int | None = None, *,
-             resume: bool = False, stopper: RunStopper | None = None) -> RunOutcome:
-    """Run one `python -u run.py` subprocess, echoing epoch progress.
+                resume: bool = False, stopper: RunStopper | None = None) -> RunOutcome:
+    """Run one `python -u run.py` subprocess in `runs_dir`, echoing epoch progress.
 
     threads: OMP_NUM_THREADS for the subprocess when the environment does not set it already.
     resume: add run.py's --resume (continue from last.pth) and append to the run's log.
@@ -155,41 +195,20 @@ def execute_run(run: PlannedRun, runs_dir: Path, timeout: float | None, threads:
     log_dir = runs_dir / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{run.settings[0]}.log"
-    env = {**os.environ, **(run.recipe.env if run.recipe else {}), "PYTHONUNBUFFERED": "1",
-           PARENT_ENV: str(os.getpid())}
-    if threads is not None:
-        env.setdefault("OMP_NUM_THREADS", str(threads))
-    command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *run.argv, *(["--resume"] if resume else [])]
-    epochs = flag_value(run.argv, "train_epochs") or "?"
-    error_line = None
+    command, env = run_command(run, resume, threads)
     stopped = killed = False
     # Line-buffered: `tail -f` on a run's log follows it while it trains (a block buffer held an hour of
     # a slow run's output back).
     with log_path.open("a" if resume else "w", buffering=1) as log:
         log.write(" ".join(shlex.quote(c) for c in command) + "\n")
-        # A session of its own: a terminal's Ctrl-C or `timeout` signals only the runner, which forwards
-        # one SIGTERM (a second signal would make run.py abort without saving last.pth).
-        proc = subprocess.Popen(command, cwd=runs_dir, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, bufsize=1, start_new_session=True)
+        proc = start_process(command, runs_dir, env)
         if stopper is not None:
             stopper.register(proc)
         timer = threading.Timer(timeout, proc.kill) if timeout else None
         if timer:
             timer.start()
         try:
-            assert proc.stdout is not None  # PIPE was requested
-            for line in proc.stdout:
-                log.write(line)
-                match = EPOCH_LINE.search(line)
-                if match:
-                    logger.info("    %s  epoch %s/%s  train %.4f  vali %.4f  test %.4f", run.label, match[1],
-                                epochs, float(match[2]), float(match[3]), float(match[4]))
-                elif line.startswith(("error:", "interrupted:")):
-                    error_line = line.strip()
-                elif "Traceback" in line and error_line is None:
-                    error_line = "crashed with a traceback"
-                elif error_line == "crashed with a traceback" and line.strip() and not line.startswith(" "):
-                    error_line = line.strip()
+            error_line = follow_output(proc, log, run)
             code = proc.wait()
         finally:
             if timer:

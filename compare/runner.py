@@ -102,7 +102,7 @@ from compare.run_state import (
     restore_committed_records,
     warn_changed_recipes,
 )
-from compare.scheduler import Grid, GridOptions, LocalExecutor, duration
+from compare.scheduler import Executor, Grid, GridOptions, LocalExecutor, duration
 from compare.tasks import LONG_TERM, TASK_CHOICES
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
@@ -360,6 +360,13 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
     if args.dry_run:
         return 1 if broken else 0
+    executor = _executor(args)
+    try:
+        if todo:
+            executor.start()
+    except UserInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     runs_dir.mkdir(parents=True, exist_ok=True)
     # Run artefacts (checkpoints, predictions) are large; only the report files are meant for git.
     (runs_dir / ".gitignore").write_text("*\n")
@@ -369,7 +376,10 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
                                    "seconds": 0.0, "log": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
     failures = [(r, r.error) for r in broken]
     failures += [(r, f"given up after {crashes[tuple(r.settings)]} crashes") for r in given_up]
-    grid, aborted, runner_signal = _run_grid(args, out, todo, stop_at, clock)
+    try:
+        grid, aborted, runner_signal = _run_grid(args, out, todo, stop_at, clock, executor)
+    finally:
+        executor.close()
     failures += grid.failures
     return _finish(args, out, plan, grid, failures, skipped, broken, given_up, aborted, runner_signal)
 
@@ -405,7 +415,7 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
                 logger.info("%s %s\n     python -u run.py %s%s", state, run.label, shlex.join(run.argv), resume)
 
 
-def _executor(args: argparse.Namespace):
+def _executor(args: argparse.Namespace) -> Executor:
     """The executor of --executor (Ray is imported only when asked for)."""
     if args.executor == "ray":
         from compare.ray_executor import RayExecutor
@@ -423,16 +433,16 @@ def _threads(args: argparse.Namespace) -> int | None:
 
 
 def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_at: float | None,
-              clock: Callable[[], float]) -> tuple[Grid, bool, int | None]:
+              clock: Callable[[], float], executor: Executor) -> tuple[Grid, bool, int | None]:
     """Run `todo` on the chosen executor; (grid, aborted by a second Ctrl-C, signal to the runner or None)."""
     options = GridOptions(out=out, min_start=args.min_start, resume_copies=args.resume_copies,
                           run_timeout=args.run_timeout, threads=_threads(args),
-                          parallel=args.jobs if args.executor == "local" else max(1, len(todo)))
+                          parallel=executor.capacity() if args.executor == "ray" else args.jobs)
     aborted = False
     with StopSignals() as signals, RunStopper(stop_at, args.grace, clock, signals) as stopper:
         grid = Grid(todo=todo, options=options, stopper=stopper)
         try:
-            _executor(args).run_grid(grid, list(enumerate(todo, start=1)))
+            executor.run_grid(grid, list(enumerate(todo, start=1)))
         except KeyboardInterrupt:
             # A second Ctrl-C: no more waiting for runs to save.
             stopper.kill_all()

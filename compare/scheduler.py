@@ -82,6 +82,11 @@ class Grid:
             logger.info("[%d/%d] %s  (%s)%s", k, len(self.todo), run.label, self._eta(), resuming)
             return True
 
+    def not_start(self, run: PlannedRun) -> None:
+        """Count `run` as not started (the runs are being stopped)."""
+        with self._lock:
+            self.not_started.append(run)
+
     def _eta(self) -> str:
         if not self.durations:
             return "ETA ?"
@@ -148,7 +153,13 @@ class Executor(Protocol):
     """Runs every job of a grid: `grid.begin(k, run)` before starting run k, `grid.finish(...)` after it
     ended with its files in `grid.runs_dir`. Returns when every job has ended or was not started."""
 
+    def start(self) -> None:
+        """Connect to where runs execute; UserInputError (one line, nothing written yet) when it cannot."""
+
     def run_grid(self, grid: Grid, jobs: list[tuple[int, PlannedRun]]) -> None: ...
+
+    def close(self) -> None:
+        """Leave (a Ray instance this executor started is shut down)."""
 
 
 class LocalExecutor:
@@ -156,6 +167,12 @@ class LocalExecutor:
 
     def __init__(self, parallel: int = 1) -> None:
         self.parallel = parallel
+
+    def start(self) -> None:
+        """Nothing to connect to."""
+
+    def close(self) -> None:
+        """Nothing to leave."""
 
     def _one(self, grid: Grid, k: int, run: PlannedRun) -> None:
         if not grid.begin(k, run):
