@@ -203,6 +203,22 @@ def _push_results(folder, scratch: Path, run: PlannedRun, ray) -> None:
     ray.get(refs)
 
 
+def _check_reachable(address: str) -> bool:
+    """Refuse an address nobody listens on at once (Ray itself retries for minutes); True for a loopback
+    host, whose driver must then talk over loopback too. `auto` is left to Ray (it fails fast)."""
+    if address == "auto":
+        return False
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise UserInputError(f"--address {address}: give auto or HOST:PORT (the head's `ray start --head --port`)")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as err:
+        raise UserInputError(f"--address {address}: no Ray head answers there ({err.strerror or err}); start one "
+                             "with `ray start --head --port PORT` or fix the address") from None
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
 class RayExecutor:
     """Runs a grid's jobs as Ray tasks; `start` connects (one-line errors), `run_grid` runs, `close` leaves."""
 
@@ -216,15 +232,16 @@ class RayExecutor:
         """Connect to the cluster (or start a local instance) and check it can run one job."""
         ray = self.ray = _import_ray()
         runtime_env = {"env_vars": {"PYTHONPATH": str(REPO_ROOT)}}
+        loopback = self.address is not None and _check_reachable(self.address)
         try:
             if self.address is None:
-                # Loopback only: a local instance never listens on the machine's network address.
-                ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+                # A new instance (never a stale one named in /tmp/ray), on loopback only.
+                ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
                          runtime_env=runtime_env, configure_logging=False)
                 self._started_here = True
             else:
                 ray.init(address=self.address, log_to_driver=False, runtime_env=runtime_env,
-                         configure_logging=False)
+                         configure_logging=False, **({"_node_ip_address": "127.0.0.1"} if loopback else {}))
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise UserInputError(f"--address {self.address}: cannot join a Ray cluster there "
                                  f"({str(err).splitlines()[0]}); start one with `ray start --head` or fix "
@@ -241,7 +258,9 @@ class RayExecutor:
             self.ray.shutdown()
 
     def capacity(self) -> int:
-        """Runs the cluster can hold at once now (it changes as nodes come and go)."""
+        """Runs the cluster can hold at once now (it changes as nodes come and go); 1 before `start`."""
+        if self.ray is None or not self.ray.is_initialized():
+            return 1
         resources = self.ray.cluster_resources()
         fits = [resources.get("CPU", 0.0) / self.cpus]
         if self.gpus > 0:
@@ -249,6 +268,8 @@ class RayExecutor:
         return max(1, int(min(fits) + 1e-9))
 
     def run_grid(self, grid: Grid, jobs: list[tuple[int, PlannedRun]]) -> None:
+        if not jobs:
+            return
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
