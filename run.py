@@ -47,6 +47,9 @@ def _run(args: argparse.Namespace) -> None:
             continue
         logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
         exp.train(setting)
+        if getattr(args, "vali_only", False):
+            logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
+            continue
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
         exp.test(setting)
         exp.mark_complete(setting)

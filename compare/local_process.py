@@ -173,8 +173,8 @@ def follow_output(proc: subprocess.Popen, log: TextIO, run: PlannedRun) -> str |
         log.write(line)
         match = EPOCH_LINE.search(line)
         if match:
-            logger.info("    %s  epoch %s/%s  train %.4f  vali %.4f  test %.4f", run.label, match[1],
-                        epochs, float(match[2]), float(match[3]), float(match[4]))
+            logger.info("    %s  epoch %s/%s  train %.4f  vali %.4f  test %s", run.label, match[1],
+                        epochs, float(match[2]), float(match[3]), match[4])
         elif line.startswith(("error:", "interrupted:")):
             error_line = line.strip()
         elif "Traceback" in line and error_line is None:

@@ -42,7 +42,7 @@ from compare.run_args import flag_value
 from compare.scheduler import Grid
 from utils.errors import UserInputError
 
-__all__ = ["SYNC_SECONDS", "RayExecutor", "RunProcessLost"]
+__all__ = ["SYNC_SECONDS", "RayExecutor", "RunProcessLost", "connect"]
 
 logger = logging.getLogger("compare")
 
@@ -219,6 +219,25 @@ def _check_reachable(address: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1")
 
 
+def connect(address: str | None) -> None:
+    """`ray.init` on `address` (a new local instance on loopback when None), the workers finding this
+    repository on their PYTHONPATH; one-line UserInputError when Ray is missing or nobody answers."""
+    ray = _import_ray()
+    runtime_env = {"env_vars": {"PYTHONPATH": str(REPO_ROOT)}}
+    loopback = address is not None and _check_reachable(address)
+    try:
+        if address is None:
+            # A new instance (never a stale one named in /tmp/ray), on loopback only.
+            ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+                     runtime_env=runtime_env, configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, runtime_env=runtime_env, configure_logging=False,
+                     **({"_node_ip_address": "127.0.0.1"} if loopback else {}))
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise UserInputError(f"--address {address}: cannot join a Ray cluster there ({str(err).splitlines()[0]}); "
+                             "start one with `ray start --head` or fix the address") from None
+
+
 class RayExecutor:
     """Runs a grid's jobs as Ray tasks; `start` connects (one-line errors), `run_grid` runs, `close` leaves."""
 
@@ -226,26 +245,11 @@ class RayExecutor:
                  run_timeout: float | None = None) -> None:
         self.address, self.cpus, self.gpus, self.run_timeout = address, cpus_per_run, gpus_per_run, run_timeout
         self.ray = None
-        self._started_here = False
 
     def start(self) -> None:
         """Connect to the cluster (or start a local instance) and check it can run one job."""
         ray = self.ray = _import_ray()
-        runtime_env = {"env_vars": {"PYTHONPATH": str(REPO_ROOT)}}
-        loopback = self.address is not None and _check_reachable(self.address)
-        try:
-            if self.address is None:
-                # A new instance (never a stale one named in /tmp/ray), on loopback only.
-                ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
-                         runtime_env=runtime_env, configure_logging=False)
-                self._started_here = True
-            else:
-                ray.init(address=self.address, log_to_driver=False, runtime_env=runtime_env,
-                         configure_logging=False, **({"_node_ip_address": "127.0.0.1"} if loopback else {}))
-        except (ConnectionError, RuntimeError, ValueError) as err:
-            raise UserInputError(f"--address {self.address}: cannot join a Ray cluster there "
-                                 f"({str(err).splitlines()[0]}); start one with `ray start --head` or fix "
-                                 "the address") from None
+        connect(self.address)
         resources = ray.cluster_resources()
         for name, need in (("CPU", self.cpus), ("GPU", self.gpus)):
             if need > 0 and resources.get(name, 0.0) < need:

@@ -178,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "are reused instead of paged in again at every step (faster CPU steps; the process keeps its "
                         "peak heap size); system: the C library's default")
     g.add_argument("--no_progress", action="store_true", default=False, help="hide the per-epoch progress bar")
+    g.add_argument("--vali_only", action="store_true", default=False,
+                   help="long_term_forecast, for tuning: train and validate only; the test windows are never "
+                        "evaluated (epoch lines say 'Test Loss: skipped') and no test result is recorded")
 
     g = p.add_argument_group("long runs (see README: Long runs and multiple GPUs)")
     g.add_argument("--resume", action="store_true", default=False,
@@ -328,6 +331,9 @@ def validate_args(args: argparse.Namespace) -> None:
         raise UserInputError(f"--save_every_steps must be >= 0 (0 saves last.pth at epoch ends only), got {args.save_every_steps}")
     if args.num_workers < 0:
         raise UserInputError(f"--num_workers must be >= 0, got {args.num_workers}")
+    if args.vali_only and (args.task_name != "long_term_forecast" or not args.is_training):
+        raise UserInputError("--vali_only (tuning trials) applies to --task_name long_term_forecast with "
+                             "--is_training 1; drop it")
     check_numbers(args)
     check_output_names(args)
     check_augmentation(args)

@@ -461,9 +461,12 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         loss_sum, loss_count = all_reduce_sum([p.loss_sum, float(p.loss_count)], self.dist)
         train_loss = loss_sum / max(loss_count, 1.0)
         vali_loss = self.vali(*t.data["val"])
-        test_loss = self.vali(*t.data["test"])
-        logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %.7f",
-                    p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, test_loss)
+        # --vali_only (tuning trials): the test windows are never evaluated; their loader is still built, so
+        # the random stream and the training are those of a normal run.
+        test_loss = None if getattr(self.args, "vali_only", False) else self.vali(*t.data["test"])
+        logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %s",
+                    p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss,
+                    "skipped" if test_loss is None else f"{test_loss:.7f}")
         p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss})
         t.early_stopping(vali_loss, self._bare_model(), str(t.path), epoch=p.epoch + 1)
         check_validation_loss(vali_loss, p.epoch + 1, t.early_stopping.best_epoch)
