@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 # Chunk length of the exact pairwise fallback: its [C, C, F] decay tensor makes memory grow with C.
 FALLBACK_CHUNK = 16
+
+
 def _state_scan(decay: torch.Tensor | None, delta: torch.Tensor) -> torch.Tensor:
     """States entering each chunk: S_0 = 0, S_{n+1} = decay_n S_n + delta_n. delta [B, H, N, F, Ev].
 

@@ -57,7 +57,7 @@ def native_unavailable_reason(head_dim: int | None = None) -> str | None:
     """Why impl="native" cannot run here for heads of width `head_dim` (None when the native CPU kernel is
     built and loaded and, if given, the width fits)."""
     if native_kernel is None:
-        return "layers/caps/native.py is not installed next to layers/caps/dispatch.py"
+        return "layers/caps/native.py is not installed"
     wide = None if head_dim is None else native_width_problem(head_dim)
     if wide is not None:
         return wide
@@ -98,6 +98,7 @@ def prepare_kernels(impl: str, head_dim: int) -> None:
     prepare_native_kernel(impl, head_dim)
     if (impl == "fla" or impl == "auto" and FLA_IN_AUTO) and torch.cuda.is_available():
         fla_chunk_gla()
+
 
 @cache
 def _log_fla_fallback(reason: str) -> None:

@@ -104,7 +104,6 @@ def fla_unavailable_reason(device: torch.device) -> str | None:
     return fla_chunk_gla()[1]
 
 
-
 def gated_linear_attention_recurrent(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, scale: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
