@@ -6,7 +6,7 @@ Usage:  python benchmarks/bench_caps_attention.py [--quick] [--device cpu|cuda] 
 
 It first checks exactness (chunked float32, the native CPU kernel and recurrent against the float64
 naive reference, all paths, default and extreme gates) and refuses to print any timing if a check fails.
-"native" rows (the C++ CPU recurrence of layers/CAPS_cpu_kernel.py) appear on the CPU when it builds, "fla" rows
+"native" rows (the C++ CPU recurrence of layers/caps/native.py) appear on the CPU when it builds, "fla" rows
 (fla-core's Triton `chunk_gla`, `--caps_impl fla`) on CUDA when fla-core imports; both are checked first like the
 others. Kernels are called by name from `CAPS_KERNELS` (one shared signature); timings use paths 123.
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-import layers.CAPS_Attention as CA  # noqa: E402
+import layers.caps.chunked as CA  # noqa: E402
 from compare.efficiency import build_model, make_train_step, measure  # noqa: E402
 from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import merge_flags, parse_run_args  # noqa: E402

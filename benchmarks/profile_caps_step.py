@@ -11,7 +11,7 @@ CPU time. The native kernel shows up as `caps_tslib::native_forward` / `native_b
 table is sorted by self CUDA time, and a line counts the step's kernel launches and the calls that make
 the host wait for the device (synchronisations, device-to-host copies): what a launch-bound step pays.
 
-`--attention identity` is a diagnostic lower bound, not a model: the attention kernel (`caps_attention`,
+`--attention identity` is a diagnostic lower bound, not a model: the attention kernel (`dispatch_kernel`,
 with its RoPE and per-path inputs) is replaced by o = v, while the projections, norms, MLPs, embeddings
 and read-out still run; the step time then says what CAPS would cost with a free attention kernel.
 """
@@ -44,7 +44,7 @@ WAIT_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchr
 
 
 def _value_passthrough(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args, **kwargs) -> torch.Tensor:
-    """The `--attention identity` stand-in for `caps_attention`: o = v (same shape and dtype, differentiable)."""
+    """The `--attention identity` stand-in for `dispatch_kernel`: o = v (same shape and dtype, differentiable)."""
     return v * 1.0
 
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
     if args.attention == "identity":
-        caps_layer.caps_attention = _value_passthrough
+        caps_layer.dispatch_kernel = _value_passthrough
     torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)
     recipe = RECIPES.recipe("CAPS", "ETTh1", args.pred_len)

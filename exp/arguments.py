@@ -12,7 +12,7 @@ import math
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
 from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
-from layers.CAPS_Attention import CAPS_OPTIONS
+from layers.caps.options import CAPS_OPTIONS
 from layers.config_checks import EMBED_TYPES
 from layers.HeadLayout import OUTPUT_LAYOUTS
 from layers.SelfAttention_Family import PROB_EVAL_SAMPLING
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pos", type=int, choices=[0, 1], default=1, help="TimeFilter positional embedding")
 
     g = p.add_argument_group("CAPS")
-    # Choices, defaults and help live beside the code: the attention's in layers/CAPS_Attention.py, the model's
+    # Choices, defaults and help live beside the code: the attention's in layers/caps/options.py, the model's
     # in models/CAPS.py.
     for name, option in {**CAPS_OPTIONS, **CAPS_MODEL_OPTIONS}.items():
         g.add_argument(f"--{name}", type=type(option.default), default=option.default, choices=option.choices,

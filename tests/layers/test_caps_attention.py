@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import layers.CAPS_Attention as caps
-from layers import CAPS_cpu_kernel
+from layers.caps import decayed, dispatch, maths, native
 from layers.CAPS_Attention import caps_attention
 
 F64_TOL = 1e-12
@@ -25,7 +25,7 @@ PATHS = ["123", "1", "2", "3", "none", "12", "13", "23"]
 # Gate regimes: the default init scale, gates x10 (decays far past float32's range inside a chunk,
 # forcing the exact fallback) and gates near zero (softplus(g) ~ 2e-9: no decay at all).
 REGIMES = {"default": (1.0, 0.0), "gates_x10": (10.0, 0.0), "gates_zero": (1.0, -20.0)}
-NATIVE_REASON = CAPS_cpu_kernel.disabled_reason()
+NATIVE_REASON = native.disabled_reason()
 needs_native_kernel = pytest.mark.skipif(NATIVE_REASON is not None,
                                          reason=f"native CPU kernel cannot be built here: {NATIVE_REASON}")
 NATIVE = pytest.param("native", marks=needs_native_kernel)
@@ -130,7 +130,7 @@ def test_chunk_sizes_equivalent(regime: str) -> None:
 def test_fallback_is_taken_and_exact() -> None:
     """Strong decays push the in-chunk spread past the factorised limit: the pairwise form must match."""
     q, k, v, p, g, clock = make_inputs(1, 200, 2, 8, "gates_x10", dtype=torch.float32)
-    qt, kt, ell = caps._path_features(q, k, p, g, clock, (1, 2, 3))
+    qt, kt, ell = maths._path_features(q, k, p, g, clock, (1, 2, 3))
     assert not bool(caps.factorised_is_safe(ell, 64))
     ref = caps_attention(*[x.double() for x in (q, k, v, p, g, clock)], impl="naive")
     assert_close(caps_attention(q, k, v, p, g, clock, impl="chunked"), ref, F32_TOL, "fallback vs naive")
@@ -143,13 +143,13 @@ def test_fallback_ladder_halves_the_chunk_before_going_pairwise(monkeypatch, shi
     only fall back to the pairwise form when even chunk 16 is unsafe; every choice stays exact."""
     q, k, v, p, g, clock = make_inputs(1, 200, 2, 8, dtype=torch.float32)
     g = g + shift
-    qt, kt, ell = caps._path_features(q, k, p, g, clock, (1, 2, 3))
+    qt, kt, ell = maths._path_features(q, k, p, g, clock, (1, 2, 3))
     assert not bool(caps.factorised_is_safe(ell, 64))
     taken = []
-    factorised, pairwise = caps._chunked_factorised, caps._chunked_pairwise
-    monkeypatch.setattr(caps, "_chunked_factorised",
+    factorised, pairwise = decayed._chunked_factorised, decayed._chunked_pairwise
+    monkeypatch.setattr(decayed, "_chunked_factorised",
                         lambda *a, **kw: taken.append(f"factorised-{a[4]}") or factorised(*a, **kw))
-    monkeypatch.setattr(caps, "_chunked_pairwise", lambda *a: taken.append("pairwise") or pairwise(*a))
+    monkeypatch.setattr(decayed, "_chunked_pairwise", lambda *a: taken.append("pairwise") or pairwise(*a))
     out = caps_attention(q, k, v, p, g, clock, impl="chunked", chunk_size=64)
     assert taken == [expected]
     ref = caps_attention(*[x.double() for x in (q, k, v, p, g, clock)], impl="naive")
@@ -158,11 +158,11 @@ def test_fallback_ladder_halves_the_chunk_before_going_pairwise(monkeypatch, shi
 
 def test_factorised_and_pairwise_forms_agree_when_safe() -> None:
     q, k, v, p, g, clock = make_inputs(2, 150, 2, 8)
-    qt, kt, ell = caps._path_features(q, k, p, g, clock, (1, 2, 3))
+    qt, kt, ell = maths._path_features(q, k, p, g, clock, (1, 2, 3))
     vt = v.transpose(1, 2)
     assert bool(caps.factorised_is_safe(ell, 32))
-    fast = caps._chunked_factorised(qt, kt, vt, ell, 32)
-    assert_close(fast, caps._chunked_pairwise(qt, kt, vt, ell, 32), F64_TOL, "factorised vs pairwise")
+    fast = decayed._chunked_factorised(qt, kt, vt, ell, 32)
+    assert_close(fast, decayed._chunked_pairwise(qt, kt, vt, ell, 32), F64_TOL, "factorised vs pairwise")
 
 
 def dense_reference(q, k, v, p, g, clock, attn: str, paths: str) -> torch.Tensor:
@@ -192,7 +192,7 @@ def dense_reference(q, k, v, p, g, clock, attn: str, paths: str) -> torch.Tensor
 @pytest.mark.parametrize("paths", PATHS, ids=lambda p: f"paths-{p}")
 def test_naive_matches_dense_formula(paths: str, attn: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # A tiny block budget forces the row blocking of the naive reference (several blocks of rows).
-    monkeypatch.setattr(caps, "NAIVE_BLOCK_ELEMENTS", 2 * 2 * 40 * 4 * 7)
+    monkeypatch.setattr("layers.caps.naive.NAIVE_BLOCK_ELEMENTS", 2 * 2 * 40 * 4 * 7)
     inputs = make_inputs(2, 40, 2, 4, seed=5)
     assert_close(caps_attention(*inputs, attn=attn, paths=paths, impl="naive"), dense_reference(*inputs, attn, paths),
                  F64_TOL, f"naive {attn}")
@@ -321,3 +321,22 @@ def test_python_defaults_are_the_option_defaults() -> None:
         for arg, option in names.items():
             if arg in params:
                 assert params[arg].default == caps.CAPS_OPTIONS[option].default, (fn.__qualname__, arg)
+
+
+@pytest.mark.parametrize(("attn", "numerics"), [("linear", "paper"), ("softmax", "paper"), ("normalised", "paper"),
+                                                ("linear", "official")])
+def test_the_layer_validates_its_options_once(attn: str, numerics: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """attn, paths, impl and chunk are checked when the layer is built; its forward runs `dispatch_kernel`,
+    never the checks of `caps_attention`: with them refusing, it gives the same output as before."""
+    torch.manual_seed(3)
+    layer = caps.CAPSAttention(16, 2, attn=attn, numerics=numerics, chunk_size=8).double()
+    x = torch.randn(2, 20, 16, dtype=torch.float64)
+    expected = layer(x)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a forward re-validated its options")
+
+    for name in ("resolve_attn_impl", "parse_paths", "_check_chunk", "caps_attention"):
+        monkeypatch.setattr(dispatch, name, refuse)
+    monkeypatch.setattr(caps, "caps_attention", refuse)
+    assert torch.equal(layer(x), expected)

@@ -1,4 +1,4 @@
-"""The native CPU kernel (`layers/CAPS_cpu_kernel.py` + `CAPS_cpu_kernel.cpp`) against the float64
+"""The native CPU kernel (`layers/caps/native.py` + `native.cpp`) against the float64
 naive reference, finite differences and the pure-torch chunked kernel, plus how `impl="auto"` picks it.
 Its float64 and float32 agreement over every path set and gate regime is tested beside the other
 implementations in tests/layers/test_caps_attention.py (`impl` parametrised with "native").
@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import layers.CAPS_Attention as caps
-from layers import CAPS_cpu_kernel as native
+from layers.caps import dispatch, native
 from layers.CAPS_Attention import CAPSAttention, caps_attention, resolve_impl
 from tests.layers.test_caps_attention import (
     F32_TOL,
@@ -204,10 +204,10 @@ def test_auto_falls_back_to_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_auto_without_the_kernel_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A TSLib checkout with only CAPS_Attention.py copied: auto is chunked, native says what is missing."""
-    monkeypatch.setattr(caps, "native_kernel", None)
+    """A layers/caps/ copied without native.py: auto is chunked, native says what is missing."""
+    monkeypatch.setattr(dispatch, "native_kernel", None)
     assert resolve_impl("auto", torch.device("cpu")) == "chunked"
-    with pytest.raises(ValueError, match="CAPS_cpu_kernel.py is not installed"):
+    with pytest.raises(ValueError, match="native.py is not installed"):
         resolve_impl("native", torch.device("cpu"))
 
 
@@ -265,7 +265,7 @@ def test_explicit_native_rejects_wide_heads_up_front() -> None:
 
 
 def test_auto_runs_wide_heads_on_the_chunked_kernel_and_logs_once(caplog: pytest.LogCaptureFixture) -> None:
-    caps._log_wide_head_fallback.cache_clear()
+    dispatch._log_wide_head_fallback.cache_clear()
     torch.manual_seed(0)
     with caplog.at_level(logging.INFO, logger=caps.logger.name):
         layers = [CAPSAttention(WIDE, 2) for _ in range(2)]
@@ -273,7 +273,7 @@ def test_auto_runs_wide_heads_on_the_chunked_kernel_and_logs_once(caplog: pytest
         outs = [layer(x) for layer in layers]
     lines = [r.getMessage() for r in caplog.records if "MAX_HEAD_DIM" in r.getMessage()]
     assert lines == ["CAPS: head width 264 exceeds the native CPU kernel's limit of 256 (MAX_HEAD_DIM in "
-                     "layers/CAPS_cpu_kernel.py); --caps_impl auto uses the chunked kernel"]
+                     "layers/caps/native.py); --caps_impl auto uses the chunked kernel"]
     assert resolve_impl("auto", torch.device("cpu"), head_dim=WIDE // 2) == "chunked"
     layers[0].impl = "chunked"
     assert_close(outs[0], layers[0](x), 0.0, "auto vs chunked on wide heads")

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import layers.CAPS_Attention as caps
+from layers.caps import chunked, decayed, maths
 from tests.layers.test_caps_attention import F32_TOL, F64_TOL, assert_close, make_inputs
 
 
@@ -21,7 +22,7 @@ def factorised_inputs(B: int, H: int, N: int, C: int, F: int, Ev: int, dtype, sp
     qc, kc = (torch.randn(B, H, N, C, F, generator=gen, dtype=torch.float64) for _ in range(2))
     vc = torch.randn(B, H, N, C, Ev, generator=gen, dtype=torch.float64)
     ell = -torch.rand(B, H, N * C, F, generator=gen, dtype=torch.float64)
-    local, first = caps._local_log_decay(ell, C)
+    local, first = maths._local_log_decay(ell, C)
     local, first = (x * (spread / (-local[:, :, :, -1]).amax()) for x in (local, first))
     return [x.to(dtype) for x in (qc, kc, vc, local, first)]
 
@@ -29,7 +30,7 @@ def factorised_inputs(B: int, H: int, N: int, C: int, F: int, Ev: int, dtype, sp
 def test_factorised_backward_passes_gradcheck() -> None:
     """Analytic backward vs finite differences in float64 (local and first as free inputs)."""
     inputs = [x.requires_grad_() for x in factorised_inputs(1, 2, 3, 4, 3, 2, torch.float64, spread=2.0)]
-    assert torch.autograd.gradcheck(caps._FactorisedAttention.apply, inputs)
+    assert torch.autograd.gradcheck(decayed._FactorisedAttention.apply, inputs)
 
 
 @pytest.mark.parametrize("spread", [3.0, 31.0, 79.0], ids=["weak", "default-init", "near-limit"])
@@ -39,10 +40,10 @@ def test_factorised_backward_matches_autograd(spread: float) -> None:
     x64 = [x.requires_grad_() for x in factorised_inputs(2, 2, 4, 64, 6, 4, torch.float64, spread)]
     assert bool((-x64[3][:, :, :, -1]).amax() <= caps.MAX_FACTORISED_SPREAD)
     weight = torch.randn(2, 2, 4, 64, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    ref = torch.autograd.grad((caps._factorised_forward(*x64)[0] * weight).sum(), x64)
-    fast = torch.autograd.grad((caps._FactorisedAttention.apply(*x64) * weight).sum(), x64)
+    ref = torch.autograd.grad((decayed._factorised_forward(*x64)[0] * weight).sum(), x64)
+    fast = torch.autograd.grad((decayed._FactorisedAttention.apply(*x64) * weight).sum(), x64)
     x32 = [x.detach().float().requires_grad_() for x in x64]
-    fast32 = torch.autograd.grad((caps._FactorisedAttention.apply(*x32) * weight.float()).sum(), x32)
+    fast32 = torch.autograd.grad((decayed._FactorisedAttention.apply(*x32) * weight.float()).sum(), x32)
     for name, a, b, c in zip(["qc", "kc", "vc", "local", "first"], fast, ref, fast32, strict=True):
         assert_close(a, b, F64_TOL, f"d{name} analytic vs autograd, float64")
         assert_close(c, b, F32_TOL, f"d{name} analytic float32 vs autograd float64")
@@ -62,9 +63,9 @@ def path1_parts(T: int, chunk: int, jump: float, dtype=torch.float64):
 def test_riemann_normaliser_matches_logcumsumexp(T: int) -> None:
     w, ell, ref = path1_parts(T, 64, jump=3.0)
     assert bool(caps.factorised_is_safe(ell, 64))
-    assert_close(caps._riemann_normaliser(w, ell, 64), ref, F64_TOL, "normaliser float64")
+    assert_close(maths._riemann_normaliser(w, ell, 64), ref, F64_TOL, "normaliser float64")
     w32, ell32, _ = path1_parts(T, 64, jump=3.0, dtype=torch.float32)
-    assert_close(caps._riemann_normaliser(w32, ell32, 64), ref, F32_TOL, "normaliser float32 vs float64")
+    assert_close(maths._riemann_normaliser(w32, ell32, 64), ref, F32_TOL, "normaliser float32 vs float64")
 
 
 def test_path1_features_agree_across_normaliser_branches() -> None:
@@ -72,11 +73,11 @@ def test_path1_features_agree_across_normaliser_branches() -> None:
     ~5 at chunk 4: the scan branch (chunk 64) and the chunked normaliser (chunk 4) agree."""
     q, k, v, p, g, clock = make_inputs(1, 70, 2, 8, dtype=torch.float32)
     p = p + 1.5 * torch.arange(70.0)[None, :, None, None]
-    _, _, ell = caps._path_features(q, k, p, g, clock, (1,), chunk_size=4)
+    _, _, ell = maths._path_features(q, k, p, g, clock, (1,), chunk_size=4)
     assert bool(caps.factorised_is_safe(ell, 4)) and not bool(caps.factorised_is_safe(ell, 64))
-    ref = caps._path_features(*(x.double() for x in (q, k, p, g, clock)), (1,), chunk_size=64)
+    ref = maths._path_features(*(x.double() for x in (q, k, p, g, clock)), (1,), chunk_size=64)
     for chunk in (4, 64):
-        qt, kt, ell = caps._path_features(q, k, p, g, clock, (1,), chunk_size=chunk)
+        qt, kt, ell = maths._path_features(q, k, p, g, clock, (1,), chunk_size=chunk)
         assert_close(qt, ref[0], F32_TOL, f"qt chunk {chunk}")
         assert_close(kt, ref[1], F32_TOL, f"kt chunk {chunk}")
 
@@ -100,7 +101,7 @@ def test_blocked_kernel_matches_unblocked_and_naive(paths: str, regime: str, mon
     ids = caps.parse_paths(paths)
     ref = run(lambda *x: caps.CAPS_KERNELS["naive"](*x, ids), torch.float64)
     single = run(lambda *x: caps.CAPS_KERNELS["chunked"](*x, ids), torch.float32)
-    monkeypatch.setattr(caps, "BLOCK_ELEMENTS", block)
+    monkeypatch.setattr(chunked, "BLOCK_ELEMENTS", block)
     blocked = run(lambda *x: caps.CAPS_KERNELS["chunked"](*x, ids), torch.float32)
     for name, b, s, r in zip(["o", "dq", "dk", "dv", "dp", "dg", "dclock"], blocked, single, ref, strict=True):
         assert_close(b, s, F32_TOL, f"{name} blocked vs single block")
@@ -113,7 +114,7 @@ def test_blocked_kernel_only_returns_requested_gradients(monkeypatch: pytest.Mon
     q.requires_grad_()
     v.requires_grad_()
     ref_dq, ref_dv = torch.autograd.grad(caps.caps_attention_chunked(q, k, v, p, g, clock, (1, 2, 3)).sum(), [q, v])
-    monkeypatch.setattr(caps, "BLOCK_ELEMENTS", 40 * 2 * 4 * 3)
+    monkeypatch.setattr(chunked, "BLOCK_ELEMENTS", 40 * 2 * 4 * 3)
     blocked = caps.caps_attention_chunked(q, k, v, p, g, clock, (1, 2, 3))
     dq, dv = torch.autograd.grad(blocked.sum(), [q, v])
     assert_close(dq, ref_dq, F32_TOL, "dq")

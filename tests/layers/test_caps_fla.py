@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import layers.CAPS_Attention as caps
+from layers.caps import dispatch, fla
 from layers.CAPS_Attention import caps_attention
 from tests.layers.test_caps_attention import (
     F32_TOL,
@@ -46,12 +47,12 @@ def _gla_with_chunk_gla_limits(q, k, v, g, scale=None):
 def reference_gla(monkeypatch: pytest.MonkeyPatch) -> None:
     """chunk_gla replaced by the step-by-step reference (same convention and width limits), as if fla-core
     imported."""
-    monkeypatch.setattr(caps, "_FLA_IMPORT", [(_gla_with_chunk_gla_limits, None)])
+    monkeypatch.setattr(fla, "_FLA_IMPORT", [(_gla_with_chunk_gla_limits, None)])
 
 
 @pytest.fixture
 def no_fla(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(caps, "_FLA_IMPORT", [(None, "fla-core does not import (ModuleNotFoundError: test)")])
+    monkeypatch.setattr(fla, "_FLA_IMPORT", [(None, "fla-core does not import (ModuleNotFoundError: test)")])
 
 
 @pytest.mark.parametrize("regime", list(REGIMES))
@@ -113,7 +114,7 @@ def test_one_gla_call_float32_matches_float64(T: int, regime: str, reference_gla
 
 def test_fla_falls_back_to_chunked_with_one_log_line(no_fla: None, caplog: pytest.LogCaptureFixture) -> None:
     """No fla-core (or no GPU): --caps_impl fla runs the chunked kernel, saying so once, with the same result."""
-    caps._log_fla_fallback.cache_clear()
+    dispatch._log_fla_fallback.cache_clear()
     inputs = make_inputs(1, 40, 2, 4)
     with caplog.at_level(logging.INFO, logger=caps.logger.name):
         outs = [caps_attention(*inputs, impl="fla") for _ in range(3)]
@@ -137,13 +138,13 @@ def test_narrow_heads_are_padded_for_chunk_gla(reference_gla: None) -> None:
 
 def test_auto_picks_fla_on_cuda_only_when_enabled_and_it_imports(reference_gla: None,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    assert caps.resolve_impl("auto", CUDA) == ("fla" if caps.FLA_IN_AUTO else "chunked")
-    monkeypatch.setattr(caps, "FLA_IN_AUTO", True)
+    assert caps.resolve_impl("auto", CUDA) == ("fla" if dispatch.FLA_IN_AUTO else "chunked")
+    monkeypatch.setattr(dispatch, "FLA_IN_AUTO", True)
     assert caps.resolve_impl("auto", CUDA) == "fla"
     assert caps.resolve_impl("fla", CUDA) == "fla"
     assert caps.resolve_impl("auto", CPU) in ("native", "chunked")
     assert caps.resolve_impl("fla", CPU) == "chunked"
-    monkeypatch.setattr(caps, "_FLA_IMPORT", [(None, "missing")])
+    monkeypatch.setattr(fla, "_FLA_IMPORT", [(None, "missing")])
     assert caps.resolve_impl("auto", CUDA) == "chunked"
 
 
@@ -164,11 +165,11 @@ def test_fla_kernel_without_fla_core_names_the_package(no_fla: None) -> None:
 def test_float64_is_refused_by_fla_and_kept_exact_by_auto(monkeypatch: pytest.MonkeyPatch, reference_gla: None) -> None:
     """Triton computes in float32/bf16: an explicit fla call in float64 is an error, never a silent downcast;
     auto (which would pick fla on CUDA) runs float64 on the chunked kernel."""
-    monkeypatch.setattr(caps, "fla_unavailable_reason", lambda device: None)
+    monkeypatch.setattr(dispatch, "fla_unavailable_reason", lambda device: None)
     inputs = make_inputs(1, 8, 1, 2)
     with pytest.raises(ValueError, match="float32/bf16, got float64"):
         caps_attention(*inputs, impl="fla")
-    monkeypatch.setattr(caps, "resolve_impl", lambda impl, device, head_dim=None: "fla" if impl == "auto" else impl)
+    monkeypatch.setattr(dispatch, "resolve_impl", lambda impl, device, head_dim=None: "fla" if impl == "auto" else impl)
     monkeypatch.setitem(caps.CAPS_KERNELS, "fla", None)  # must not be called
     assert_close(caps_attention(*inputs, impl="auto"), caps_attention(*inputs, impl="chunked"), 0.0, "auto float64")
 
@@ -250,7 +251,7 @@ def test_limit_fla_autotuning_keeps_one_config_per_kernel() -> None:
 
 def test_fla_autotune_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(caps.FLA_AUTOTUNE_ENV, raising=False)
-    assert caps._fla_autotune_setting() == "1"
+    assert fla._fla_autotune_setting() == "1"
     monkeypatch.setenv(caps.FLA_AUTOTUNE_ENV, "off")
     with pytest.raises(ValueError, match=r"CAPS_FLA_AUTOTUNE='off': expected 1 .* or 0"):
-        caps._fla_autotune_setting()
+        fla._fla_autotune_setting()

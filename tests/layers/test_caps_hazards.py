@@ -229,20 +229,20 @@ def test_official_numerics_is_exactly_every_switch_official(paths: str, attn: st
 @pytest.mark.parametrize("paths", ["123", "13", "none"], ids=lambda p: f"paths-{p}")
 def test_default_is_the_paper_kernel_call(paths: str, attn: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Defaults (auto under paper numerics) equal explicit paper switches bit for bit, and both make the
-    paper path's calls only: one caps_attention call on all paths with the RoPE frequencies (normalised: the
-    numerator with them, the normaliser without)."""
+    paper path's calls only: one kernel call (`dispatch_kernel`, caps_attention past its checks) on all paths
+    with the RoPE frequencies (normalised: the numerator with them, the normaliser without)."""
     default, x = layer_pair(paths, attn)
     explicit, _ = layer_pair(paths, attn, **PAPER)
     assert (default.path1_max, default.path2_decay, default.rope_layout) == tuple(PAPER.values())
     assert default.official_paths == () and default.paper_paths == caps.parse_paths(paths)
     calls = []
-    kernel = caps.caps_attention
+    kernel = caps.dispatch_kernel
 
     def spy(*args):
         calls.append((args[6], args[7], args[10] is not None))
         return kernel(*args)
 
-    monkeypatch.setattr(caps, "caps_attention", spy)
+    monkeypatch.setattr(caps, "dispatch_kernel", spy)
     assert torch.equal(default(x), explicit(x))
     ids = caps.parse_paths(paths)
     expected = [("linear", ids, True), ("linear", ids, False)] if attn == "normalised" else [(attn, ids, True)]

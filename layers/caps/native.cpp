@@ -1,4 +1,4 @@
-// Linear CAPS attention as one recurrence per sequence and head on the CPU (CAPS_Attention.md).
+// Linear CAPS attention as one recurrence per sequence and head on the CPU (layers/caps/README.md).
 //
 // Inputs per step t (heads packed, [B, T, H, X] with any batch/time strides): q, k [E], v [Ev],
 // w = exp(pt - m) and r = exp(m_{t-1} - m_t) [E] (path 1, m = cummax of pt = p + log clock, a
@@ -31,7 +31,7 @@
 // over x = q, k with dr the gradient of the rotated vector, accumulated per thread (deterministic for
 // a given thread count) and summed at the end. This saves the separate rotation passes over q, k.
 //
-// Built on first use by layers/CAPS_cpu_kernel.py (torch.utils.cpp_extension). Optional: without a
+// Built on first use by layers/caps/native.py (torch.utils.cpp_extension). Optional: without a
 // compiler CAPS runs the pure-torch chunked kernel.
 
 #include <torch/extension.h>
@@ -49,7 +49,7 @@ namespace {
 typedef double vec4 __attribute__((vector_size(32)));
 
 // Bounds of the stack arrays: head width E and value width Ev up to 256 (3 paths: 768 features).
-// CAPS_cpu_kernel.py's MAX_HEAD_DIM must equal it (a test reads this line).
+// native.py's MAX_HEAD_DIM must equal it (a test reads this line).
 constexpr int64_t kMaxHeadDim = 256;
 constexpr int64_t kMaxGroups = 3 * kMaxHeadDim / 4;
 

@@ -2,8 +2,8 @@
 
     S_t = diag(decay_t) S_{t-1} + kt_t v_t^T,   o_t = S_t^T qt_t      (per sequence and head, F = n_paths E)
 
-with the per-path features qt, kt, decay of `CAPS_Attention.md` (path 1's normaliser and path 3's
-clock prefix are scans inside the same pass). `layers/CAPS_cpu_kernel.cpp` runs it with float64 states
+with the per-path features qt, kt, decay of layers/caps/README.md, section 1 (path 1's normaliser and
+path 3's clock prefix are scans inside the same pass). `layers/caps/native.cpp` runs it with float64 states
 and its exact reverse-mode gradient. It is compiled with `torch.utils.cpp_extension` the first time it
 is needed (about 30 s on 2 cores), then cached per torch version and CPU under TORCH_EXTENSIONS_DIR
 (default ~/.cache/torch_extensions); a lock left by an interrupted build is cleared after 10 minutes.
@@ -15,8 +15,8 @@ The extension's functions are registered as `torch.library` custom ops (`caps_ts
 `native_backward`, `running_max_ratio`) with shape-only fake implementations and an autograd formula, so
 torch.compile traces CAPS with the kernel as one opaque node instead of breaking the graph.
 
-Copy this file and `CAPS_cpu_kernel.cpp` next to `CAPS_Attention.py` to get the kernel in a stock
-TSLib checkout; without them CAPS still runs.
+`dispatch.py` imports this file under try/except: a `layers/caps/` copied without it (or without
+`native.cpp`) still runs CAPS on the chunked kernel.
 """
 
 from __future__ import annotations
@@ -33,18 +33,19 @@ from types import ModuleType
 
 import torch
 from torch.nn.functional import softplus
-from torch.utils import cpp_extension
+
+from layers.caps.rope import rope_angles
 
 logger = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("CAPS_cpu_kernel.cpp")
+SOURCE = Path(__file__).with_name("native.cpp")
 # Steps between stored states: backward recomputes one segment at a time, so the saved states cost
 # 1 / SEGMENT of a full state history ([B, H, T / SEGMENT, F, Ev] float64).
 SEGMENT = 64
 ENV_SWITCH = "CAPS_NATIVE_KERNEL"
 # A build lock older than this was left by a killed build (a build takes ~30 s on 2 cores).
 STALE_LOCK_S = 600.0
-# Widest head (E and Ev) the kernel's stack arrays hold: kMaxHeadDim in CAPS_cpu_kernel.cpp, which
+# Widest head (E and Ev) the kernel's stack arrays hold: kMaxHeadDim in native.cpp, which
 # must equal it (tests/layers/test_caps_cpu_kernel.py reads the .cpp). Wider heads use the chunked kernel.
 MAX_HEAD_DIM = 256
 
@@ -60,6 +61,14 @@ def _cpu_tag() -> str:
     return hashlib.sha1("\n".join(lines).encode()).hexdigest()[:10]
 
 
+def _cpp_extension() -> ModuleType:
+    """torch.utils.cpp_extension, imported on first need: it loads setuptools, which a run that never builds
+    or looks for the kernel (CAPS_NATIVE_KERNEL=0, a GPU) does not need."""
+    from torch.utils import cpp_extension
+
+    return cpp_extension
+
+
 def disabled_reason() -> str | None:
     """Why the native kernel cannot be used here (None when it can be built)."""
     if os.environ.get(ENV_SWITCH, "1") == "0":
@@ -69,7 +78,7 @@ def disabled_reason() -> str | None:
     if shutil.which(os.environ.get("CXX", "c++")) is None:
         return "no C++ compiler on PATH (set CXX or install g++)"
     try:
-        cpp_extension.verify_ninja_availability()
+        _cpp_extension().verify_ninja_availability()
     except RuntimeError:
         return "ninja is not installed (pip install ninja)"
     return None
@@ -79,7 +88,7 @@ def build_directory(name: str) -> Path:
     """Where the extension `name` is built: under torch's extension root (TORCH_EXTENSIONS_DIR or
     ~/.cache/torch_extensions), one folder per torch version and CPU, since a library built against
     another torch or for another CPU must never be loaded."""
-    root = os.environ.get("TORCH_EXTENSIONS_DIR") or cpp_extension.get_default_build_root()
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or _cpp_extension().get_default_build_root()
     return Path(root) / f"{name}_torch{torch.__version__}".replace("+", "_")
 
 
@@ -121,14 +130,14 @@ def _build() -> ModuleType | None:
         logger.info("CAPS native CPU kernel off (%s): using the pure-torch chunked kernel", reason)
         return None
     flags = ["-O3", "-march=native", "-fopenmp"]
-    name = f"CAPS_cpu_kernel_{_cpu_tag()}"
+    name = f"caps_native_{_cpu_tag()}"
     directory = build_directory(name)
     logger.info("CAPS: loading the native CPU kernel from %s (compiled on first use, about 30 s)", directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         clear_stale_lock(directory)
-        return cpp_extension.load(name=name, sources=[str(SOURCE)], extra_cflags=flags,
-                                  extra_ldflags=["-fopenmp"], build_directory=str(directory), verbose=False)
+        return _cpp_extension().load(name=name, sources=[str(SOURCE)], extra_cflags=flags,
+                                     extra_ldflags=["-fopenmp"], build_directory=str(directory), verbose=False)
     except (RuntimeError, OSError, ImportError) as err:
         lines = str(err).splitlines() or [type(err).__name__]
         # The first line of a build error is the compiler command; the compiler's own "error:" says why.
@@ -155,7 +164,7 @@ def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.T
                    d2m1: torch.Tensor, clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
                    segment: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, E+1] f64),
-    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `CAPS_cpu_kernel.cpp`
+    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `native.cpp`
     describes them (cos, sin: RoPE tables [T, E/2] applied to q and k inside the kernel, or empty)."""
     out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment)
     return out, ckpt_state, ckpt_scan
@@ -229,11 +238,11 @@ def caps_attention_native(
 ) -> torch.Tensor:
     """Linear CAPS with the selected paths (non-empty subset of (1, 2, 3)) by the native recurrence.
 
-    The shared kernel signature (`CAPS_Attention.CAPSKernel`): q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev];
+    The shared kernel signature (`dispatch.CAPSKernel`): q, k, p, g: [B, T, H, E]; v: [B, T, H, Ev];
     clock: [B, T, H] > 0; float32 or float64 CPU tensors of one dtype, E, Ev <= MAX_HEAD_DIM -> o [B, T, H, Ev].
-    Same function as `CAPS_Attention.caps_attention_chunked`. attn: "linear" only; chunk_size: unused (no chunks).
+    Same function as `chunked.caps_attention_chunked`. attn: "linear" only; chunk_size: unused (no chunks).
     rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j from
-    `CAPS_Attention.rope_angles`) inside the kernel, as `CAPS_Attention.rope_rotate` would rotate them;
+    `rope.rope_angles`) inside the kernel, as `rope.rope_rotate` would rotate them;
     ω gets its gradient.
     The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
     autograd): w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output
@@ -259,9 +268,6 @@ def caps_attention_native(
         d2m1 = torch.expm1(softplus(g.contiguous()) * -clock[..., None])  # decay - 1: exact for weak gates
     cos = sin = q.new_empty(0)
     if rope_freq is not None:
-        # Imported here: CAPS_Attention imports this module, and the angle formula has one home there.
-        from layers.CAPS_Attention import rope_angles
-
         angle = rope_angles(q.shape[1], rope_freq)  # [T, E/2], float64
         cos, sin = angle.cos().to(q.dtype), angle.sin().to(q.dtype)
     mask = sum(1 << (path - 1) for path in set(paths))
