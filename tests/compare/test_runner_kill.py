@@ -1,0 +1,72 @@
+"""SIGKILL of the comparison runner: its run.py dies with it (parent-death signal), and an immediate rerun
+finishes the grid with exactly one result row per run (issue 49)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from test_runner import TOY, base_argv, write_toy_csv
+
+from compare import runner
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_py_pids(marker: str) -> list[int]:
+    """Pids of live run.py processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "stat").read_text().split(") ")[-1].startswith("Z"):
+                    continue
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+                if any(part.endswith(b"run.py") for part in cmdline) and marker.encode() in b" ".join(cmdline):
+                    found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_sigkill_of_the_runner_leaves_no_orphan_and_a_rerun_records_each_run_once(tmp_path):
+    data = tmp_path / "data"
+    write_toy_csv(data / "toy" / "toy.csv")
+    # run.py takes seconds to import torch and load: killed then, it is surely still running.
+    argv = [*base_argv(tmp_path, tmp_path / "out", "DLinear", "iTransformer"), "--no-timing"]
+    argv[argv.index("--root") + 1] = str(data)
+    script = tmp_path / "runner.py"
+    script.write_text("import sys\nfrom test_runner import TOY\nfrom compare import runner\n"
+                      f"sys.exit(runner.main({argv!r}, TOY))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests" / "compare")])}
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: run_py_pids(str(data)), 120), "the runner started no run.py"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert wait_for(lambda: not run_py_pids(str(data)), 10), "run.py outlived the SIGKILLed runner"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = runner.main(argv, TOY)
+    assert code == 0, buffer.getvalue()
+    settings = [json.loads(line)["setting"] for line in
+                (tmp_path / "out" / "runs" / "results.jsonl").read_text().splitlines()]
+    assert len(settings) == 2 and len(set(settings)) == 2
