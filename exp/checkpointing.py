@@ -43,6 +43,10 @@ _RESUME_FREE_FLAGS = frozenset({
 })
 
 
+# Errors whose message says what is wrong with the file (others get their type's name).
+_READABLE_ERRORS = (RuntimeError, EOFError, ValueError, OSError, pickle.UnpicklingError, zipfile.BadZipFile)
+
+
 def load_checkpoint(path: str | Path) -> Any:
     """torch.load(path) onto the CPU; a missing, truncated or foreign file raises UserInputError naming it."""
     path = Path(path)
@@ -50,8 +54,11 @@ def load_checkpoint(path: str | Path) -> Any:
         raise UserInputError(f"checkpoint {path} not found")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
-    except (RuntimeError, EOFError, ValueError, OSError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
-        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+    # A file that is not torch's zip format goes to the legacy unpickler, which garbage can make raise nearly
+    # anything (IndexError, KeyError, MemoryError, ...): every failure to read the file means the same.
+    except Exception as err:  # noqa: BLE001 - see above
+        readable = isinstance(err, _READABLE_ERRORS) and str(err)
+        reason = str(err).splitlines()[0][:120] if readable else f"not a file torch.save wrote: {type(err).__name__}"
         raise UserInputError(f"checkpoint {path} is truncated or corrupt ({reason}); delete it and train "
                              "again (without --resume when it is last.pth)") from None
 
