@@ -169,13 +169,14 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         preds = np.concatenate([shard[0] for shard in shards])  # [N] in sample order
         trues = np.concatenate([shard[1] for shard in shards])
         logger.info("test shape: %s %s", preds.shape, trues.shape)
-        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
 
         names = [str(name) for name in test_data.class_names]
         scores = classification_scores(preds, trues, names)
         for key in ("accuracy", "macro_f1", "weighted_f1", "balanced_accuracy"):
             logger.info("%s:%s", key, scores[key])
         logger.info("%s", scores["report"])
+        # TSLib creates the folder and writes nothing in it; created last, so a failure leaves none behind.
+        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         self._write_results(setting, preds, trues, names, scores)
         record = {
             "setting": setting,

@@ -261,9 +261,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     def _start_training(self, setting: str, data: dict) -> _Training:
         args = self.args
+        # Not created here: the first checkpoint written creates it, so a run failing before that leaves no
+        # empty folder behind.
         path = Path(args.checkpoints) / setting
-        if self.dist.is_main:
-            path.mkdir(parents=True, exist_ok=True)
         train_loader = data["train"][1]
         steps = math.ceil(train_loader.sampler.epoch_length() / args.batch_size)
         optimizer = make_optimizer(self.model, args)
