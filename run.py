@@ -41,14 +41,16 @@ def _run(args: argparse.Namespace) -> None:
         seed_everything(args.seed + ii)
         exp = Experiment(args, run_seed=args.seed + ii)
         setting = make_setting(args, ii)
-        if args.resume and exp.is_complete(setting):
-            logger.info("--resume: %s was already trained and tested; skipping it", setting)
-            continue
-        logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
-        exp.train(setting)
-        logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-        exp.test(setting)
-        exp.mark_complete(setting)
+        # One process per setting: a second copy of this command stops here (exp/run_folder.py).
+        with exp.hold_run_folder(setting):
+            if args.resume and exp.is_complete(setting):
+                logger.info("--resume: %s was already trained and tested; skipping it", setting)
+                continue
+            logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
+            exp.train(setting)
+            logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+            exp.test(setting)
+            exp.mark_complete(setting)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 

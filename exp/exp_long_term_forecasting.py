@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from exp.checkpointing import (
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
+from exp.run_folder import RunFolder
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
 from exp.train_step import (
     ForecastStep,
@@ -280,6 +281,20 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             early_stopping=EarlyStopping(patience=args.patience, verbose=True, save=self.dist.is_main),
             steps_per_epoch=steps,
         )
+
+    @contextlib.contextmanager
+    def hold_run_folder(self, setting: str) -> Iterator[None]:
+        """Hold `<checkpoints>/<setting>/` for this process during a setting's train + test (exp/run_folder.py):
+        rank 0 locks it, and every rank receives a refusal; a failure before anything was written leaves no
+        folder."""
+        folder = RunFolder(Path(self.args.checkpoints) / setting)
+        self._on_main(folder.acquire)
+        try:
+            yield
+        except BaseException:
+            folder.release(failed=True)
+            raise
+        folder.release(failed=False)
 
     def resume_state(self, setting: str) -> dict | None:
         """The checked contents of `<checkpoints>/<setting>/last.pth`, or None when there is none yet."""

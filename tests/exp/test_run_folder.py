@@ -4,8 +4,18 @@ run that fails before training wrote anything."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import run
-from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+from exp.arguments import build_parser, make_setting
+from exp.checkpointing import BEST_FILE
+from exp.exp_long_term_forecasting import RESULT_FILE, Exp_Long_Term_Forecast
+from tests.exp.conftest import REPO
 from utils.errors import UserInputError
 
 
@@ -18,3 +28,39 @@ def test_a_run_failing_before_training_wrote_anything_leaves_no_folder(in_tmp, t
     assert run.main(toy(in_tmp, "--train_epochs", "1", model="DLinear")) == 2
     assert capsys.readouterr().err == "error: the first training batch found something wrong\n"
     assert sorted(p.name for p in in_tmp.iterdir()) == ["toy.csv"]
+
+
+def launch(folder: Path, argv: list[str]) -> subprocess.Popen:
+    """run.py in its own process (and session) inside `folder`."""
+    return subprocess.Popen([sys.executable, "-u", str(REPO / "run.py"), *argv], cwd=folder, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def wait_for(condition, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up after {timeout} s waiting for {condition}")
+        time.sleep(0.1)
+
+
+def test_a_second_copy_of_a_running_command_is_refused_and_writes_nothing(in_tmp, toy):
+    argv = toy(in_tmp, "--train_epochs", "100000", "--patience", "100000", "--save_every_steps", "0",
+               model="DLinear")
+    folder = Path("checkpoints") / make_setting(build_parser().parse_args(argv), 0)
+    first, second = launch(in_tmp, argv), None
+    try:
+        wait_for(lambda: (in_tmp / folder / BEST_FILE).is_file() or first.poll() is not None)
+        assert first.poll() is None, first.communicate()
+        second = launch(in_tmp, argv)
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 2
+        assert err == (f"error: {folder} is in use by process {first.pid} (the same run started twice?); wait for "
+                       "it to finish, or give this run another --des or --model_id\n")
+        assert first.poll() is None
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.communicate(timeout=120)
+    assert not (in_tmp / "results.jsonl").exists() and not (in_tmp / RESULT_FILE).exists()
