@@ -17,6 +17,7 @@ import torch
 
 from exp import distributed
 from exp.arguments import build_parser, make_setting, validate_args
+from exp.run_config import run_config
 from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
 from utils.errors import UserInputError
@@ -28,18 +29,20 @@ logger = logging.getLogger("run")
 
 def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
+    # The command's flags, before any experiment derives some from the data (classification's seq_len).
+    config = run_config(args)
 
     logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
     if not args.is_training:
         seed_everything(args.seed)
-        exp = Experiment(args)
+        exp = Experiment(args, config=config)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
         exp.test(setting, test=1)
         return
     for ii in range(args.itr):
         seed_everything(args.seed + ii)
-        exp = Experiment(args, run_seed=args.seed + ii)
+        exp = Experiment(args, run_seed=args.seed + ii, config=config)
         setting = make_setting(args, ii)
         # One process per setting: a second copy of this command stops here (exp/run_folder.py).
         with exp.hold_run_folder(setting):

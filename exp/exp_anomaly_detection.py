@@ -62,8 +62,8 @@ def check_anomaly_channels(args: argparse.Namespace, dataset: SegmentDataset) ->
 
 
 class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
-    def __init__(self, args, run_seed: int | None = None) -> None:
-        super().__init__(args, run_seed)
+    def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
+        super().__init__(args, run_seed, config)
         self.step = ReconstructionStep(self.model, args, self.device, runner=self.runner)
 
     def _model_configs(self, model_class: type) -> argparse.Namespace:

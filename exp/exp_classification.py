@@ -74,14 +74,14 @@ class ClassificationStep(ForecastStep):
 
 
 class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
-    def __init__(self, args: argparse.Namespace, run_seed: int | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
         if args.data != "UEA":
             raise UserInputError(f"--task_name classification reads UEA .ts files: pass --data UEA, not "
                                  f"--data {args.data}")
         if args.optimizer != "adam":
             raise UserInputError(f"--optimizer {args.optimizer} applies to forecasting; classification trains "
                                  "with RAdam as TSLib (drop the flag)")
-        super().__init__(args, run_seed)
+        super().__init__(args, run_seed, config)
         self.step = ClassificationStep(self.model, args, self.device, runner=self.runner)
 
     def _build_model(self) -> nn.Module:

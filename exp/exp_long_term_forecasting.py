@@ -53,6 +53,7 @@ from exp.checkpointing import (
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
+from exp.run_config import record_fields, run_config
 from exp.run_folder import RunFolder
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
 from exp.train_step import (
@@ -141,9 +142,12 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     #: the training step (forward, loss, backward, update); a task's experiment names its own
     step_class: type[ForecastStep] = ForecastStep
 
-    def __init__(self, args, run_seed: int | None = None) -> None:
-        """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed."""
+    def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
+        """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed.
+        config: the command's `run_config`, taken before any experiment derived flags from the data (run.py
+        passes it, so every --itr iteration records the same one); None means `run_config(args)` now."""
         self.run_seed = args.seed if run_seed is None else run_seed
+        self.config = run_config(args) if config is None else config
         super().__init__(args)
         if args.use_amp and not amp_settings(args, self.device)[0]:
             logger.info("--use_amp is ignored on %s: AMP runs only on CUDA", self.device.type)
@@ -285,9 +289,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     @contextlib.contextmanager
     def hold_run_folder(self, setting: str) -> Iterator[None]:
         """Hold `<checkpoints>/<setting>/` for this process during a setting's train + test (exp/run_folder.py):
-        rank 0 locks it, and every rank receives a refusal; a failure before anything was written leaves no
-        folder."""
-        folder = RunFolder(Path(self.args.checkpoints) / setting)
+        rank 0 locks it and checks and writes its config.json, every rank receives a refusal; a failure before
+        anything was written leaves no folder."""
+        folder = RunFolder(Path(self.args.checkpoints) / setting, self.config)
         self._on_main(folder.acquire)
         try:
             yield
@@ -525,7 +529,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         self._load_best(ckpt)
 
     def _run_record_fields(self) -> dict:
-        """The fields every task's `results.jsonl` record shares: training statistics, size, world, time."""
+        """The fields every task's `results.jsonl` record shares: training statistics, size, world, time and the
+        configuration (`config`, `config_hash`, `code_version`)."""
         return {
             "epochs_run": self.train_stats.get("epochs_run"),
             "best_epoch": self.train_stats.get("best_epoch"),
@@ -535,6 +540,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "params": sum(p.numel() for p in self._bare_model().parameters()),
             "world_size": self.dist.world_size,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            # the flags behind the result, their hash and the commit (exp/run_config.py)
+            **record_fields(self.config),
         }
 
     def _checkpoint_path(self, setting: str) -> Path:

@@ -3,6 +3,8 @@
 Two copies of one command started at once would train on the same `last.pth` and record every row twice.
 `RunFolder` takes an exclusive, non-blocking `fcntl.flock` on `<folder>/run.lock` for the whole train +
 test of a setting and writes its pid there; a second process gets one line naming the folder and that pid.
+Once locked, the folder's `config.json` is checked against the run's configuration and written
+(exp/run_config.py).
 The lock file stays when the run ends (removing it would let two later runs lock two different files); a
 run that fails before anything of it was written removes the folders it created, so no empty folder is left.
 Where `fcntl` is missing (Windows) the folder is not locked.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from exp.run_config import CONFIG_FILE, record_config
 from utils.errors import UserInputError
 
 try:
@@ -60,8 +63,11 @@ class RunFolder:
     nothing else, they, the lock file and every folder `acquire` created are removed again.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, config: dict | None = None) -> None:
+        """config: the run's `run_config`, recorded in (and checked against) `<path>/config.json` once the folder
+        is locked; None records nothing."""
         self.path = Path(path)
+        self.config = config
         self.own_files: set[str] = {LOCK_FILE}
         self._fd: int | None = None
         self._created: list[Path] = []
@@ -72,12 +78,19 @@ class RunFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         # Deepest first: the order in which they are removed again.
         self._created = missing
-        if fcntl is None:
+        if fcntl is not None:
+            try:
+                self._fd = _lock(self.path / LOCK_FILE)
+            except UserInputError:
+                self._remove_created()
+                raise
+        if self.config is None:
             return
         try:
-            self._fd = _lock(self.path / LOCK_FILE)
+            if record_config(self.path, self.config):
+                self.own_files.add(CONFIG_FILE)
         except UserInputError:
-            self._remove_created()
+            self.release(failed=True)
             raise
 
     def release(self, failed: bool) -> None:

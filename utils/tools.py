@@ -96,6 +96,11 @@ def atomic_np_save(path: str | os.PathLike, array: np.ndarray) -> None:
     _atomic_write(path, lambda f: np.save(f, array), suffix=".npy")
 
 
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` (UTF-8) to `path` so that readers see the old file or the new one, never a partial one."""
+    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
 def append_text(path: str | os.PathLike, text: str) -> None:
     """Append `text` with a single write call under an exclusive lock on the file, then fsync: concurrent
     writers (other processes running the same script) never interleave partial records. A short write

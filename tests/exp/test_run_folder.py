@@ -4,6 +4,7 @@ run that fails before training wrote anything."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +16,8 @@ import run
 from exp.arguments import build_parser, make_setting
 from exp.checkpointing import BEST_FILE
 from exp.exp_long_term_forecasting import RESULT_FILE, Exp_Long_Term_Forecast
+from exp.run_config import CONFIG_FILE, code_version, config_hash, run_config
+from exp.run_folder import LOCK_FILE
 from tests.exp.conftest import REPO
 from utils.errors import UserInputError
 
@@ -64,3 +67,40 @@ def test_a_second_copy_of_a_running_command_is_refused_and_writes_nothing(in_tmp
                 os.killpg(process.pid, signal.SIGTERM)
                 process.communicate(timeout=120)
     assert not (in_tmp / "results.jsonl").exists() and not (in_tmp / RESULT_FILE).exists()
+
+
+def test_records_and_config_json_carry_the_configuration(in_tmp, toy, results):
+    argv = toy(in_tmp, "--train_epochs", "1", "--learning_rate", "0.003", model="DLinear")
+    assert run.main(argv) == 0
+    (record,) = results(in_tmp)
+    config = run_config(build_parser().parse_args(argv))
+    assert record["config"] == config and record["config"]["learning_rate"] == 0.003
+    assert record["config_hash"] == config_hash(config)
+    assert record["code_version"] == code_version()
+    saved = json.loads((in_tmp / "checkpoints" / record["setting"] / CONFIG_FILE).read_text())
+    assert saved["config"] == config and saved["config_hash"] == record["config_hash"]
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    """The contents of the files in `folder` (the lock file holds the pid of its last holder: left out)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.name != LOCK_FILE}
+
+
+def test_another_configuration_in_the_same_folder_is_refused_and_overwrites_nothing(in_tmp, toy, results, capsys):
+    argv = toy(in_tmp, "--train_epochs", "1", model="DLinear")
+    assert run.main(argv) == 0
+    folder = Path("checkpoints") / results(in_tmp)[0]["setting"]
+    before = files(in_tmp / folder)
+    rows = (in_tmp / "results.jsonl").read_bytes()
+    capsys.readouterr()
+    for extra in ([], ["--resume"]):
+        assert run.main([*argv, "--learning_rate", "0.01", "--seed", "3", *extra]) == 2
+        assert capsys.readouterr().err == (
+            f"error: {folder} holds a run with other flags: --learning_rate 0.01 (there: 0.0001), --seed 3 (there: "
+            "2021); give this run another --des or --model_id, or delete that folder to start over\n")
+        assert files(in_tmp / folder) == before
+        assert (in_tmp / "results.jsonl").read_bytes() == rows
+    # The same configuration (flags that do not change results aside) proceeds, with --resume too.
+    assert run.main([*argv, "--save_every_steps", "7"]) == 0
+    assert run.main([*argv, "--resume"]) == 0
+    assert len(results(in_tmp)) == 2
