@@ -2,7 +2,8 @@
 
 Same flags, setting string and itr loop as TSLib. Bad input ends with one `error: ...` line and exit
 code 2 before any output file is written; a non-finite loss ends with one `error: ...` line and exit
-code 1; SIGTERM/SIGINT save `last.pth` and end with one `interrupted: ...` line and exit code 128 + signal.
+code 1; SIGTERM/SIGINT save `last.pth` and end with one `interrupted: ...` line, then the process ends as
+killed by that signal (so the shell stops a script of run.py lines; `main()` itself returns 128 + signal).
 Under `torchrun` (WORLD_SIZE, RANK and LOCAL_RANK set) the run is distributed; only rank 0 logs.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 import torch
@@ -81,5 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_as_signalled(code: int) -> None:
+    """For an interrupted run (exit code 128 + SIGINT/SIGTERM): end the process as that signal's default action
+    would, so the shell running a script of run.py lines sees a process killed by Ctrl-C and stops the script
+    (bash continues after a child that merely exits 130). Other codes return."""
+    signum = code - 128
+    if signum not in (signal.SIGINT, signal.SIGTERM):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_code = main()
+    exit_as_signalled(exit_code)
+    sys.exit(exit_code)
