@@ -148,7 +148,16 @@ class ConvLayer(nn.Module):
         self.activation = nn.ELU()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.norm(self.downConv(x)))
+        y = self.downConv(x)  # [B, c, M]
+        if self.training and y.shape[0] * y.shape[2] == 1:
+            # One value per channel (a last training batch of one window at a one-node scale, --seq_len 16-31):
+            # batch statistics do not exist there and torch raises. That batch is normalised with the running
+            # statistics, which it leaves unchanged; every other batch is TSLib's BatchNorm1d.
+            norm = self.norm
+            y = F.batch_norm(y, norm.running_mean, norm.running_var, norm.weight, norm.bias, training=False,
+                             eps=norm.eps)
+            return self.activation(y)
+        return self.activation(self.norm(y))
 
 
 class Bottleneck_Construct(nn.Module):
