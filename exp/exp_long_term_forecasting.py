@@ -73,7 +73,9 @@ from exp.training_guards import (
     check_finite_outputs,
     check_validation_loss,
     checked_scores,
+    data_source,
     first_non_finite,
+    non_finite_inputs,
 )
 from exp.validation_average import ValidationAverage
 from utils.dtw import batch_dtw
@@ -416,7 +418,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             loss = self.step.loss(out, y)
             batch_loss = loss.item()
             if self._any_rank(not math.isfinite(batch_loss)):
-                raise self._non_finite_error(loss, batch_loss, i + 1, p.epoch + 1)
+                raise self._non_finite_error(loss, batch_loss, i + 1, p.epoch + 1, batch, t.data["train"][0])
             self.step.backward(loss, group_size)
         p.loss_sum += batch_loss * y.shape[0]
         p.loss_count += y.shape[0]
@@ -433,9 +435,18 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             self.step.skip_update()
         return batch_loss
 
-    def _non_finite_error(self, loss: torch.Tensor, value: float, batch: int, epoch: int) -> NonFiniteLossError:
-        """Describe a NaN/inf loss: the first non-finite parameter, else the first non-finite gradient of
+    def _non_finite_error(self, loss: torch.Tensor, value: float, batch: int, epoch: int, inputs=(),
+                          dataset=None) -> NonFiniteLossError:
+        """Describe a NaN/inf loss: NaN/inf in the input batch itself (naming the data file: the data, not the
+        learning rate, produced it), else the first non-finite parameter, else the first non-finite gradient of
         a diagnostic backward pass (never stepped), else the op --detect_anomaly caught in it."""
+        in_data = non_finite_inputs(inputs)
+        if in_data is not None:
+            return NonFiniteLossError(
+                f"non-finite training loss ({value}) at epoch {epoch}, batch {batch}; the input batch itself holds "
+                f"NaN or inf ({in_data}) read from {data_source(dataset)} (train split), so the data produced it, not "
+                "the learning rate; check the file for missing or extreme values (--fillna fills missing ones in CSV "
+                "files)")
         anomaly = None
         try:
             loss.backward()
