@@ -30,6 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from layers.Embed import DataEmbedding
+from layers.SafeBatchNorm import SafeBatchNorm1d
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
 
 
@@ -144,20 +145,12 @@ class ConvLayer(nn.Module):
     def __init__(self, c_in: int, window_size: int) -> None:
         super().__init__()
         self.downConv = nn.Conv1d(c_in, c_in, kernel_size=window_size, stride=window_size)
-        self.norm = nn.BatchNorm1d(c_in)
+        # A training batch of one window at a one-node scale (--seq_len 16-31) has one value per channel.
+        self.norm = SafeBatchNorm1d(c_in)
         self.activation = nn.ELU()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.downConv(x)  # [B, c, M]
-        if self.training and y.shape[0] * y.shape[2] == 1:
-            # One value per channel (a last training batch of one window at a one-node scale, --seq_len 16-31):
-            # batch statistics do not exist there and torch raises. That batch is normalised with the running
-            # statistics, which it leaves unchanged; every other batch is TSLib's BatchNorm1d.
-            norm = self.norm
-            y = F.batch_norm(y, norm.running_mean, norm.running_var, norm.weight, norm.bias, training=False,
-                             eps=norm.eps)
-            return self.activation(y)
-        return self.activation(self.norm(y))
+        return self.activation(self.norm(self.downConv(x)))
 
 
 class Bottleneck_Construct(nn.Module):
