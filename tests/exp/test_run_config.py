@@ -52,5 +52,7 @@ def test_config_hash_is_a_sha256_of_canonical_json(make_configs):
 
 
 def test_code_version_is_the_checkout_commit():
+    # Cached per process: a commit made while the tests run would otherwise leave the old one.
+    code_version.cache_clear()
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
     assert code_version() == (head.stdout.strip() if head.returncode == 0 else None)
