@@ -2,7 +2,8 @@
 
 Same flags, setting string and itr loop as TSLib. Bad input ends with one `error: ...` line and exit
 code 2 before any output file is written; a non-finite loss ends with one `error: ...` line and exit
-code 1; SIGTERM/SIGINT save `last.pth` and end with one `interrupted: ...` line and exit code 128 + signal.
+code 1; SIGTERM/SIGINT save `last.pth` and end with one `interrupted: ...` line, then the process ends as
+killed by that signal (so the shell stops a script of run.py lines; `main()` itself returns 128 + signal).
 Under `torchrun` (WORLD_SIZE, RANK and LOCAL_RANK set) the run is distributed; only rank 0 logs.
 """
 
@@ -11,12 +12,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 import torch
 
 from exp import distributed
 from exp.arguments import build_parser, make_setting, validate_args
+from exp.run_config import run_config
 from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
 from utils.errors import UserInputError
@@ -29,30 +32,34 @@ logger = logging.getLogger("run")
 
 def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
+    # The command's flags, before any experiment derives some from the data (classification's seq_len).
+    config = run_config(args)
 
     logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
     if not args.is_training:
         seed_everything(args.seed)
-        exp = Experiment(args)
+        exp = Experiment(args, config=config)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
         exp.test(setting, test=1)
         return
     for ii in range(args.itr):
         seed_everything(args.seed + ii)
-        exp = Experiment(args, run_seed=args.seed + ii)
+        exp = Experiment(args, run_seed=args.seed + ii, config=config)
         setting = make_setting(args, ii)
-        if args.resume and exp.is_complete(setting):
-            logger.info("--resume: %s was already trained and tested; skipping it", setting)
-            continue
-        logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
-        exp.train(setting)
-        if getattr(args, "vali_only", False):
-            logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
-            continue
-        logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-        exp.test(setting)
-        exp.mark_complete(setting)
+        # One process per setting: a second copy of this command stops here (exp/run_folder.py).
+        with exp.hold_run_folder(setting):
+            if args.resume and exp.is_complete(setting):
+                logger.info("--resume: %s was already trained and tested; skipping it", setting)
+                continue
+            logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
+            exp.train(setting)
+            if getattr(args, "vali_only", False):
+                logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
+                continue
+            logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+            exp.test(setting)
+            exp.mark_complete(setting)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
@@ -81,5 +88,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_as_signalled(code: int) -> None:
+    """For an interrupted run (exit code 128 + SIGINT/SIGTERM): end the process as that signal's default action
+    would, so the shell running a script of run.py lines sees a process killed by Ctrl-C and stops the script
+    (bash continues after a child that merely exits 130). Other codes return."""
+    signum = code - 128
+    if signum not in (signal.SIGINT, signal.SIGTERM):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_code = main()
+    exit_as_signalled(exit_code)
+    sys.exit(exit_code)

@@ -6,7 +6,8 @@ classification experiment does (the archive has no validation split).
 
 Per sample, as TSLib: a series whose dimensions differ in length has every dimension longer than 256
 steps subsampled by 2; missing values (NaN) are filled by linear interpolation along time (constant at
-the ends). Each feature is standardised, (x − mean) / (std + eps) with the sample std over every time
+the ends). A dimension of a sample with no value at all, and inf or values beyond float32's range, are
+one-line errors naming the file, sample and dimension (TSLib trains on them and its loss turns NaN). Each feature is standardised, (x − mean) / (std + eps) with the sample std over every time
 step of every sample; the statistics come from the TRAIN file (TSLib uses each split's own statistics).
 EthanolConcentration additionally has each sample standardised per channel over time (TSLib's special
 case, keyed on the root path; TSLib takes that std across channels instead).
@@ -31,7 +32,7 @@ from utils.errors import MissingDataError, UserInputError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["UEAloader", "interpolate_missing", "pad_batch", "read_ts", "subsample"]
+__all__ = ["UEAloader", "check_sample", "interpolate_missing", "pad_batch", "read_ts", "subsample"]
 
 # Split of the experiment → the archive file that serves it.
 SPLIT_FILE = {"train": "TRAIN", "val": "TEST", "test": "TEST"}
@@ -100,9 +101,28 @@ def _read_ts_cached(path_str: str, mtime_ns: int, size: int) -> tuple[tuple[np.n
                 raise UserInputError(f"{path}: sample {index} has dimensions of lengths "
                                      f"{sorted({len(d) for d in dims})}; they must be equal per sample")
         sample = np.stack([interpolate_missing(d) for d in dims], axis=1)  # [T_i, C]
+        check_sample(sample, path, index)
         sample.flags.writeable = False
         samples.append(sample)
     return tuple(samples), tuple(str(label) for label in labels)
+
+
+def check_sample(sample: np.ndarray, path: Path, index: int) -> None:
+    """Reject a sample the float32 model cannot use, naming the file, sample and dimension: a dimension with no
+    observed value (interpolation leaves it NaN, and every loss it reaches becomes NaN), and inf or values
+    beyond float32's range."""
+    empty = np.isnan(sample).all(axis=0)  # [C]
+    if empty.any():
+        raise UserInputError(f"{path}: sample {index} (from 0), dimension {int(np.argmax(empty))} has no value at all "
+                             "(every step is missing), so it cannot be interpolated; fill or drop that sample in the "
+                             "file")
+    limit = float(np.finfo(np.float32).max)
+    bad = ~np.isfinite(sample) | (np.abs(sample) > limit)
+    if bad.any():
+        step, dim = np.argwhere(bad)[0]
+        raise UserInputError(f"{path}: sample {index} (from 0), dimension {dim}, step {step} holds "
+                             f"{float(sample[step, dim])!r}, which is infinite or beyond float32's range "
+                             f"(|x| <= {limit:.3e}); fix the file")
 
 
 def pad_batch(series: list[torch.Tensor], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:

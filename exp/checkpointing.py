@@ -26,6 +26,7 @@ import torch
 import torch.nn as nn
 
 from exp.arguments import build_parser
+from exp.run_config import RESULT_FREE_FLAGS
 from utils.errors import UserInputError
 
 BEST_FILE = "checkpoint.pth"
@@ -33,14 +34,14 @@ LAST_FILE = "last.pth"
 #: bumped when the layout of last.pth changes
 LAST_FORMAT = 2
 
-# Flags that do not change what a run computes: they may differ between the interrupted run and
-# the resumed one (moving the data, more workers, another GPU index, ...). "device", "device_ids" and
-# "run_seed" were written into the namespace by earlier versions and may appear in an older last.pth.
-_RESUME_FREE_FLAGS = frozenset({
-    "resume", "is_training", "itr", "root_path", "checkpoints", "num_workers", "no_progress", "use_gpu",
-    "gpu", "gpu_type", "use_multi_gpu", "devices", "device", "device_ids", "compile", "compile_mode", "save_every_steps",
-    "detect_anomaly", "run_seed",
-})
+# Flags that may differ between the interrupted run and the resumed one: those that do not change what a run
+# computes (moving the data, more workers, another GPU index, ...), plus "device", "device_ids" and "run_seed",
+# which earlier versions wrote into the namespace and may appear in an older last.pth.
+_RESUME_FREE_FLAGS = RESULT_FREE_FLAGS | {"device", "device_ids", "run_seed"}
+
+
+# Errors whose message says what is wrong with the file (others get their type's name).
+_READABLE_ERRORS = (RuntimeError, EOFError, ValueError, OSError, pickle.UnpicklingError, zipfile.BadZipFile)
 
 
 def load_checkpoint(path: str | Path) -> Any:
@@ -50,8 +51,11 @@ def load_checkpoint(path: str | Path) -> Any:
         raise UserInputError(f"checkpoint {path} not found")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
-    except (RuntimeError, EOFError, ValueError, OSError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
-        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+    # A file that is not torch's zip format goes to the legacy unpickler, which garbage can make raise nearly
+    # anything (IndexError, KeyError, MemoryError, ...): every failure to read the file means the same.
+    except Exception as err:  # noqa: BLE001 - see above
+        readable = isinstance(err, _READABLE_ERRORS) and str(err)
+        reason = str(err).splitlines()[0][:120] if readable else f"not a file torch.save wrote: {type(err).__name__}"
         raise UserInputError(f"checkpoint {path} is truncated or corrupt ({reason}); delete it and train "
                              "again (without --resume when it is last.pth)") from None
 
@@ -104,6 +108,8 @@ def check_fingerprint(saved: dict[str, Any], args: argparse.Namespace, path: Pat
     when it is at run.py's default: new flags default to the earlier behaviour.
     """
     current = run_fingerprint(args)
+    # A last.pth of an earlier version may record a flag that has since become resume-free (host_malloc).
+    saved = {k: v for k, v in saved.items() if k not in _RESUME_FREE_FLAGS}
     parser = build_parser()
     newer = {k for k in set(current) - set(saved) if current[k] == parser.get_default(k)}
     differ = [k for k in sorted((set(saved) | set(current)) - newer) if saved.get(k) != current.get(k)]

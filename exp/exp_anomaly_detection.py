@@ -62,8 +62,8 @@ def check_anomaly_channels(args: argparse.Namespace, dataset: SegmentDataset) ->
 
 
 class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
-    def __init__(self, args, run_seed: int | None = None) -> None:
-        super().__init__(args, run_seed)
+    def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
+        super().__init__(args, run_seed, config)
         self.step = ReconstructionStep(self.model, args, self.device, runner=self.runner)
 
     def _model_configs(self, model_class: type) -> argparse.Namespace:
@@ -119,7 +119,6 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         test_energy, test_labels = test_part
         for split, energy in (("test", test_energy), ("train", train_part[0])):
             check_finite_outputs(energy, f"{split} reconstruction energies", setting)
-        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         threshold = anomaly_threshold(train_part[0], test_energy, args.anomaly_ratio)
         logger.info("Threshold : %s", threshold)
         pred = (test_energy > threshold).astype(np.int64)
@@ -133,6 +132,8 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         logger.info(line)
         logger.info("Unadjusted (no point adjustment): Precision : %.4f, Recall : %.4f, F-score : %.4f",
                     raw.precision, raw.recall, raw.f_score)
+        # TSLib creates the folder and writes nothing in it; created last, so a failure leaves none behind.
+        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         append_text(RESULT_FILE, f"{setting}  \n{line}\n\n")
         record = {
             "setting": setting,

@@ -74,14 +74,14 @@ class ClassificationStep(ForecastStep):
 
 
 class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
-    def __init__(self, args: argparse.Namespace, run_seed: int | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
         if args.data != "UEA":
             raise UserInputError(f"--task_name classification reads UEA .ts files: pass --data UEA, not "
                                  f"--data {args.data}")
         if args.optimizer != "adam":
             raise UserInputError(f"--optimizer {args.optimizer} applies to forecasting; classification trains "
                                  "with RAdam as TSLib (drop the flag)")
-        super().__init__(args, run_seed)
+        super().__init__(args, run_seed, config)
         self.step = ClassificationStep(self.model, args, self.device, runner=self.runner)
 
     def _build_model(self) -> nn.Module:
@@ -169,13 +169,14 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         preds = np.concatenate([shard[0] for shard in shards])  # [N] in sample order
         trues = np.concatenate([shard[1] for shard in shards])
         logger.info("test shape: %s %s", preds.shape, trues.shape)
-        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
 
         names = [str(name) for name in test_data.class_names]
         scores = classification_scores(preds, trues, names)
         for key in ("accuracy", "macro_f1", "weighted_f1", "balanced_accuracy"):
             logger.info("%s:%s", key, scores[key])
         logger.info("%s", scores["report"])
+        # TSLib creates the folder and writes nothing in it; created last, so a failure leaves none behind.
+        os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         self._write_results(setting, preds, trues, names, scores)
         record = {
             "setting": setting,

@@ -46,8 +46,8 @@ _SPLIT_IDS = {"train": 0, "val": 1, "test": 2}
 class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
     step_class = ImputationStep
 
-    def __init__(self, args, run_seed: int | None = None) -> None:
-        super().__init__(args, run_seed)
+    def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
+        super().__init__(args, run_seed, config)
         if args.inverse:
             logger.info("--inverse is ignored by imputation: TSLib scores it on the standardised data")
 

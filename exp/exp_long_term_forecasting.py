@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,8 @@ from exp.checkpointing import (
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
+from exp.run_config import record_fields, run_config
+from exp.run_folder import RunFolder
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
 from exp.train_step import (
     ForecastStep,
@@ -71,7 +73,9 @@ from exp.training_guards import (
     check_finite_outputs,
     check_validation_loss,
     checked_scores,
+    data_source,
     first_non_finite,
+    non_finite_inputs,
 )
 from exp.validation_average import ValidationAverage
 from utils.dtw import batch_dtw
@@ -140,9 +144,12 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     #: the training step (forward, loss, backward, update); a task's experiment names its own
     step_class: type[ForecastStep] = ForecastStep
 
-    def __init__(self, args, run_seed: int | None = None) -> None:
-        """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed."""
+    def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
+        """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed.
+        config: the command's `run_config`, taken before any experiment derived flags from the data (run.py
+        passes it, so every --itr iteration records the same one); None means `run_config(args)` now."""
         self.run_seed = args.seed if run_seed is None else run_seed
+        self.config = run_config(args) if config is None else config
         super().__init__(args)
         if args.use_amp and not amp_settings(args, self.device)[0]:
             logger.info("--use_amp is ignored on %s: AMP runs only on CUDA", self.device.type)
@@ -261,9 +268,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     def _start_training(self, setting: str, data: dict) -> _Training:
         args = self.args
+        # Not created here: the first checkpoint written creates it, so a run failing before that leaves no
+        # empty folder behind.
         path = Path(args.checkpoints) / setting
-        if self.dist.is_main:
-            path.mkdir(parents=True, exist_ok=True)
         train_loader = data["train"][1]
         steps = math.ceil(train_loader.sampler.epoch_length() / args.batch_size)
         optimizer = make_optimizer(self.model, args)
@@ -280,6 +287,20 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             early_stopping=EarlyStopping(patience=args.patience, verbose=True, save=self.dist.is_main),
             steps_per_epoch=steps,
         )
+
+    @contextlib.contextmanager
+    def hold_run_folder(self, setting: str) -> Iterator[None]:
+        """Hold `<checkpoints>/<setting>/` for this process during a setting's train + test (exp/run_folder.py):
+        rank 0 locks it and checks and writes its config.json, every rank receives a refusal; a failure before
+        anything was written leaves no folder."""
+        folder = RunFolder(Path(self.args.checkpoints) / setting, self.config)
+        self._on_main(folder.acquire)
+        try:
+            yield
+        except BaseException:
+            folder.release(failed=True)
+            raise
+        folder.release(failed=False)
 
     def resume_state(self, setting: str) -> dict | None:
         """The checked contents of `<checkpoints>/<setting>/last.pth`, or None when there is none yet."""
@@ -397,7 +418,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             loss = self.step.loss(out, y)
             batch_loss = loss.item()
             if self._any_rank(not math.isfinite(batch_loss)):
-                raise self._non_finite_error(loss, batch_loss, i + 1, p.epoch + 1)
+                raise self._non_finite_error(loss, batch_loss, i + 1, p.epoch + 1, batch, t.data["train"][0])
             self.step.backward(loss, group_size)
         p.loss_sum += batch_loss * y.shape[0]
         p.loss_count += y.shape[0]
@@ -414,9 +435,18 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             self.step.skip_update()
         return batch_loss
 
-    def _non_finite_error(self, loss: torch.Tensor, value: float, batch: int, epoch: int) -> NonFiniteLossError:
-        """Describe a NaN/inf loss: the first non-finite parameter, else the first non-finite gradient of
+    def _non_finite_error(self, loss: torch.Tensor, value: float, batch: int, epoch: int, inputs=(),
+                          dataset=None) -> NonFiniteLossError:
+        """Describe a NaN/inf loss: NaN/inf in the input batch itself (naming the data file: the data, not the
+        learning rate, produced it), else the first non-finite parameter, else the first non-finite gradient of
         a diagnostic backward pass (never stepped), else the op --detect_anomaly caught in it."""
+        in_data = non_finite_inputs(inputs)
+        if in_data is not None:
+            return NonFiniteLossError(
+                f"non-finite training loss ({value}) at epoch {epoch}, batch {batch}; the input batch itself holds "
+                f"NaN or inf ({in_data}) read from {data_source(dataset)} (train split), so the data produced it, not "
+                "the learning rate; check the file for missing or extreme values (--fillna fills missing ones in CSV "
+                "files)")
         anomaly = None
         try:
             loss.backward()
@@ -513,7 +543,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         self._load_best(ckpt)
 
     def _run_record_fields(self) -> dict:
-        """The fields every task's `results.jsonl` record shares: training statistics, size, world, time."""
+        """The fields every task's `results.jsonl` record shares: training statistics, size, world, time and the
+        configuration (`config`, `config_hash`, `code_version`)."""
         return {
             "epochs_run": self.train_stats.get("epochs_run"),
             "best_epoch": self.train_stats.get("best_epoch"),
@@ -523,6 +554,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "params": sum(p.numel() for p in self._bare_model().parameters()),
             "world_size": self.dist.world_size,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            # the flags behind the result, their hash and the commit (exp/run_config.py)
+            **record_fields(self.config),
         }
 
     def _checkpoint_path(self, setting: str) -> Path:

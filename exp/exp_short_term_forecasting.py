@@ -105,9 +105,9 @@ class ShortTermStep(ForecastStep):
 
 
 class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
-    def __init__(self, args: argparse.Namespace, run_seed: int | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
         apply_m4_lengths(args)
-        super().__init__(args, run_seed)
+        super().__init__(args, run_seed, config)
         self.step = ShortTermStep(self.model, args, self.device, runner=self.runner)
         self._train_set = None
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import signal
 import threading
+from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 
 import numpy as np
@@ -76,6 +78,27 @@ def first_non_finite(model: nn.Module) -> str | None:
         if param.grad is not None and not torch.isfinite(param.grad).all():
             return f"first non-finite gradient: {name}"
     return None
+
+
+def non_finite_inputs(batch: Sequence[object]) -> str | None:
+    """Describe the first floating-point tensor of a loader batch that holds NaN/inf (its position in the batch,
+    how many such values, the first window `[B, ...]` row holding one); None when every input is finite."""
+    for position, item in enumerate(batch):
+        if isinstance(item, torch.Tensor) and item.is_floating_point() and item.ndim > 0 and len(item):
+            bad = ~torch.isfinite(item)
+            if bad.any():
+                window = int(bad.reshape(len(item), -1).any(dim=1).nonzero()[0, 0])
+                return f"batch tensor {position}: {int(bad.sum())} values, first in window {window}"
+    return None
+
+
+def data_source(dataset: object) -> str:
+    """The file (or folder) a dataset reads: `data_path`, under `root_path` when it is a bare file name."""
+    path = Path(str(getattr(dataset, "data_path", "") or ""))
+    root = getattr(dataset, "root_path", None)
+    if root is not None and (Path(root) / path).exists():
+        path = Path(root) / path
+    return str(path) if str(path) != "." else "the data"
 
 
 class NonFiniteResultError(TrainingStopped):

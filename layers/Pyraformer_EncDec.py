@@ -30,6 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from layers.Embed import DataEmbedding
+from layers.SafeBatchNorm import SafeBatchNorm1d
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
 
 
@@ -144,7 +145,8 @@ class ConvLayer(nn.Module):
     def __init__(self, c_in: int, window_size: int) -> None:
         super().__init__()
         self.downConv = nn.Conv1d(c_in, c_in, kernel_size=window_size, stride=window_size)
-        self.norm = nn.BatchNorm1d(c_in)
+        # A training batch of one window at a one-node scale (--seq_len 16-31) has one value per channel.
+        self.norm = SafeBatchNorm1d(c_in)
         self.activation = nn.ELU()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

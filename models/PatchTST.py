@@ -30,6 +30,7 @@ from layers.config_checks import (
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
 from layers.MaskedNorm import masked_denormalize, masked_normalize
+from layers.SafeBatchNorm import SafeBatchNorm1d
 from layers.StandardNorm import Normalize
 from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import full_attention_encoder
@@ -49,8 +50,9 @@ class Transpose(nn.Module):
 
 def batch_norm_tokens(d_model: int) -> nn.Sequential:
     """BatchNorm1d over the feature axis of tokens `[B, P, D]` (PatchTST's choice over LayerNorm), laid
-    out as TSLib's Sequential(Transpose, BatchNorm1d, Transpose): parameters `norm.1.weight/bias`."""
-    return nn.Sequential(Transpose(1, 2), nn.BatchNorm1d(d_model), Transpose(1, 2))
+    out as TSLib's Sequential(Transpose, BatchNorm1d, Transpose): parameters `norm.1.weight/bias`. A training
+    batch of one window with one patch per variate normalises with the running statistics (layers/SafeBatchNorm.py)."""
+    return nn.Sequential(Transpose(1, 2), SafeBatchNorm1d(d_model), Transpose(1, 2))
 
 
 TASKS = ALL_TASKS

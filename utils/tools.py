@@ -15,6 +15,11 @@ from typing import Any, BinaryIO
 import numpy as np
 import torch
 
+try:
+    import fcntl
+except ImportError:  # Windows: appends are not locked there
+    fcntl = None
+
 logger = logging.getLogger(__name__)
 
 # TSLib's type2 table: epoch -> learning rate.
@@ -91,20 +96,35 @@ def atomic_np_save(path: str | os.PathLike, array: np.ndarray) -> None:
     _atomic_write(path, lambda f: np.save(f, array), suffix=".npy")
 
 
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` (UTF-8) to `path` so that readers see the old file or the new one, never a partial one."""
+    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
 def append_text(path: str | os.PathLike, text: str) -> None:
-    """Append `text` with a single write call, then fsync: concurrent writers never interleave partial
-    records. A short write (disk full) is cut back off, so the file never ends in half a record."""
+    """Append `text` with a single write call under an exclusive lock on the file, then fsync: concurrent
+    writers (other processes running the same script) never interleave partial records. A short write
+    (disk full) cuts back off the bytes this call wrote, and only those (rows other writers appended
+    before stay), so the file never ends in half a record."""
     data = text.encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        size_before = os.fstat(fd).st_size
+        _lock_exclusive(fd)
         written = os.write(fd, data)
         if written != len(data):
-            os.ftruncate(fd, size_before)
+            # O_APPEND put our bytes at the end, and the lock keeps cooperating writers out until we return.
+            os.ftruncate(fd, os.fstat(fd).st_size - written)
             raise OSError(f"only {written} of {len(data)} bytes could be appended to {path}; nothing was kept")
         os.fsync(fd)
     finally:
+        # Closing the descriptor releases the lock.
         os.close(fd)
+
+
+def _lock_exclusive(fd: int) -> None:
+    """Block until this process holds an exclusive flock on `fd` (no-op where fcntl is missing: Windows)."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:

@@ -56,6 +56,10 @@ def test_run_writes_tslib_classification_files(in_tmp, results):
     # Test only: reloads the checkpoint and scores the same.
     assert run.main([*toy_argv(in_tmp / "Toy"), "--is_training", "0"]) == 0
     assert results(in_tmp)[-1]["accuracy"] == accuracy and results(in_tmp)[-1]["curve"] is None
+    # The recorded configuration is the command's (seq_len at its default, not the one read from the data), and
+    # the test-only run records the same hash as the training run.
+    assert record["config"]["seq_len"] == 96 and "num_class" not in record["config"]
+    assert results(in_tmp)[-1]["config_hash"] == record["config_hash"]
 
 
 def test_resume_after_sigterm_matches_uninterrupted(in_tmp, results, monkeypatch):

@@ -81,7 +81,9 @@ def test_epoch_stream_test_masks_do_not_depend_on_training(in_tmp, toy_csv):
     toy_csv(in_tmp / "toy.csv")
     masks = []
     for epochs in ("1", "2"):
-        argv = toy_imputation_argv(in_tmp, "DLinear", "--rng_stream", "epoch", "--train_epochs", epochs)
+        # Other flags in one setting need their own checkpoint folder (its config.json refuses them otherwise).
+        argv = toy_imputation_argv(in_tmp, "DLinear", "--rng_stream", "epoch", "--train_epochs", epochs,
+                                   "--checkpoints", f"./checkpoints_{epochs}/")
         assert run.main(argv) == 0
         setting = make_setting(build_parser().parse_args(argv), 0)
         masks.append(np.load(in_tmp / "results" / setting / "mask.npy"))

@@ -207,14 +207,22 @@ def test_resume_skips_a_trained_and_tested_run(in_tmp, recipe, toy, results, ref
     assert results(in_tmp) == []
 
 
-def test_resume_with_other_flags_is_refused(in_tmp, recipe, toy, reference, capsys):
+@pytest.mark.parametrize("config_json", [True, False], ids=["config.json", "last.pth-of-an-earlier-version"])
+def test_resume_with_other_flags_is_refused(in_tmp, recipe, toy, reference, capsys, config_json):
     shutil.copytree(reference["folder"] / "checkpoints", in_tmp / "checkpoints")
+    folder = Path("checkpoints") / reference["setting"]
+    if not config_json:
+        (in_tmp / folder / "config.json").unlink()
     argv = toy(in_tmp, *recipe, "--resume")
     argv[argv.index("--learning_rate") + 1] = "0.01"
     assert run.main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: --resume: checkpoints/") and "\n" not in err
-    assert "last.pth was written by a run with other flags: --learning_rate 0.01 (saved: 0.003)" in err
+    assert "\n" not in err
+    if config_json:
+        assert err.startswith(f"error: {folder} holds a run with other flags: --learning_rate 0.01 (there: 0.003)")
+    else:
+        assert err.startswith("error: --resume: checkpoints/")
+        assert "last.pth was written by a run with other flags: --learning_rate 0.01 (saved: 0.003)" in err
 
 
 def _forget_flag(last: Path, flag: str) -> None:

@@ -22,7 +22,9 @@ def test_augmented_run_writes_tslib_files_and_trains_on_other_data(in_tmp, toy_c
     toy_csv(in_tmp / "toy.csv")
     plain = custom_argv(in_tmp, "DLinear")
     assert run.main(plain) == 0
-    augmented = custom_argv(in_tmp, "DLinear", "--augmentation_ratio", "1", "--jitter", "--timewarp")
+    # The same setting with other flags needs its own checkpoint folder (its config.json refuses them otherwise).
+    augmented = custom_argv(in_tmp, "DLinear", "--augmentation_ratio", "1", "--jitter", "--timewarp",
+                            "--checkpoints", "./checkpoints_augmented/")
     assert run.main(augmented) == 0
     setting = make_setting(build_parser().parse_args(augmented), 0)
     assert setting == make_setting(build_parser().parse_args(plain), 0)  # TSLib adds no augmentation tag

@@ -4,11 +4,13 @@ one-line errors naming the flag."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 import torch.nn as nn
 
-from layers.Pyraformer_EncDec import Bottleneck_Construct, get_mask, refer_points
+from layers.Pyraformer_EncDec import Bottleneck_Construct, ConvLayer, get_mask, refer_points
 from models.Pyraformer import Model
 from tests.models.tslib_reference import assert_tslib_initial_weights
 
@@ -277,3 +279,36 @@ def test_classification_zeroes_padded_positions_before_the_projection(make_confi
         expected = torch.einsum("btf,ktf->bk", features, weight) + model.projection.bias
     torch.testing.assert_close(masked, expected)
     assert not torch.allclose(masked, full)
+
+
+def test_a_scale_of_one_value_per_channel_normalises_with_the_running_statistics():
+    """Issue 49 §6: at --seq_len 16-31 the coarsest scale has one node, so a training batch of one window gives
+    BatchNorm one value per channel, where torch raises. That batch is normalised with the running statistics
+    (which it leaves as they are); every batch with more values normalises as TSLib's BatchNorm1d."""
+    torch.manual_seed(3)
+    layer = ConvLayer(4, 4).double().train()
+    reference = copy.deepcopy(layer)
+    pair = torch.randn(2, 4, 4, dtype=torch.float64)
+    torch.testing.assert_close(layer(pair), reference.activation(reference.norm(reference.downConv(pair))))
+    torch.testing.assert_close(layer.norm.running_mean, reference.norm.running_mean)
+    single = torch.randn(1, 4, 7, dtype=torch.float64, requires_grad=True)  # one node at the coarser scale
+    running = (layer.norm.running_mean.clone(), layer.norm.running_var.clone())
+    out = layer(single)
+    expected = nn.functional.elu(nn.functional.batch_norm(
+        layer.downConv(single), *running, layer.norm.weight, layer.norm.bias, training=False, eps=layer.norm.eps))
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close((layer.norm.running_mean, layer.norm.running_var), running)
+    out.sum().backward()
+    assert torch.isfinite(layer.norm.weight.grad).all() and torch.isfinite(single.grad).all()
+
+
+@pytest.mark.parametrize("task", ["long_term_forecast", "anomaly_detection"])
+def test_training_batch_of_one_window_at_seq_len_16_to_31(make_configs, task):
+    for seq_len in (16, 31):
+        configs = configs_for(make_configs, seq_len=seq_len, task_name=task, d_model=8)
+        model = Model(configs).train()
+        x = torch.randn(1, seq_len, N)
+        out = model(x, None, None, None) if task == "anomaly_detection" else model(
+            x, torch.zeros(1, seq_len, 4), torch.zeros(1, configs.label_len + H, N), torch.zeros(1, configs.label_len + H, 4))
+        out.square().mean().backward()
+        assert torch.isfinite(out).all()

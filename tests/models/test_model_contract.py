@@ -85,25 +85,25 @@ def tiny_configs(make_configs, model: str, features: str, **extra):
     return make_configs(model=model, features=features, **overrides)
 
 
-def _marks(configs, steps: int, generator: torch.Generator) -> torch.Tensor:
-    """`[BATCH, steps, F]` marks as the data loader writes them: timeF values in [-0.5, 0.5], or with
+def _marks(configs, steps: int, generator: torch.Generator, batch: int = BATCH) -> torch.Tensor:
+    """`[batch, steps, F]` marks as the data loader writes them: timeF values in [-0.5, 0.5], or with
     --embed fixed/learned the loader's integer calendar columns (`calendar_features`) of random times."""
     if configs.embed == "timeF":
-        return torch.rand(BATCH, steps, num_time_features(configs.freq), generator=generator) - 0.5
-    seconds = torch.randint(0, 366 * 24 * 3600, (BATCH * steps,), generator=generator).numpy()
+        return torch.rand(batch, steps, num_time_features(configs.freq), generator=generator) - 0.5
+    seconds = torch.randint(0, 366 * 24 * 3600, (batch * steps,), generator=generator).numpy()
     dates = pd.Timestamp("2024-01-01") + pd.to_timedelta(seconds, unit="s")
-    return torch.from_numpy(calendar_features(dates, configs.freq)).reshape(BATCH, steps, -1)
+    return torch.from_numpy(calendar_features(dates, configs.freq)).reshape(batch, steps, -1)
 
 
-def make_batch(configs, generator: torch.Generator) -> tuple[torch.Tensor, ...]:
-    """(x_enc, x_mark_enc, x_dec, x_mark_dec) as the exp builds them: the decoder input is the last
-    label_len inputs followed by pred_len zeros; marks as `_marks`."""
+def make_batch(configs, generator: torch.Generator, batch: int = BATCH) -> tuple[torch.Tensor, ...]:
+    """(x_enc, x_mark_enc, x_dec, x_mark_dec) of `batch` windows as the exp builds them: the decoder input is
+    the last label_len inputs followed by pred_len zeros; marks as `_marks`."""
     dec_len = configs.label_len + configs.pred_len
-    x_enc = torch.randn(BATCH, configs.seq_len, configs.enc_in, generator=generator)
-    x_mark_enc = _marks(configs, configs.seq_len, generator)
+    x_enc = torch.randn(batch, configs.seq_len, configs.enc_in, generator=generator)
+    x_mark_enc = _marks(configs, configs.seq_len, generator, batch)
     start = x_enc[:, configs.seq_len - configs.label_len:, : configs.dec_in]
-    x_dec = torch.cat([start, torch.zeros(BATCH, configs.pred_len, configs.dec_in)], dim=1)
-    x_mark_dec = _marks(configs, dec_len, generator)
+    x_dec = torch.cat([start, torch.zeros(batch, configs.pred_len, configs.dec_in)], dim=1)
+    x_mark_dec = _marks(configs, dec_len, generator, batch)
     return x_enc, x_mark_enc, x_dec, x_mark_dec
 
 

@@ -7,6 +7,10 @@ fails the test. The draws include odd and tiny lengths, one to 21 variates, feat
 of the model-specific run.py flags (TSLIB_FLAG_DRAWS: top_k, moving_avg, embed/freq, down-sampling,
 patching, wavelet, ...) for every model and, for CAPS, every kernel and head widths beyond the native
 kernel's limit.
+
+A second sweep runs every model on every task it serves (both forecasts, and the imputation, anomaly-detection
+and classification it declares) at tiny widths, mostly with a batch of one window (a loader's last batch);
+the same rule applies.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import torch
 from exp.model_registry import MODEL_REGISTRY
 from layers.CAPS_Attention import CAPS_OPTIONS
 from tests.models.test_model_contract import MODEL_OVERRIDES, make_batch
-from tests.models.tslib_reference import model_params
+from tests.models.test_task_contract import NUM_CLASS, WINDOW_TASKS, declared_tasks, task_call
+from tests.models.tslib_reference import CUDA_ONLY, model_params
 
 DRAWS_PER_MODEL = 6
 MODELS = model_params(sorted(MODEL_REGISTRY))
@@ -117,3 +122,81 @@ def test_random_valid_looking_configs_run_or_fail_in_one_line(make_configs, mode
         assert out.shape == (batch[0].shape[0], configs.pred_len, configs.c_out), f"draw {draw} {flags}"
         assert torch.isfinite(out).all(), f"draw {draw} {flags}"
     assert built > 0, f"none of {DRAWS_PER_MODEL} draws built {model_name}: the sweep's ranges miss it"
+
+
+# Issue 49 §9: every model on every task it serves, at tiny widths, most often with a batch of one window (a
+# loader's last training batch: BatchNorm over one value per channel crashed Pyraformer and PatchTST). Draws
+# are taken until one builds (at most TASK_TRIES), so the sweep stays one forward/backward per pair.
+FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+TASK_PAIRS = [(m, t) for m in sorted(MODEL_REGISTRY) for t in (*FORECAST_TASKS, *WINDOW_TASKS)
+              if t in FORECAST_TASKS or t in declared_tasks(m)]
+TASK_TRIES = 3
+BATCH_SIZES = (1, 1, 2, 3)
+# What a model needs beyond the tiny ranges, drawn inside its valid set (the first sweep checks its errors).
+TINY_DRAWS: dict[str, Callable[[random.Random, dict], dict]] = {
+    "ETSformer": lambda rng, flags: dict(d_layers=flags["e_layers"]),
+    "LightTS": lambda rng, flags: dict(d_model=16),
+    # Its variable split is declared for ETTh1's seven channels; one channel reads as --features S.
+    "TemporalFusionTransformer": lambda rng, flags: dict(features="S", enc_in=1, dec_in=1, c_out=1),
+    # The pyramid's strides 4 x 4 need 16 steps; 16-31 leave one node at the coarsest scale.
+    "Pyraformer": lambda rng, flags: dict(seq_len=rng.choice([16, 24, 31, 40])),
+    "WPMixer": lambda rng, flags: dict(patch_len=rng.choice([1, 2, 4]), stride=rng.choice([1, 2])),
+}
+
+
+def draw_task_flags(rng: random.Random, model: str, task: str) -> dict:
+    """Tiny widths, a short odd or even window, one to three variates, and up to two model-specific flags."""
+    n_heads = rng.choice([1, 2])
+    enc_in = rng.choice([1, 2, 3])
+    flags = dict(task_name=task, features="M", enc_in=enc_in, dec_in=enc_in, c_out=enc_in, n_heads=n_heads,
+                 d_model=4 * n_heads, d_ff=8, e_layers=rng.choice([1, 2]), d_layers=1, dropout=0.1,
+                 seq_len=rng.choice([8, 13, 16, 24, 31]))
+    if task in FORECAST_TASKS:
+        flags.update(label_len=rng.randint(0, flags["seq_len"]), pred_len=rng.choice([1, 6]))
+    else:
+        flags.update(label_len=0, pred_len=0)
+    for name in rng.sample(sorted(TSLIB_FLAG_DRAWS), k=rng.randint(0, 2)):
+        flags[name] = rng.choice(TSLIB_FLAG_DRAWS[name])
+    if model in MODEL_DRAWS:
+        flags.update(MODEL_DRAWS[model](rng, flags))
+    if model in TINY_DRAWS:
+        flags.update(TINY_DRAWS[model](rng, flags))
+    return flags
+
+
+def task_forward(model, configs, task: str, batch: int, generator: torch.Generator) -> None:
+    """One training-mode forward of `batch` windows with the task's call, its output shape, one backward."""
+    if task in FORECAST_TASKS:
+        args = make_batch(configs, generator, batch)
+        shape = (batch, configs.pred_len, configs.c_out)
+    else:
+        args, shape = task_call(configs, task, generator, batch)
+    out = model.train()(*args)
+    assert out.shape == shape
+    assert torch.isfinite(out).all()
+    out.square().mean().backward()
+
+
+@pytest.mark.parametrize(("model_name", "task"), [
+    pytest.param(m, t, marks=pytest.mark.skip(reason=f"{m} {CUDA_ONLY[m]}")) if m in CUDA_ONLY else (m, t)
+    for m, t in TASK_PAIRS])
+def test_every_task_a_model_serves_runs_random_tiny_configs_or_fails_in_one_line(make_configs, model_name, task):
+    rng = random.Random(zlib.crc32(f"{model_name}/{task}".encode()))
+    for draw in range(TASK_TRIES):
+        flags = {**MODEL_OVERRIDES.get(model_name, {}), **draw_task_flags(rng, model_name, task)}
+        configs = make_configs(model=model_name, **flags)
+        if task == "classification":
+            configs.num_class = NUM_CLASS
+        try:
+            model = MODEL_REGISTRY[model_name](configs).float()
+        except Exception as err:  # noqa: BLE001 - the point is to classify whatever it raises
+            assert _one_line_flag_error(err), f"draw {draw} {flags}: {type(err).__name__}: {err}"
+            continue
+        batch = rng.choice(BATCH_SIZES)
+        try:
+            task_forward(model, configs, task, batch, torch.Generator().manual_seed(draw))
+        except Exception as err:  # noqa: BLE001
+            raise AssertionError(f"draw {draw} {flags}, batch {batch}: built, then {type(err).__name__}: "
+                                 f"{err}") from err
+        return
+    pytest.fail(f"none of {TASK_TRIES} draws built {model_name} for {task}: the sweep's ranges miss it")

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.test_model_contract import BATCH, tiny_configs
+from tests.models.test_model_contract import BATCH, _marks, tiny_configs
 from tests.models.tslib_reference import model_params
 from utils.errors import UserInputError
 
@@ -63,18 +63,19 @@ def task_configs(make_configs, model: str, task: str):
     return configs
 
 
-def task_call(configs, task: str, generator: torch.Generator) -> tuple[tuple, tuple[int, ...]]:
-    """The arguments the task's experiment passes to forward, and the output shape it expects."""
-    x = torch.randn(BATCH, configs.seq_len, configs.enc_in, generator=generator)
+def task_call(configs, task: str, generator: torch.Generator, batch: int = BATCH) -> tuple[tuple, tuple[int, ...]]:
+    """The arguments the task's experiment passes to forward for `batch` windows, and the output shape it
+    expects."""
+    x = torch.randn(batch, configs.seq_len, configs.enc_in, generator=generator)
     if task == "imputation":
         mask = (torch.rand(x.shape, generator=generator) > 0.25).float()
-        marks = torch.rand(BATCH, configs.seq_len, 4, generator=generator) - 0.5
-        return (x * mask, marks, None, None, mask), (BATCH, configs.seq_len, configs.enc_in)
+        marks = _marks(configs, configs.seq_len, generator, batch)
+        return (x * mask, marks, None, None, mask), (batch, configs.seq_len, configs.enc_in)
     if task == "anomaly_detection":
-        return (x, None, None, None), (BATCH, configs.seq_len, configs.enc_in)
-    padding = torch.ones(BATCH, configs.seq_len)
+        return (x, None, None, None), (batch, configs.seq_len, configs.enc_in)
+    padding = torch.ones(batch, configs.seq_len)
     padding[0, configs.seq_len // 2:] = 0  # one shorter series, padded at the end
-    return (x, padding, None, None), (BATCH, NUM_CLASS)
+    return (x, padding, None, None), (batch, NUM_CLASS)
 
 
 def test_the_tslib_task_table_is_present():

@@ -44,3 +44,43 @@ def test_short_append_is_cut_back_off(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="nothing was kept"):
         tools.append_jsonl(path, {"mse": 2.0, "mae": 3.0})
     assert path.read_bytes() == before == b'{"mse": 1.0}\n'
+
+
+def test_short_append_keeps_a_row_another_writer_appended_meanwhile(tmp_path, monkeypatch):
+    """Another writer's row lands between this call opening the file and its (short) write: cutting back
+    removes only this call's partial bytes, never the other row."""
+    path = tmp_path / "results.jsonl"
+    tools.append_jsonl(path, {"mse": 1.0})
+    real_write = tools.os.write
+
+    def other_row_then_half(fd, data):
+        with open(path, "ab") as other:
+            other.write(b'{"other": 1}\n')
+        return real_write(fd, data[: len(data) // 2])
+
+    monkeypatch.setattr(tools.os, "write", other_row_then_half)
+    with pytest.raises(OSError, match="nothing was kept"):
+        tools.append_jsonl(path, {"mse": 2.0, "mae": 3.0})
+    assert path.read_bytes() == b'{"mse": 1.0}\n{"other": 1}\n'
+
+
+def test_append_holds_an_exclusive_lock_while_it_writes(tmp_path, monkeypatch):
+    """A second writer (another open file, as another process has) cannot lock the file mid-append."""
+    fcntl = pytest.importorskip("fcntl")
+    path = tmp_path / "results.jsonl"
+    real_write = tools.os.write
+    seen = {}
+
+    def probe(fd, data):
+        with open(path, "ab") as other:
+            try:
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen["locked_by_other"] = True
+            except BlockingIOError:
+                seen["locked_by_other"] = False
+        return real_write(fd, data)
+
+    monkeypatch.setattr(tools.os, "write", probe)
+    tools.append_text(path, "row\n")
+    assert seen == {"locked_by_other": False}
+    assert path.read_text() == "row\n"

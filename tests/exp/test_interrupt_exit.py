@@ -1,0 +1,72 @@
+"""Issue 49 §1: one Ctrl-C stops a TSLib-style script. After saving last.pth and printing its `interrupted:`
+line, run.py (as `__main__`) ends as a process killed by the signal, so bash stops the script instead of
+starting the next horizon; `run.main()` called from Python still returns 128 + signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from exp.arguments import build_parser, make_setting
+from exp.checkpointing import BEST_FILE, LAST_FILE
+from tests.exp.conftest import REPO
+
+
+def run_line(root: Path, toy, pred_len: int, epochs: int) -> tuple[str, str]:
+    """A `python -u run.py ...` line of the script, and the setting it trains."""
+    argv = toy(root, "--pred_len", str(pred_len), "--train_epochs", str(epochs), "--patience", str(epochs),
+               "--save_every_steps", "0", model="DLinear")
+    setting = make_setting(build_parser().parse_args(argv), 0)
+    return " ".join([sys.executable, "-u", str(REPO / "run.py"), *argv]), setting
+
+
+def wait_for(condition, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up after {timeout} s waiting for {condition}")
+        time.sleep(0.1)
+
+
+def test_one_sigint_stops_a_script_of_run_py_lines(in_tmp, toy):
+    first, first_setting = run_line(in_tmp, toy, 12, 100000)
+    second, second_setting = run_line(in_tmp, toy, 8, 1)
+    script = in_tmp / "CAPS_toy.sh"
+    script.write_text(f"export CUDA_VISIBLE_DEVICES=\n{first}\n\n{second}\n")
+    with (in_tmp / "out.log").open("w") as out, (in_tmp / "err.log").open("w") as err:
+        bash = subprocess.Popen(["bash", str(script)], cwd=in_tmp, stdout=out, stderr=err, start_new_session=True)
+    try:
+        wait_for(lambda: (in_tmp / "checkpoints" / first_setting / BEST_FILE).is_file() or bash.poll() is not None)
+        assert bash.poll() is None, (in_tmp / "err.log").read_text()
+        os.killpg(bash.pid, signal.SIGINT)
+        bash.wait(timeout=120)
+    finally:
+        if bash.poll() is None:
+            os.killpg(bash.pid, signal.SIGTERM)
+            bash.wait(timeout=120)
+    errors = (in_tmp / "err.log").read_text()
+    assert bash.returncode != 0, errors
+    assert errors.count("interrupted: training stopped by signal 2") == 1, errors
+    assert (in_tmp / "checkpoints" / first_setting / LAST_FILE).is_file()
+    assert second_setting not in (in_tmp / "out.log").read_text()
+    assert not (in_tmp / "checkpoints" / second_setting).exists()
+
+
+def test_sigterm_ends_run_py_as_killed_by_sigterm(in_tmp, toy):
+    line, setting = run_line(in_tmp, toy, 12, 100000)
+    process = subprocess.Popen(line.split(), cwd=in_tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        wait_for(lambda: (in_tmp / "checkpoints" / setting / BEST_FILE).is_file() or process.poll() is not None)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == -signal.SIGTERM, err
+    assert err.startswith("interrupted: training stopped by signal 15") and err.count("\n") == 1, err
