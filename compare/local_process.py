@@ -33,8 +33,9 @@ __all__ = ["EPOCH_LINE", "INTERRUPTED_CODES", "RunOutcome", "RunStopper", "execu
 
 logger = logging.getLogger("compare")
 
-# run.py's exit codes after it saved last.pth on SIGTERM / SIGINT (128 + signal)
-INTERRUPTED_CODES = frozenset({128 + signal.SIGTERM, 128 + signal.SIGINT})
+# How run.py ends after it saved last.pth on SIGTERM / SIGINT: killed by that signal (Popen's -signal, what a
+# shell sees as 128 + signal), or returning 128 + signal where it runs without re-raising (run.main()).
+INTERRUPTED_CODES = frozenset({-signal.SIGTERM, -signal.SIGINT, 128 + signal.SIGTERM, 128 + signal.SIGINT})
 
 
 EPOCH_LINE = re.compile(r"Epoch: (\d+), Steps: \d+ \| Train Loss: (\S+) Vali Loss: (\S+) Test Loss: (\S+)")

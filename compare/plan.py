@@ -20,6 +20,7 @@ from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBoo
 from compare.run_args import flag_value, merge_flags, parse_run_args
 from compare.tasks import LONG_TERM, TASK_SPECS, apply_experiment_lengths, axis_points, check_task_data
 from exp.arguments import make_setting
+from exp.run_config import run_config
 from utils.errors import UserInputError
 
 __all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "parse_variant", "plan_runs", "resolve_root",
@@ -56,6 +57,8 @@ class PlannedRun:
     error: str | None = None
     task: str = LONG_TERM
     block: int = 0
+    #: run.py's resolved flags (`exp.run_config.run_config`): what a finished record must match to be reused
+    config: dict = field(default_factory=dict)
 
     @property
     def pred_len(self) -> float | int:
@@ -199,6 +202,7 @@ def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, boo
         root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
         argv = merge_flags(argv, ["--root_path", root_path])
         parsed = parse_run_args(argv)
+        run.config = run_config(parsed)
         data_file = Path(parsed.root_path) / parsed.data_path
         if not data_file.is_file():
             raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
@@ -248,6 +252,8 @@ def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None
         root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
         argv = merge_flags(argv, ["--root_path", root_path])
         parsed = parse_run_args(argv)
+        # The command as typed, before the experiment fills lengths in from the data (as run.py records it).
+        run.config = run_config(parsed)
         check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
         apply_experiment_lengths(task, parsed)
     except UserInputError as err:

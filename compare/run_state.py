@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -15,9 +16,10 @@ from compare.report import MANIFEST_FILE, RESULTS_JSONL
 from compare.run_args import flag_value
 from compare.tasks import LONG_TERM, TASK_SPECS
 from exp.checkpointing import LAST_FILE, read_progress
+from exp.run_config import differing_flags
 from utils.tools import append_text
 
-__all__ = ["append_manifest", "crash_counts", "has_last", "last_files", "restore_committed_records",
+__all__ = ["STALE_DIR", "append_manifest", "crash_counts", "move_stale", "record_state", "has_last", "last_files", "restore_committed_records",
            "result_line", "saved_progress", "warn_changed_recipes"]
 
 logger = logging.getLogger("compare")
@@ -126,3 +128,56 @@ def result_line(runs_dir: Path, settings: list[str], task: str = LONG_TERM) -> s
     mse = sum(r["mse"] for r in found) / len(found)
     mae = sum(r["mae"] for r in found) / len(found)
     return f"mse {mse:.4f}  mae {mae:.4f}  epochs {found[0].get('epochs_run')}"
+
+
+#: where `--rerun-stale` moves the folders of a run whose record came from other flags
+STALE_DIR = "stale"
+
+
+def _recorded_configs(runs_dir: Path) -> dict[str, list[dict | None]]:
+    """setting -> the `config` of each of its records (None for a record written before configs were kept)."""
+    found: dict[str, list[dict | None]] = {}
+    path = runs_dir / RESULTS_JSONL
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and "setting" in record:
+            found.setdefault(str(record["setting"]), []).append(record.get("config"))
+    return found
+
+
+def record_state(runs_dir: Path, runs: list[PlannedRun]) -> dict[int, tuple[str, list[str]]]:
+    """Per run (by id): ("todo", []) when a setting has no record, ("done", []) when every setting has one made
+    with the planned flags (or an older record without its flags), else ("stale", the differing flags)."""
+    recorded = _recorded_configs(runs_dir)
+    states = {}
+    for run in runs:
+        configs = [recorded.get(setting) for setting in run.settings]
+        if not all(configs):
+            states[id(run)] = ("todo", [])
+            continue
+        differ: list[str] = []
+        current = True
+        for candidates in configs:
+            if any(c is None or not run.config or not differing_flags(c, run.config) for c in candidates):
+                continue
+            current = False
+            differ = differ or differing_flags(candidates[-1], run.config)
+        states[id(run)] = ("done", []) if current else ("stale", differ)
+    return states
+
+
+def move_stale(runs_dir: Path, run: PlannedRun) -> Path:
+    """Move the run's checkpoint, result and plot folders to runs/stale/<time>/ (its records stay in
+    results.jsonl, with their flags) so it can run again with the planned flags; returns the new folder."""
+    target = runs_dir / STALE_DIR / time.strftime("%Y%m%dT%H%M%S")
+    checkpoints = (flag_value(run.argv, "checkpoints") or "./checkpoints/").strip("/").removeprefix("./")
+    for setting in run.settings:
+        for top in (checkpoints, "results", "test_results"):
+            source = runs_dir / top / setting
+            if source.exists():
+                (target / top).mkdir(parents=True, exist_ok=True)
+                source.rename(target / top / setting)
+    return target

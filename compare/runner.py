@@ -91,7 +91,7 @@ import compare.efficiency  # noqa: F401
 from compare.local_process import RunStopper
 from compare.plan import PlannedRun, Row, parse_variant, plan_runs, rows_from_args, task_dataset
 from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
-from compare.report import CONFIG_FILE, RUNS_DIR, finished_settings, focus_rows, machine_info, write_report
+from compare.report import CONFIG_FILE, RUNS_DIR, focus_rows, machine_info, write_report
 from compare.resume_copies import RESUME_DIR, drop_resume_copies, restore_resume_copies
 from compare.run_args import flag_value
 from compare.run_state import (
@@ -99,6 +99,8 @@ from compare.run_state import (
     crash_counts,
     has_last,
     last_files,
+    move_stale,
+    record_state,
     restore_committed_records,
     warn_changed_recipes,
 )
@@ -172,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-crashes", type=int, default=2,
                    help="do not start again a run that crashed this many times (see --retry-failed)")
     p.add_argument("--retry-failed", action="store_true", help="start runs again whatever their crash count")
+    p.add_argument("--rerun-stale", action="store_true",
+                   help="rerun finished runs whose recorded flags differ from the planned ones (their old folders "
+                        "move to OUT/runs/stale/; their records stay, with their flags)")
     p.add_argument("--jobs", type=int, default=1,
                    help="--executor local: runs at once (each gets cpu_count // jobs threads unless "
                         "OMP_NUM_THREADS or --cpus_per_run is set)")
@@ -317,6 +322,16 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
     return args, rows, plan_runs(args, rows, book, task_book), stop_at
 
 
+def _report_stale(stale: list[PlannedRun], states: dict, rerun: bool) -> None:
+    """One line per finished run whose record came from other flags than the planned ones."""
+    for run in stale:
+        flags = ", ".join(f"--{name}" for name in states[id(run)][1][:6]) or "its flags"
+        run.error = None if rerun else (f"stale: its recorded result was made with other {flags}; pass --rerun-stale "
+                                        "to move the old run aside and run it with the planned flags")
+        logger.info("  %s: recorded with other %s: %s", run.label, flags,
+                    "rerun (--rerun-stale)" if rerun else "not current; pass --rerun-stale to rerun it")
+
+
 def _check_executor_flags(args: argparse.Namespace) -> None:
     """--address, --gpus_per_run belong to --executor ray; resources are positive."""
     if args.executor != "ray" and args.address is not None:
@@ -350,11 +365,18 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     out = Path(args.out)
     runs_dir = out / RUNS_DIR
     restore_committed_records(out, runs_dir)
-    done = finished_settings(runs_dir)
     crashes = crash_counts(runs_dir)
-    pending = [r for r in plan if r.error is None and not set(r.settings) <= done]
-    skipped = [r for r in plan if r.error is None and set(r.settings) <= done]
+    states = record_state(runs_dir, [r for r in plan if r.error is None])
+    stale = [r for r in plan if r.error is None and states[id(r)][0] == "stale"]
+    pending = [r for r in plan if r.error is None and states[id(r)][0] == "todo"]
+    skipped = [r for r in plan if r.error is None and states[id(r)][0] == "done"]
+    # A stale run not rerun becomes a run that cannot run (listed, exit code 1), never a current result.
+    _report_stale(stale, states, args.rerun_stale)
+    pending += stale if args.rerun_stale else []
     broken = [r for r in plan if r.error is not None]
+    if args.rerun_stale and not args.dry_run:
+        for run in stale:
+            logger.info("  %s: its old folders moved to %s", run.label, move_stale(runs_dir, run))
     given_up = [r for r in pending if not args.retry_failed and crashes[tuple(r.settings)] >= args.max_crashes]
     todo = [r for r in pending if r not in given_up]
     _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)

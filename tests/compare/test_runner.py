@@ -319,3 +319,23 @@ def test_rows_are_found_by_name_in_the_recipe_table(tmp_path):
     assert linattn.recipe.env == {"CUDA_VISIBLE_DEVICES": "0"}
     # No data under the empty root: the error names the table's fetch name for ECL.
     assert "run `python -m data_provider.fetch electricity --root ./dataset`" in caps.error
+
+
+def test_a_record_made_with_other_flags_is_stale_not_reused(workspace):
+    out = workspace / "stale"
+    assert invoke(base_argv(workspace, out, "DLinear"))[0] == 0
+    first = results(out)
+    assert len(first) == 1 and first[0]["config"]["learning_rate"] == 0.0001 and first[0]["config_hash"]
+    # Same setting string, another learning rate: the old result is not this run's.
+    code, log = invoke([*base_argv(workspace, out, "DLinear"), "--extra=--learning_rate 0.01"])
+    assert code == 1 and len(results(out)) == 1
+    assert "DLinear | toy | H=12: recorded with other --learning_rate: not current; pass --rerun-stale" in log
+    code, log = invoke([*base_argv(workspace, out, "DLinear"), "--extra=--learning_rate 0.01", "--rerun-stale"])
+    assert code == 0, log
+    records = results(out)
+    assert [r["config"]["learning_rate"] for r in records] == [0.0001, 0.01]
+    assert records[0]["setting"] == records[1]["setting"] and records[0]["mse"] != records[1]["mse"]
+    assert list((out / "runs" / "stale").glob("*/checkpoints/*/checkpoint.pth"))
+    # Now current: nothing left to run.
+    code, log = invoke([*base_argv(workspace, out, "DLinear"), "--extra=--learning_rate 0.01"])
+    assert code == 0 and "1 already finished, 0 to run" in log
