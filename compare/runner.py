@@ -93,18 +93,18 @@ from pathlib import Path
 # code edited meanwhile (a module changed under a running process fails to import against the old ones).
 import compare.efficiency  # noqa: F401
 from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
-from compare.report import (
+from compare.records import (
     CONFIG_FILE,
     MANIFEST_FILE,
     RESULTS_JSONL,
     RUNS_DIR,
     finished_settings,
-    focus_rows,
     machine_info,
-    write_report,
 )
+from compare.report import write_report
 from compare.resume_copies import RESUME_DIR, drop_resume_copies, keep_resume_copies, restore_resume_copies
 from compare.run_args import flag_value, merge_flags, parse_run_args
+from compare.seeds import focus_rows
 from compare.tasks import (
     LONG_TERM,
     TASK_CHOICES,
