@@ -1298,7 +1298,7 @@ class CAPSAttention(nn.Module):
         names: q, k, v, p, g [B, T, H, E] (q, k unrotated), clock [B, T, H] and rope_freq [E/2] or None.
 
         `forward(x)` is Dropout(c_proj(caps_attention(**inputs, attn, paths, impl, chunk_size)) over heads);
-        `compare.explain` calls the kernel on these inputs one path at a time (the paths add up), and a test
+        `python -m explain` calls the kernel on these inputs one path at a time (the paths add up), and a test
         pins this method to `forward`. The official arithmetic feeds the kernel concatenated features
         instead, and the normalised attention two kernel calls, so they raise ValueError.
         """
@@ -1317,7 +1317,7 @@ def path_weights(p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor, paths: s
     p, g: [B, T, H, E]; clock: [B, T, H] (the kernel's layout); paths as `parse_paths`. Path 1 alone gives
     the Riemann weights G, path 2 the decay A, path 3 the clock average (feature width 1), all from
     `_naive_weights`, so sum_e q_t k_i W[t, i, e] (q, k rotated) applied to v is the kernel's output.
-    Memory [B, H, T, T, E]: for inspection (`compare.explain`) and tests, not training.
+    Memory [B, H, T, T, E]: for inspection (`explain`) and tests, not training.
     """
     ids = parse_paths(paths)
     p, g = (rearrange(x, "b t h e -> b h t e") for x in (p, g))  # [B, H, T, E]

@@ -1,9 +1,7 @@
 """The floors of the tree import downward only (house style, README "Layout"): entry points (`run.py`,
-`compare/`, `benchmarks/`) → `exp/` → `models/` → `layers/` → `utils/`, with `data_provider/` beside
-`exp/`. Every `import` statement of every module is read with `ast`, function-level imports included.
-
-The deprecated aliases `utils/compare.py` and `utils/report.py` forward `python -m utils.compare` to
-`python -m compare` through `runpy` when run as scripts; they import nothing from above at import time.
+`compare/`, `explain/`, `benchmarks/`) → `exp/` → `models/` → `layers/` → `utils/`, with `data_provider/`
+beside `exp/`. Every `import` statement of every module is read with `ast`, function-level imports included.
+The two applications `compare/` and `explain/` stand side by side and import neither the other.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FLOORS = ("utils", "layers", "models", "data_provider", "exp", "compare", "benchmarks", "run")
+FLOORS = ("utils", "layers", "models", "data_provider", "exp", "compare", "explain", "benchmarks", "run")
 # What each floor may import from the project (itself included).
 ALLOWED = {
     "utils": {"utils"},
@@ -23,6 +21,7 @@ ALLOWED = {
     "data_provider": {"data_provider", "utils"},
     "exp": {"exp", "models", "layers", "data_provider", "utils"},
     "compare": {"compare", "exp", "models", "layers", "data_provider", "utils"},
+    "explain": {"explain", "exp", "models", "layers", "data_provider", "utils"},
     "benchmarks": {"compare", "exp", "models", "layers", "data_provider", "utils"},
     "run": {"exp", "models", "layers", "data_provider", "utils"},
 }
