@@ -13,9 +13,12 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-__all__ = ["REPO_ROOT", "production_notes", "production_section", "shown_command", "shown_path"]
+__all__ = ["RENAMED_MODULES", "REPO_ROOT", "production_notes", "production_section", "shown_command", "shown_path"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: commands recorded under a module that is gone -> the module they forwarded to, flags unchanged
+#: (`python -m utils.compare` was an alias of `python -m compare` until it was removed)
+RENAMED_MODULES = {"utils.compare": "compare"}
 
 
 def shown_path(path: str, repo: Path = REPO_ROOT) -> str:
@@ -35,11 +38,14 @@ def shown_path(path: str, repo: Path = REPO_ROOT) -> str:
 def shown_command(command: str, out: Path | None = None, repo: Path = REPO_ROOT) -> str:
     """A recorded runner command with every absolute path argument shown by `shown_path`. With `out` (the
     report's folder), `--out` names that folder: the comparison lives there now, wherever the runner first
-    wrote it, and the same command continues it there."""
+    wrote it, and the same command continues it there. A module of `RENAMED_MODULES` is shown as the one
+    it forwarded to, so the command shown still runs."""
     try:
         words = shlex.split(command)
     except ValueError:
         return command
+    if words[1:2] == ["-m"] and len(words) > 2:
+        words[2] = RENAMED_MODULES.get(words[2], words[2])
     folder = None if out is None else shown_path(str(out.resolve()), repo)
     shown = []
     for k, word in enumerate(words):

@@ -36,6 +36,8 @@ def test_a_command_shows_relative_paths_and_the_report_folder_as_out():
                      "--out docs/results/ETTh_cpu --no-report")
     assert shown_command("python -m compare --out=/scratch/x", REPO / "docs/results/y", REPO) == \
         "python -m compare --out=docs/results/y"
+    # The removed alias utils.compare is shown as the runner it forwarded to.
+    assert shown_command("python -m utils.compare --data ETTh1", None, REPO) == "python -m compare --data ETTh1"
     # Without the report's folder the command keeps its --out, shown like any other path.
     assert shown_command("python -m compare --out /work/checkouts/caps/cmp", None, REPO) == "python -m compare --out cmp"
 
