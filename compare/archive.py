@@ -38,7 +38,7 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from compare.report import CONFIG_FILE, RUNS_DIR, finished_settings
+from compare.records import CONFIG_FILE, RUNS_DIR, finished_settings
 from utils.errors import UserInputError
 
 __all__ = ["build_parser", "check_member", "finished_run_folders", "main", "pack", "restore"]

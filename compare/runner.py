@@ -91,7 +91,8 @@ import compare.efficiency  # noqa: F401
 from compare.local_process import RunStopper
 from compare.plan import PlannedRun, Row, parse_variant, plan_runs, rows_from_args, task_dataset
 from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
-from compare.report import CONFIG_FILE, RUNS_DIR, focus_rows, machine_info, write_report
+from compare.records import CONFIG_FILE, RUNS_DIR, machine_info
+from compare.report import write_report
 from compare.resume_copies import RESUME_DIR, drop_resume_copies, restore_resume_copies
 from compare.run_args import flag_value
 from compare.run_state import (
@@ -105,6 +106,7 @@ from compare.run_state import (
     warn_changed_recipes,
 )
 from compare.scheduler import Executor, Grid, GridOptions, LocalExecutor, duration
+from compare.seeds import focus_rows
 from compare.tasks import LONG_TERM, TASK_CHOICES
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError

@@ -253,7 +253,7 @@ class CAPSAttention(nn.Module):
         names: q, k, v, p, g [B, T, H, E] (q, k unrotated), clock [B, T, H] and rope_freq [E/2] or None.
 
         `forward(x)` is Dropout(c_proj(caps_attention(**inputs, attn, paths, impl, chunk_size)) over heads);
-        `compare.explain` calls the kernel on these inputs one path at a time (the paths add up), and a test
+        `python -m explain` calls the kernel on these inputs one path at a time (the paths add up), and a test
         pins this method to `forward`. The official arithmetic feeds the kernel concatenated features
         instead, and the normalised attention two kernel calls, so they raise ValueError.
         """

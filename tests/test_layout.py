@@ -1,11 +1,9 @@
 """The floors of the tree import downward only (house style, README "Layout"): entry points (`run.py`,
-`compare/`, `benchmarks/`) → `exp/` → `models/` → `layers/` → `utils/`, with `data_provider/` beside
-`exp/`. Every `import` statement of every module is read with `ast`, function-level imports included.
-The same statements, resolved to modules, form an import graph that must hold no circle (Tarjan's
-strongly connected components).
-
-The deprecated aliases `utils/compare.py` and `utils/report.py` forward `python -m utils.compare` to
-`python -m compare` through `runpy` when run as scripts; they import nothing from above at import time.
+`compare/`, `explain/`, `benchmarks/`) → `exp/` → `models/` → `layers/` → `utils/`, with `data_provider/`
+beside `exp/`. Every `import` statement of every module is read with `ast`, function-level imports included.
+The two applications `compare/` and `explain/` stand side by side and import neither the other. The same
+statements, resolved to modules, form an import graph that must hold no circle (Tarjan's strongly connected
+components).
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FLOORS = ("utils", "layers", "models", "data_provider", "exp", "compare", "benchmarks", "run")
+FLOORS = ("utils", "layers", "models", "data_provider", "exp", "compare", "explain", "benchmarks", "run")
 # What each floor may import from the project (itself included).
 ALLOWED = {
     "utils": {"utils"},
@@ -25,6 +23,7 @@ ALLOWED = {
     "data_provider": {"data_provider", "utils"},
     "exp": {"exp", "models", "layers", "data_provider", "utils"},
     "compare": {"compare", "exp", "models", "layers", "data_provider", "utils"},
+    "explain": {"explain", "exp", "models", "layers", "data_provider", "utils"},
     "benchmarks": {"compare", "exp", "models", "layers", "data_provider", "utils"},
     "run": {"exp", "models", "layers", "data_provider", "utils"},
 }
@@ -64,10 +63,8 @@ def test_the_check_sees_an_upward_import(tmp_path):
     assert project_imports(bad) == [(2, "compare"), (3, "exp")]
 
 
-# Import circles that work in another branch removes; the circle test skips exactly these module sets.
-KNOWN_CIRCLES = {
-    frozenset({"compare.report", "compare.task_report"}),  # removed by the compare split (issue 50)
-}
+# Import circles the circle test tolerates: none.
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def module_files(root: Path, tops: tuple[str, ...]) -> dict[str, Path]:

@@ -14,6 +14,8 @@ from matplotlib.image import imread
 
 from compare import report
 from compare.efficiency import TensorMemoryTracker
+from compare.plots import series_of
+from compare.provenance import production_notes
 from compare.report import Cell, load_runs, mark_best, write_report
 
 # (row, dataset, H) -> (mse, mae). C has no ECL H=24 run (it failed).
@@ -206,7 +208,7 @@ def test_mark_best_handles_missing_and_single_values():
 
 def test_series_is_rebuilt_from_overlapping_windows():
     series = np.arange(30, dtype=np.float32)
-    np.testing.assert_array_equal(report._series_of(windows(series, 7), -1), series)
+    np.testing.assert_array_equal(series_of(windows(series, 7), -1), series)
 
 
 def test_a_forecast_figure_is_kept_when_a_finished_rows_predictions_are_gone(tmp_path):
@@ -264,7 +266,7 @@ def test_overrides_are_attributed_to_their_invocation():
         {"command": "python -m compare --models CAPS --epochs 2", "epochs": 2},
         {"command": "python -m compare --models TimesNet", "epochs": None},
     ]}
-    lines = report._conditions(config, [], [])
+    lines = production_notes(config, [], [])
     assert lines[0].endswith("overrides for the runs it started: `--train_epochs 2` (scripts' epochs overridden).")
     assert lines[1].endswith("overrides for the runs it started: none.")
     assert not any("every run" in line for line in lines)
@@ -281,7 +283,7 @@ def test_machines_that_print_alike_share_one_line_with_their_invocation_count():
         {"command": "b", "machine": machine("Linux-v2", 2)},
         {"command": "c", "machine": machine("Linux-v3", 1)},
     ]}
-    lines = [line for line in report._conditions(config, [], []) if line.startswith("Runs executed on")]
+    lines = [line for line in production_notes(config, [], []) if line.startswith("Runs executed on")]
     assert lines == [
         "Runs executed on x86_64 (2 CPUs, torch 2.13.0+cpu, 1 torch thread(s)): 2 invocations.",
         "Runs executed on x86_64 (2 CPUs, torch 2.13.0+cpu, 2 torch thread(s)): 1 invocation.",

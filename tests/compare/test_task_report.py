@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from compare import report, significance
+from compare.ranking import competition_ranks
 from compare.report import mark_best, mark_with_seeds
-from compare.task_report import OTHERS
+from compare.task_lines import OTHERS
 
 
 def write_comparison(out: Path, task: str, runs: list[tuple[str, str, float | int, int | None, dict]],
@@ -139,7 +140,7 @@ def test_marks_and_ranks_follow_the_direction():
     assert [c.mark for c in mark_best([0.5, 0.9, 0.7])] == ["best", "", "second"]
     cells, tested = mark_with_seeds([0.9, 0.5], [{1: 0.89, 2: 0.91}, {1: 0.49, 2: 0.51}], higher_is_better=True)
     assert tested and [c.mark for c in cells] == ["best", "second"]
-    assert report._competition_ranks([0.5, 0.9, 0.9], higher_is_better=True) == [3, 1, 1]
+    assert competition_ranks([0.5, 0.9, 0.9], higher_is_better=True) == [3, 1, 1]
 
 
 def test_significance_with_a_higher_is_better_metric():

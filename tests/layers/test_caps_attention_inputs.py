@@ -1,4 +1,4 @@
-"""`CAPSAttention.attention_inputs` hands out the kernel inputs that the layer's forward uses (compare.explain
+"""`CAPSAttention.attention_inputs` hands out the kernel inputs that the layer's forward uses (explain
 splits the layer's output by path on them), and `path_weights` are the naive kernel's weights."""
 
 from __future__ import annotations

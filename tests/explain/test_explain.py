@@ -1,4 +1,4 @@
-"""`python -m compare.explain` on a tiny CAPS checkpoint saved the way exp saves one (checkpoint.pth plus the
+"""`python -m explain` on a tiny CAPS checkpoint saved the way exp saves one (checkpoint.pth plus the
 flags in last.pth): the per-path outputs add up to each layer's output, the path weights reproduce each
 path's output, the command writes its files, and bad input ends in one `error:` line."""
 
@@ -12,19 +12,13 @@ import pytest
 import torch
 from einops import rearrange
 
-from compare.explain import (
-    WEIGHT_FILES,
-    capture_layers,
-    load_caps,
-    look_at_layer,
-    main,
-    path_matrices,
-    run_arguments,
-)
 from data_provider.data_factory import build_dataset
 from exp.arguments import build_parser, make_setting
 from exp.checkpointing import BEST_FILE, LAST_FILE, LAST_FORMAT, run_fingerprint
 from exp.train_step import model_inputs
+from explain.checkpoint import load_caps, run_arguments
+from explain.cli import main
+from explain.paths import WEIGHT_FILES, capture_layers, look_at_layer, path_matrices
 from layers.CAPS_Attention import path_weights
 from models.CAPS import Model
 from utils.errors import UserInputError
@@ -191,3 +185,12 @@ def test_a_non_caps_checkpoint_is_one_error_line(capsys, root, tmp_path):
 def test_no_saved_flags_and_none_given_is_a_user_error(tmp_path):
     with pytest.raises(UserInputError, match="missing --task_name"):
         run_arguments(tmp_path, [])
+
+
+def test_without_out_the_files_go_beside_the_settings_test_figures(run_folder, root, tmp_path, monkeypatch):
+    """The default folder is ./test_results/<setting>/explain/window<I>_channel<C> (git-ignored), never the
+    package folder explain/."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["--checkpoint", str(run_folder), "--window", "1", "--channel", "0", "--root_path", str(root)]) == 0
+    folder = tmp_path / "test_results" / run_folder.name / "explain" / "window1_channel0"
+    assert (folder / "explain.json").is_file() and (folder / "contributions.png").is_file()
