@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from compare.plan import PlannedRun
-from compare.report import MANIFEST_FILE, RESULTS_JSONL
+from compare.records import MANIFEST_FILE, RESULTS_JSONL
 from compare.run_args import flag_value
 from compare.tasks import LONG_TERM, TASK_SPECS
 from exp.checkpointing import LAST_FILE, read_progress

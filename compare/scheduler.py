@@ -22,7 +22,7 @@ from typing import Protocol
 from compare import local_process
 from compare.local_process import INTERRUPTED_CODES, RunOutcome, RunStopper
 from compare.plan import PlannedRun
-from compare.report import finished_settings
+from compare.records import finished_settings
 from compare.resume_copies import drop_resume_copies, keep_resume_copies
 from compare.run_state import append_manifest, has_last, last_files, result_line, saved_progress
 
