@@ -134,13 +134,37 @@ def _efficiency_line(row: str, runs: list[RunResult], dataset: str, horizons: li
             per_epoch = (run.train_seconds / run.epochs_run
                          if run.train_seconds is not None and run.epochs_run else None)
             timed = (eff, per_epoch)
+    per_epoch = timed[1] if timed else None
+    epoch_cell = "—" if per_epoch is None else f"{per_epoch:.1f}"
     if timed and timed[0].step_ms is not None:
-        eff, per_epoch = timed
-        tail = (f"{eff.batch_size} | {eff.step_ms:.1f} | {format_bytes(eff.peak_bytes)} | "
-                + ("—" if per_epoch is None else f"{per_epoch:.1f}"))
+        eff = timed[0]
+        tail = f"{eff.batch_size} | {eff.step_ms:.1f} | {format_bytes(eff.peak_bytes)} | {epoch_cell}"
     else:
-        tail = "— | — | — | —"
+        # No measurement now (--no-timing): s/epoch still comes from the run records.
+        tail = f"— | — | — | {epoch_cell}"
     return f"| {row} | {' | '.join(cols)} | {tail} |", shape
+
+
+def _earlier_measurements(path: Path) -> dict[tuple[str, str], list[str]]:
+    """(dataset, row) -> the batch, step-time and peak-memory cells of an existing efficiency.md."""
+    found: dict[tuple[str, str], list[str]] = {}
+    dataset = None
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        if line.startswith("## "):
+            dataset = line[3:].split(" (")[0]
+        elif dataset and line.startswith("| ") and not line.startswith(("| Model", "|---")):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            found[(dataset, cells[0])] = cells[-4:-1]
+    return found
+
+
+def _keep_earlier(line: str, earlier: list[str] | None) -> str:
+    """`line` with the earlier measured batch/step/peak cells where this one measured none."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if earlier is None or cells[-3] != "—" or earlier[1] == "—":
+        return line
+    cells[-4:-1] = earlier
+    return "| " + " | ".join(cells) + " |"
 
 
 def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: bool = True,
@@ -148,6 +172,9 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
     """`efficiency.md`: per dataset, each model's parameters and forward FLOPs at every horizon, and
     its train-step time and peak memory at the dataset's shortest horizon (measured here, now)."""
     rows, datasets, _ = orders(runs, config)
+    path = out / "efficiency.md"
+    # Regenerating without timing never drops a figure measured earlier: those cells are kept.
+    earlier = _earlier_measurements(path) if not timing else {}
     info = machine_info()
     md = ["# Efficiency", "",
           f"Measured by `python -m compare.report` on {info['processor']} ({info['cpu_count']} CPUs, torch "
@@ -164,11 +191,13 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
         for row in rows:
             line, row_shape = _efficiency_line(row, runs, dataset, horizons, timing=timing, steps=steps,
                                                device=device)
-            lines.append(line)
+            lines.append(_keep_earlier(line, earlier.get((dataset, row))))
             shape = shape or row_shape
         md += [f"## {dataset} ({shape or 'no recipe recorded'})", "",
                "| " + " | ".join(header) + " |", "|---|" + "---:|" * (2 * len(horizons) + 4), *lines, ""]
-    path = out / "efficiency.md"
+    if earlier:
+        md.insert(2, "Train-step cells not measured by the last regeneration (`--no-timing`) are the earlier "
+                     "measurement's, kept.")
     path.write_text("\n".join(md))
     return path
 

@@ -339,3 +339,21 @@ def test_a_record_made_with_other_flags_is_stale_not_reused(workspace):
     # Now current: nothing left to run.
     code, log = invoke([*base_argv(workspace, out, "DLinear"), "--extra=--learning_rate 0.01"])
     assert code == 0 and "1 already finished, 0 to run" in log
+
+
+def test_regenerating_without_timing_keeps_every_measured_figure(first_run, tmp_path):
+    import shutil
+
+    from compare import report
+
+    out = tmp_path / "copy"
+    shutil.copytree(first_run[0], out)
+    before = (out / "efficiency.md").read_text()
+    measured = [line for line in before.splitlines() if line.startswith("| DLinear |")]
+    assert measured and measured[0].split("|")[-3].strip() != "—"  # a train-step time was measured
+    assert report.main(["--out", str(out), "--no-timing"]) == 0
+    after = (out / "efficiency.md").read_text()
+    kept = [line for line in after.splitlines() if line.startswith("| DLinear |")]
+    # batch, step ms, peak memory kept from the measurement; s/epoch read again from the run records
+    assert [c.strip() for c in kept[0].split("|")[-5:-1]] == [c.strip() for c in measured[0].split("|")[-5:-1]]
+    assert "are the earlier measurement's, kept" in after
