@@ -40,14 +40,8 @@ VALI_LOSSES = ("samples", "batches")
 VALI_LOSS_TASKS = ("long_term_forecast", "imputation")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser shared by `run.py`, the tests and the comparison runner."""
-    p = OneLineArgumentParser(
-        prog="run.py",
-        description="CAPS-TSLib: TSLib-compatible long-term forecasting (run.py)",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-
+def _add_basic_config_flags(p: argparse.ArgumentParser) -> None:
+    """The "basic config" flags."""
     g = p.add_argument_group("basic config")
     g.add_argument("--task_name", type=str, required=True, help="task: " + ", ".join(TASK_NAMES))
     g.add_argument("--is_training", type=int, required=True, help="1: train then test; 0: test a saved checkpoint")
@@ -55,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--model", type=str, required=True,
                    help="model name (a file in models/): " + ", ".join(MODEL_REGISTRY))
 
+def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
+    """The "data loader" flags."""
     g = p.add_argument_group("data loader")
     g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4)")
     g.add_argument("--root_path", type=str, default="./data/ETT/", help="root folder of the data file")
@@ -66,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--fillna", type=str, default="none", choices=("none", "ffill", "interpolate"),
                    help="policy for NaN values in the data file; 'none' rejects files that contain NaN")
 
+def _add_forecasting_task_flags(p: argparse.ArgumentParser) -> None:
+    """The "forecasting task" flags."""
     g = p.add_argument_group("forecasting task")
     g.add_argument("--seq_len", type=int, default=96, help="input sequence length")
     g.add_argument("--label_len", type=int, default=48, help="decoder start-token length")
@@ -73,10 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 group for --task_name short_term_forecast: Yearly, Quarterly, Monthly, Weekly, Daily, Hourly")
     g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
 
+def _add_other_tasks_flags(p: argparse.ArgumentParser) -> None:
+    """The "other tasks (kept for flag compatibility)" flags."""
     g = p.add_argument_group("other tasks (kept for flag compatibility)")
     g.add_argument("--mask_rate", type=float, default=0.25, help="imputation mask ratio")
     g.add_argument("--anomaly_ratio", type=float, default=0.25, help="anomaly ratio in percent")
 
+def _add_model_define_flags(p: argparse.ArgumentParser) -> None:
+    """The "model define" flags."""
     g = p.add_argument_group("model define")
     g.add_argument("--expand", type=int, default=2, help="Mamba expansion factor")
     g.add_argument("--d_conv", type=int, default=4, help="Mamba conv kernel size")
@@ -134,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top_p", type=float, default=0.5, help="TimeFilter top_p")
     g.add_argument("--pos", type=int, choices=[0, 1], default=1, help="TimeFilter positional embedding")
 
+def _add_caps_flags(p: argparse.ArgumentParser) -> None:
+    """The "CAPS" flags."""
     g = p.add_argument_group("CAPS")
     # Choices, defaults and help live beside the code: the attention's in layers/caps/options.py, the model's
     # in models/CAPS.py.
@@ -141,10 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument(f"--{name}", type=type(option.default), default=option.default, choices=option.choices,
                        help=option.help)
 
+def _add_olinear_flags(p: argparse.ArgumentParser) -> None:
+    """The "OLinear" flags."""
     g = p.add_argument_group("OLinear")
     g.add_argument("--embed_size", type=int, default=OLINEAR_EMBED_SIZE,
                    help="OLinear: width of the dimension extension (the paper's ETTh1 setting)")
 
+def _add_optimization_flags(p: argparse.ArgumentParser) -> None:
+    """The "optimization" flags."""
     g = p.add_argument_group("optimization")
     g.add_argument("--num_workers", type=int, default=10, help="data loader workers")
     g.add_argument("--itr", type=int, default=1, help="number of repeated runs")
@@ -182,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="long_term_forecast, for tuning: train and validate only; the test windows are never "
                         "evaluated (epoch lines say 'Test Loss: skipped') and no test result is recorded")
 
+def _add_long_runs_flags(p: argparse.ArgumentParser) -> None:
+    """The "long runs (see README: Long runs and multiple GPUs)" flags."""
     g = p.add_argument_group("long runs (see README: Long runs and multiple GPUs)")
     g.add_argument("--resume", action="store_true", default=False,
                    help="continue from <checkpoints>/<setting>/last.pth (starts from scratch when there is none)")
@@ -192,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--deterministic", action="store_true", default=False,
                    help="deterministic torch algorithms, cuDNN deterministic without benchmarking, CUBLAS_WORKSPACE_CONFIG")
 
+def _add_gpu_flags(p: argparse.ArgumentParser) -> None:
+    """The "GPU" flags."""
     g = p.add_argument_group("GPU")
     g.add_argument("--use_gpu", action="store_true", default=True, help="use a GPU when one is available")
     g.add_argument("--no_use_gpu", action="store_false", dest="use_gpu", help="force CPU")
@@ -200,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--use_multi_gpu", action="store_true", default=False, help="use several GPUs (DataParallel)")
     g.add_argument("--devices", type=str, default="0,1,2,3", help="device ids of the GPUs")
 
+def _add_metrics_and_augmentation_flags(p: argparse.ArgumentParser) -> None:
+    """The "metrics and augmentation" flags."""
     g = p.add_argument_group("metrics and augmentation")
     g.add_argument("--use_dtw", action="store_true", default=False, help="compute DTW (slow)")
     g.add_argument("--augmentation_ratio", type=int, default=0,
@@ -215,6 +229,26 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument(f"--{name}", action="store_true", default=False,
                        help=f"{name} augmentation preset (with --augmentation_ratio > 0; see utils/augmentation.py)")
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser shared by `run.py`, the tests and the comparison runner."""
+    p = OneLineArgumentParser(
+        prog="run.py",
+        description="CAPS-TSLib: TSLib-compatible long-term forecasting (run.py)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    _add_basic_config_flags(p)
+    _add_data_loader_flags(p)
+    _add_forecasting_task_flags(p)
+    _add_other_tasks_flags(p)
+    _add_model_define_flags(p)
+    _add_caps_flags(p)
+    _add_olinear_flags(p)
+    _add_optimization_flags(p)
+    _add_long_runs_flags(p)
+    _add_gpu_flags(p)
+    _add_metrics_and_augmentation_flags(p)
     # Not a command-line flag: the training split that Koopa/OLinear read when built
     # (utils/train_split.py); the experiment attaches it to a copy of the args.
     p.set_defaults(train_split=None)

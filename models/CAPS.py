@@ -245,6 +245,23 @@ def _flag_choice(configs, name: str) -> str:
     return value
 
 
+def _checked_widths(enc_in: int, time_emb_dim: int, d_model: int, n_heads: int,
+                    rope: str) -> tuple[int, int, int, int]:
+    """(d_input, d_emb, heads, width D = d_input + d_emb) of `caps_widths`, or a ValueError naming the flag."""
+    d_input, d_emb, heads = caps_widths(enc_in, time_emb_dim, d_model, n_heads)
+    width = d_input + d_emb
+    if heads == 0:
+        raise ValueError(f"--n_heads 0 derives d_input // 8 = {d_input} // 8 = 0 heads; pass --n_heads explicitly")
+    if width % heads != 0:
+        raise ValueError(f"--n_heads {heads} does not divide the width D = d_input + d_emb = "
+                         f"{d_input} + {d_emb} = {width} (--d_model {d_model}); choose --d_model "
+                         f"so that --d_model + {d_emb} is a multiple of {heads}")
+    if rope != "none" and (width // heads) % 2 != 0:
+        raise ValueError(f"RoPE rotates feature pairs but the head width D / --n_heads = {width} / {heads} "
+                         "is odd; change --d_model or --n_heads, or pass --caps_rope none")
+    return d_input, d_emb, heads, width
+
+
 class Model(nn.Module):
     """CAPS: forward(x_enc, x_mark_enc, x_dec, x_mark_dec, mask=None) dispatches on `configs.task_name`
     (TSLib's interface; plain tensors in train and eval mode):
@@ -309,24 +326,12 @@ class Model(nn.Module):
                 raise ValueError(f"classification needs configs.num_class >= 1 (got {num_class!r}); the "
                                  "classification experiment sets it from the training set's labels")
 
-        d_input, d_emb, heads = caps_widths(self.enc_in, self.time_emb_dim, d_model, n_heads)
-        width = d_input + d_emb
-        if heads == 0:
-            raise ValueError(f"--n_heads 0 derives d_input // 8 = {d_input} // 8 = 0 heads; "
-                             "pass --n_heads explicitly")
-        if width % heads != 0:
-            raise ValueError(f"--n_heads {heads} does not divide the width D = d_input + d_emb = "
-                             f"{d_input} + {d_emb} = {width} (--d_model {d_model}); choose --d_model "
-                             f"so that --d_model + {d_emb} is a multiple of {heads}")
-        if rope != "none" and (width // heads) % 2 != 0:
-            raise ValueError(f"RoPE rotates feature pairs but the head width D / --n_heads = {width} / {heads} "
-                             "is odd; change --d_model or --n_heads, or pass --caps_rope none")
+        d_input, d_emb, heads, width = _checked_widths(self.enc_in, self.time_emb_dim, d_model, n_heads, rope)
         self.d_input, self.d_emb, self.width = d_input, d_emb, width
-        total = self.seq_len + self.pred_len
 
         self.channel_token_mixer = nn.Linear(self.time_emb_dim + self.enc_in, d_input, bias=False)
         self.value_token_mixer = nn.Parameter(INIT_STD * torch.randn(self.n_targets, 1, d_emb))
-        self.pos_emb = nn.Embedding(total, width)
+        self.pos_emb = nn.Embedding(self.seq_len + self.pred_len, width)
         self.channel_emb = nn.Parameter(torch.zeros(1, self.n_targets, 1, width))
         self.blocks = nn.ModuleList(
             CAPSBlock(width, CAPSAttention(width, heads, attn=attn, paths=paths, rope=rope,
