@@ -211,6 +211,11 @@ def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, boo
     except UserInputError as err:
         run.error = str(err)
         return
+    _planned(run, argv, parsed)
+
+
+def _planned(run: PlannedRun, argv: list[str], parsed: argparse.Namespace) -> None:
+    """Give `run` its final argv and the setting string of each of its itr iterations."""
     run.argv = argv
     run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
 
@@ -259,8 +264,7 @@ def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None
     except UserInputError as err:
         run.error = str(err)
         return
-    run.argv = argv
-    run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
+    _planned(run, argv, parsed)
 
 
 def task_model(task_book: TaskBook, task: str, name: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import ray
 from test_runner import TOY_FLAGS, write_toy_csv
+from waiting import run_py_pids, wait_for
 
 from compare import runner
 from compare.recipes import Dataset, ModelRecipe, RecipeBook
@@ -201,23 +202,6 @@ def test_a_two_node_cluster_spreads_the_grid_and_matches_the_local_table(data, t
         (tmp_path / "local" / "table.md").read_text().split("\n## ")[0]
 
 
-def wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
-def run_py_pids(marker: str) -> list[int]:
-    """Pids of run.py processes whose command line holds `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-                if any(part.endswith(b"run.py") for part in cmdline) and marker.encode() in b" ".join(cmdline):
-                    found.append(int(entry.name))
-    return found
 
 
 @pytest.mark.slow

@@ -10,37 +10,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from test_runner import TOY, base_argv, write_toy_csv
+from waiting import run_py_pids, wait_for
 
 from compare import runner
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_py_pids(marker: str) -> list[int]:
-    """Pids of live run.py processes whose command line holds `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if (entry / "stat").read_text().split(") ")[-1].startswith("Z"):
-                    continue
-                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-                if any(part.endswith(b"run.py") for part in cmdline) and marker.encode() in b" ".join(cmdline):
-                    found.append(int(entry.name))
-    return found
-
-
-def wait_for(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def test_sigkill_of_the_runner_leaves_no_orphan_and_a_rerun_records_each_run_once(tmp_path):
@@ -56,10 +35,10 @@ def test_sigkill_of_the_runner_leaves_no_orphan_and_a_rerun_records_each_run_onc
     proc = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: run_py_pids(str(data)), 120), "the runner started no run.py"
+        wait_for(lambda: run_py_pids(str(data)), 120, "the runner to start a run.py")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        assert wait_for(lambda: not run_py_pids(str(data)), 10), "run.py outlived the SIGKILLed runner"
+        wait_for(lambda: not run_py_pids(str(data)), 10, "run.py to die with the SIGKILLed runner")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -8,8 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from waiting import wait_for
 
 from exp.arguments import build_parser, make_setting
 from exp.checkpointing import BEST_FILE, LAST_FILE
@@ -23,13 +24,6 @@ def run_line(root: Path, toy, pred_len: int, epochs: int) -> tuple[str, str]:
     setting = make_setting(build_parser().parse_args(argv), 0)
     return " ".join([sys.executable, "-u", str(REPO / "run.py"), *argv]), setting
 
-
-def wait_for(condition, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout} s waiting for {condition}")
-        time.sleep(0.1)
 
 
 def test_one_sigint_stops_a_script_of_run_py_lines(in_tmp, toy):

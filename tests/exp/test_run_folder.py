@@ -9,8 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from waiting import wait_for
 
 import run
 from exp.arguments import build_parser, make_setting
@@ -38,13 +39,6 @@ def launch(folder: Path, argv: list[str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-u", str(REPO / "run.py"), *argv], cwd=folder, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
-
-def wait_for(condition, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout} s waiting for {condition}")
-        time.sleep(0.1)
 
 
 def test_a_second_copy_of_a_running_command_is_refused_and_writes_nothing(in_tmp, toy):
