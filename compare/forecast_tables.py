@@ -10,6 +10,7 @@ per dataset, horizon or `avg`, and model, with ranks, reference and run statisti
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -160,6 +161,29 @@ def _reference_section(runs: list[RunResult], rows: list[str], datasets: list[st
     return md
 
 
+def tuning_section(path: Path) -> list[str]:
+    """`## Tuning budget` from `python -m compare tune`'s tuning.json (nothing when there is none): per cell the
+    budget, the trials the study holds, the epochs of this invocation's trials, the time and the choice."""
+    if not path.is_file():
+        return []
+    cells = json.loads(path.read_text()).get("cells", [])
+    md = ["## Tuning budget", "",
+          "Every model had the same budget per cell: trials of at most the stated epochs, chosen on the validation "
+          "loss only (the test split was not evaluated before the choice; `tuning.json`). Then the chosen "
+          "flags were retrained over the seeds as the `(tuned)` rows above.", "",
+          "| Model | Dataset | H | Budget (trials × epochs) | Trials in the study | Epochs per trial (last "
+          "invocation) | Seconds (last invocation) | Best validation loss | Chosen flags |",
+          "|---|---|---:|---|---:|---|---:|---:|---|"]
+    for c in cells:
+        flags = " ".join(f"--{k} {v:.4g}" if isinstance(v, float) else f"--{k} {v}"
+                         for k, v in sorted(c["best_params"].items()))
+        epochs = ", ".join(map(str, c.get("epochs_per_trial_this_invocation", []))) or "—"
+        md.append(f"| {c['row']} | {c['dataset']} | {c['pred_len']} | {c['budget_trials']} × {c['budget_epochs']} | "
+                  f"{c['trials']} | {epochs} | {c['seconds_this_invocation']:.0f} | {c['best_vali_loss']:.4f} | "
+                  f"`{flags}` |")
+    return [*md, ""]
+
+
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
                  reference: Reference | None, reference_name: str = "",
                  focus: str | Sequence[str] | None = None, layout: str = "auto",
@@ -183,6 +207,7 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
         md += forecast_seed_section(replace(view, focus=row), rows, datasets, seed_plot_name(row, k == 0))
     if reference:
         md += _reference_section(runs, rows, datasets, cells, reference, reference_name)
+    md += tuning_section(out / "tuning.json")
     md += run_status_sections(failed, unfinished)
 
     md_path = out / "table.md"

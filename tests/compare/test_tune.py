@@ -104,3 +104,4 @@ def test_a_search_reads_validation_only_continues_its_study_and_compares_default
         assert f"| {row} MSE |" in table.replace(f"{row} MSE", f"| {row} MSE |").replace("|| ", "| ")
     assert "## Seeds: DLinear against each other row" in table
     assert "## Seeds: DLinear (tuned) against each other row" in table
+    assert "## Tuning budget" in table and "| DLinear | toy | 12 | 4 × 2 | 4 |" in table
