@@ -42,7 +42,7 @@ from compare.run_args import flag_value
 from compare.scheduler import Grid
 from utils.errors import UserInputError
 
-__all__ = ["SYNC_SECONDS", "RayExecutor", "RunProcessLost", "connect"]
+__all__ = ["SYNC_SECONDS", "RayExecutor", "RunProcessLost", "connect", "disconnect"]
 
 logger = logging.getLogger("compare")
 
@@ -219,10 +219,26 @@ def _check_reachable(address: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1")
 
 
+#: the SIGTERM/SIGINT handlers before `connect`: ray.init installs its own and ray.shutdown leaves them
+_HANDLERS_BEFORE: dict[int, object] = {}
+
+
+def disconnect() -> None:
+    """ray.shutdown, then the signal handlers as they were before `connect`."""
+    ray = _import_ray()
+    if ray.is_initialized():
+        ray.shutdown()
+    for signum, handler in _HANDLERS_BEFORE.items():
+        signal.signal(signum, handler)
+    _HANDLERS_BEFORE.clear()
+
+
 def connect(address: str | None) -> None:
     """`ray.init` on `address` (a new local instance on loopback when None), the workers finding this
     repository on their PYTHONPATH; one-line UserInputError when Ray is missing or nobody answers."""
     ray = _import_ray()
+    if threading.current_thread() is threading.main_thread():
+        _HANDLERS_BEFORE.update({sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)})
     runtime_env = {"env_vars": {"PYTHONPATH": str(REPO_ROOT)}}
     loopback = address is not None and _check_reachable(address)
     try:
@@ -258,8 +274,8 @@ class RayExecutor:
                                      f"{resources.get(name, 0.0):g} {name}s; lower it or add nodes with {name}s")
 
     def close(self) -> None:
-        if self.ray is not None and self.ray.is_initialized():
-            self.ray.shutdown()
+        if self.ray is not None:
+            disconnect()
 
     def capacity(self) -> int:
         """Runs the cluster can hold at once now (it changes as nodes come and go); 1 before `start`."""

@@ -32,6 +32,7 @@ from pathlib import Path
 from compare import runner
 from compare.local_process import EPOCH_LINE, start_process
 from compare.plan import REPO_ROOT, PlannedRun, plan_runs, rows_from_args
+from compare.ray_executor import connect, disconnect
 from compare.recipes import RECIPES, RecipeBook
 from compare.run_args import merge_flags
 from compare.search_spaces import check_space, space_for
@@ -212,15 +213,11 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     storage = args.storage or f"sqlite:///{(out / 'studies.db').resolve()}"
     try:
         plan = _plan(args, book)
-        from compare.ray_executor import connect
-
         connect(args.address)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    import ray
-
     try:
         entries = []
         for run in plan:
@@ -233,7 +230,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     finally:
-        ray.shutdown()
+        disconnect()
     (out / TUNING_FILE).write_text(json.dumps({"command": "python -m compare tune " + shlex.join(
         sys.argv[2:] if argv is None else argv), "storage": args.storage or "sqlite:///OUT/studies.db",
         "cells": entries}, indent=2) + "\n")

@@ -156,8 +156,9 @@ def test_second_invocation_runs_nothing_new(first_run, workspace):
 def test_resumed_run_with_changed_flags_is_flagged(first_run, workspace):
     out = first_run[0]
     code, log = invoke([*base_argv(workspace, out, "DLinear"), "--extra=--learning_rate 0.5", "--dry-run"])
-    assert code == 0
-    assert "DLinear | toy | H=12 finished earlier with different flags (--learning_rate 0.5)" in log
+    # Its record was made with the old learning rate: stale, listed, never taken as current.
+    assert code == 1
+    assert "DLinear | toy | H=12: recorded with other --learning_rate: not current; pass --rerun-stale" in log
 
 
 def test_parallel_jobs_give_the_sequential_results(first_run, workspace, monkeypatch):
