@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from numerics import assert_close
 
 from layers.AutoCorrelation import (
     AutoCorrelation,
@@ -18,14 +19,6 @@ from layers.AutoCorrelation import (
     time_delay_aggregation,
     time_delay_aggregation_reference,
 )
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, atol: float = 1e-10, rtol: float = 1e-10) -> None:
-    """assert_close that reports max-abs and relative error on a miss."""
-    err = (actual - expected).abs().max().item()
-    rel = err / max(expected.abs().max().item(), 1e-30)
-    assert torch.allclose(actual, expected, atol=atol, rtol=rtol), f"max-abs {err:.3e}, relative {rel:.3e}"
-
 
 SHAPES = [(2, 1, 2, 3), (2, 63, 2, 4), (1, 97, 3, 2), (1, 2048, 1, 2)]
 SHAPE_IDS = [f"B{b}-L{n}-H{h}-E{e}" for b, n, h, e in SHAPES]

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from numerics import assert_close
 
 from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
 from layers.Autoformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer, my_Layernorm, series_decomp
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, atol: float = 1e-10, rtol: float = 1e-10) -> None:
-    """assert_close that reports max-abs and relative error on a miss."""
-    err = (actual - expected).abs().max().item()
-    rel = err / max(expected.abs().max().item(), 1e-30)
-    assert torch.allclose(actual, expected, atol=atol, rtol=rtol), f"max-abs {err:.3e}, relative {rel:.3e}"
 
 
 def correlation(d_model: int = 8, n_heads: int = 2) -> AutoCorrelationLayer:

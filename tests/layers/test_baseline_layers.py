@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from numerics import assert_close
 
 from layers.Autoformer_EncDec import DFT_series_decomp, moving_avg, series_decomp
 from layers.config_checks import check_heads, check_positive
@@ -23,13 +24,6 @@ from layers.Embed import (
 from layers.SelfAttention_Family import AttentionLayer, FullAttention, triangular_causal_mask
 from layers.StandardNorm import Normalize
 from layers.Transformer_EncDec import EncoderLayer
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, atol: float = 1e-10, rtol: float = 1e-10) -> None:
-    """assert_close that reports max-abs and relative error on a miss."""
-    err = (actual - expected).abs().max().item()
-    rel = err / max(expected.abs().max().item(), 1e-30)
-    assert torch.allclose(actual, expected, atol=atol, rtol=rtol), f"max-abs {err:.3e}, relative {rel:.3e}"
 
 
 @pytest.mark.parametrize("subtract_last", [False, True], ids=["mean", "last"])

@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 import torch.nn as nn
+from numerics import assert_close
 
 from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
 from layers.Embed import (
@@ -20,13 +21,6 @@ from layers.Embed import (
 )
 from layers.SelfAttention_Family import AttentionLayer, DSAttention, FullAttention, ProbAttention
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, atol: float = 1e-10, rtol: float = 1e-10) -> None:
-    """assert_close that reports max-abs and relative error on a miss."""
-    err = (actual - expected).abs().max().item()
-    rel = err / max(expected.abs().max().item(), 1e-30)
-    assert torch.allclose(actual, expected, atol=atol, rtol=rtol), f"max abs err {err:.3e}, rel {rel:.3e}"
 
 
 def parameters(cls: type) -> list[tuple[str, object]]:

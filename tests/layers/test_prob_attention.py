@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from numerics import assert_close
 
 from layers.SelfAttention_Family import (
     FullAttention,
@@ -21,11 +22,6 @@ from tests.layers.test_head_layout import tslib_reference
 KERNELS = {"fast": prob_sparse_attention, "reference": prob_sparse_attention_reference}
 
 
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, atol: float = 1e-10, rtol: float = 1e-10) -> None:
-    """assert_close that reports max-abs and relative error on a miss."""
-    err = (actual - expected).abs().max().item()
-    rel = err / max(expected.abs().max().item(), 1e-30)
-    assert torch.allclose(actual, expected, atol=atol, rtol=rtol), f"max-abs {err:.3e}, relative {rel:.3e}"
 
 
 def qkv(b: int, q_len: int, k_len: int, h: int, e: int, dtype=torch.float64, seed: int = 0):
