@@ -231,6 +231,20 @@ def _add_metrics_and_augmentation_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")
 
 
+#: The flag groups that configure a model (rather than data, training or the machine): a flag they add and a model
+#: never reads, set away from its default, is named in one warning line (exp/model_flags.py). A new group of
+#: model flags goes here, and the warning covers it by construction.
+MODEL_FLAG_GROUPS = (_add_model_define_flags, _add_caps_flags, _add_olinear_flags)
+
+
+def model_flag_actions() -> list[argparse.Action]:
+    """The argparse actions of every model-specific flag (those of MODEL_FLAG_GROUPS)."""
+    scratch = argparse.ArgumentParser(add_help=False)
+    for add in MODEL_FLAG_GROUPS:
+        add(scratch)
+    return list(scratch._actions)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser shared by `run.py`, the tests and the comparison runner."""
     p = OneLineArgumentParser(

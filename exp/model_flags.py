@@ -1,7 +1,8 @@
 """Model-specific flags a model does not read: one warning line instead of silence.
 
 run.py accepts every model's flags for every model (as TSLib does), so `--down_sampling_layers 3` given to
-PatchTST would change nothing without a word. The model is built from a namespace that records which
+PatchTST (or OLinear's `--embed_size` given to DLinear) would change nothing without a word. Which flags are
+model-specific is data: the flag groups listed in `exp.arguments.MODEL_FLAG_GROUPS`. The model is built from a namespace that records which
 flags its constructor reads; a model-specific flag set away from its default and never read is named in
 one warning line.
 """
@@ -14,26 +15,17 @@ from collections.abc import Callable
 
 import torch.nn as nn
 
-from exp.arguments import build_parser
+from exp.arguments import model_flag_actions
 
 logger = logging.getLogger(__name__)
 
-# Parser groups whose flags configure a model (rather than data, training or the machine).
-MODEL_FLAG_GROUPS = ("model define", "CAPS")
-# Flags of those groups that the data pipeline or the experiment reads whatever the model is.
+# Flags of the model groups that the data pipeline or the experiment reads whatever the model is.
 SHARED_FLAGS = frozenset({"enc_in", "dec_in", "c_out", "embed"})
 
 
 def model_flag_defaults() -> dict[str, object]:
-    """dest -> run.py default of every model-specific flag."""
-    parser = build_parser()
-    defaults = {}
-    for group in parser._action_groups:  # argparse keeps groups only here
-        if group.title in MODEL_FLAG_GROUPS:
-            for action in group._group_actions:
-                if action.dest not in SHARED_FLAGS:
-                    defaults[action.dest] = action.default
-    return defaults
+    """dest -> run.py default of every model-specific flag (`exp.arguments.MODEL_FLAG_GROUPS`)."""
+    return {action.dest: action.default for action in model_flag_actions() if action.dest not in SHARED_FLAGS}
 
 
 class ReadRecorder(argparse.Namespace):

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import logging
 
+import pytest
 import torch.nn as nn
 
-from exp.model_flags import ReadRecorder, build_model_warning_ignored_flags, model_flag_defaults
+from exp.model_flags import (
+    ReadRecorder,
+    build_model_warning_ignored_flags,
+    ignored_model_flags,
+    model_flag_defaults,
+)
 from exp.model_registry import MODEL_REGISTRY
 
 
@@ -66,3 +72,39 @@ def test_tslib_layout_flags_warn_only_where_no_model_reads_them(make_configs, ca
             build_model_warning_ignored_flags(MODEL_REGISTRY[model], make_configs(model=model, **small, **flags))
         lines = _warnings(caplog)
         assert len(lines) == len(named) and all(flag in line for flag, line in zip(named, lines, strict=True))
+
+
+def test_olinears_embed_size_given_to_dlinear_is_one_warning_line(make_configs, caplog):
+    configs = make_configs(model="DLinear", embed_size=32, seq_len=16, pred_len=4)
+    with caplog.at_level(logging.WARNING):
+        build_model_warning_ignored_flags(MODEL_REGISTRY["DLinear"], configs)
+    assert _warnings(caplog) == ["DLinear ignores --embed_size 32 (flags of other models; drop them)"]
+
+
+def _changed(value: object) -> object:
+    """A value other than `value` of the same kind."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, list):
+        return [*value, 1]
+    return f"{value}_other" if value is not None else "other"
+
+
+def _names_read(make_configs, name: str) -> frozenset[str]:
+    from tests.models.test_model_contract import tiny_configs
+
+    recorder = ReadRecorder(tiny_configs(make_configs, name, "M"))
+    MODEL_REGISTRY[name](recorder)
+    return recorder.names_read
+
+
+@pytest.mark.parametrize("name", [m for m in MODEL_REGISTRY if m != "Mamba"])
+def test_every_model_flag_a_model_does_not_read_is_named(make_configs, name):
+    # Every model-specific flag × every model: set away from its default, a flag the model's constructor
+    # never read is named in the warning; one it read is not (Mamba needs CUDA to be built).
+    read = _names_read(make_configs, name)
+    for flag, default in model_flag_defaults().items():
+        named = ignored_model_flags(make_configs(**{flag: _changed(default)}), read)
+        assert any(entry.startswith(f"--{flag} ") for entry in named) == (flag not in read), (name, flag)
