@@ -312,6 +312,8 @@ class RayExecutor:
                 for ref in set(pending) - cancelled:
                     ray.cancel(ref)
                     cancelled.add(ref)
+            if not pending:
+                continue
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in ready:
                 run, start = pending.pop(ref)
