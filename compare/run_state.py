@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from compare.plan import PlannedRun
-from compare.records import MANIFEST_FILE, RESULTS_JSONL
+from compare.records import MANIFEST_FILE, RESULTS_JSONL, read_jsonl
 from compare.run_args import flag_value
 from compare.tasks import LONG_TERM, TASK_SPECS
 from exp.checkpointing import LAST_FILE, read_progress
@@ -49,13 +49,8 @@ def _without_root(argv: list[str]) -> list[str]:
 def warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
     """Warn when a finished run was made with other flags than the ones planned now (the setting
     string does not contain every flag, e.g. --learning_rate or --train_epochs)."""
-    path = runs_dir / MANIFEST_FILE
     earlier = {}
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for entry in read_jsonl(runs_dir / MANIFEST_FILE):
         if entry.get("status") == "ok":
             earlier[tuple(entry.get("settings") or [])] = entry.get("argv") or []
     for run in skipped:
@@ -70,13 +65,8 @@ def warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
 
 def crash_counts(runs_dir: Path) -> Counter[tuple[str, ...]]:
     """How often each run (by its settings) crashed, from the manifest's `failed` attempts."""
-    path = runs_dir / MANIFEST_FILE
     counts: Counter[tuple[str, ...]] = Counter()
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for entry in read_jsonl(runs_dir / MANIFEST_FILE):
         if entry.get("status") == "failed" and entry.get("settings"):
             counts[tuple(entry["settings"])] += 1
     return counts
@@ -110,14 +100,7 @@ def append_manifest(runs_dir: Path, record: dict) -> None:
 
 
 def result_line(runs_dir: Path, settings: list[str], task: str = LONG_TERM) -> str:
-    records = {}
-    path = runs_dir / RESULTS_JSONL
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        records[rec.get("setting")] = rec
+    records = {rec.get("setting"): rec for rec in read_jsonl(runs_dir / RESULTS_JSONL)}
     found = [records[s] for s in settings if s in records]
     if not found:
         return "no result recorded"
@@ -137,12 +120,7 @@ STALE_DIR = "stale"
 def _recorded_configs(runs_dir: Path) -> dict[str, list[dict | None]]:
     """setting -> the `config` of each of its records (None for a record written before configs were kept)."""
     found: dict[str, list[dict | None]] = {}
-    path = runs_dir / RESULTS_JSONL
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for record in read_jsonl(runs_dir / RESULTS_JSONL):
         if isinstance(record, dict) and "setting" in record:
             found.setdefault(str(record["setting"]), []).append(record.get("config"))
     return found

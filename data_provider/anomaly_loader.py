@@ -24,6 +24,7 @@ import pandas as pd
 from sklearn.preprocessing import StandardScaler
 from torch.utils.data import Dataset
 
+from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
 from data_provider.registry import anomaly_files
 from utils.errors import UserInputError
 
@@ -139,12 +140,12 @@ def _load_npy(path) -> np.ndarray:
 
 def _check_values(values: np.ndarray, what: str) -> None:
     """Every value finite and inside float32's range (the models compute in float32)."""
-    limit = float(np.finfo(np.float32).max)
-    bad = ~np.isfinite(values) | (np.abs(values) > limit)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise UserInputError(f"{what}: time step {row} (from 0), channel {col} holds {float(values[row, col])!r}, which is NaN, infinite "
-                             f"or beyond float32's range (|x| <= {limit:.3e}); fix or drop it in the file")
+    found = first_beyond_float32(values)
+    if found is not None:
+        row, col, _ = found
+        raise UserInputError(f"{what}: time step {row} (from 0), channel {col} holds {float(values[row, col])!r}, "
+                             f"which is NaN, infinite or beyond float32's range (|x| <= {FLOAT32_MAX:.3e}); fix or "
+                             "drop it in the file")
 
 
 def check_series_pair(train: np.ndarray, test: np.ndarray, name: str, root_path: str) -> None:

@@ -34,6 +34,7 @@ from sklearn.preprocessing import StandardScaler
 from torch.utils.data import Dataset
 
 from data_provider.fetch import fetch_command
+from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
 from data_provider.registry import find_by_path
 from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
@@ -148,13 +149,12 @@ def to_float_matrix(frame: pd.DataFrame, path: Path, locate: Callable[[int], str
 def check_float32_range(values: np.ndarray, path: Path, locate: Callable[[int], str], columns: list[str]) -> None:
     """Reject inf and values beyond float32's range (finite in float64, they overflow in the float32 model
     and turn every loss into NaN), naming the first one's row and column."""
-    limit = float(np.finfo(np.float32).max)
-    bad = ~np.isfinite(values) | (np.abs(values) > limit)
-    if bad.any():
-        rows, cols = np.nonzero(bad)
-        raise UserInputError(f"{path}: {locate(int(rows[0]))}, column {columns[cols[0]]!r} holds "
-                             f"{float(values[rows[0], cols[0]])!r}, which is infinite or beyond float32's range "
-                             f"(|x| <= {limit:.3e}; {int(bad.sum())} such values); fix the file")
+    found = first_beyond_float32(values)
+    if found is not None:
+        row, col, count = found
+        raise UserInputError(f"{path}: {locate(row)}, column {columns[col]!r} holds {float(values[row, col])!r}, "
+                             f"which is infinite or beyond float32's range (|x| <= {FLOAT32_MAX:.3e}; {count} such "
+                             "values); fix the file")
 
 
 class WindowDataset(Dataset):

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
 from utils.errors import MissingDataError, UserInputError
 
 logger = logging.getLogger(__name__)
@@ -116,13 +117,12 @@ def check_sample(sample: np.ndarray, path: Path, index: int) -> None:
         raise UserInputError(f"{path}: sample {index} (from 0), dimension {int(np.argmax(empty))} has no value at all "
                              "(every step is missing), so it cannot be interpolated; fill or drop that sample in the "
                              "file")
-    limit = float(np.finfo(np.float32).max)
-    bad = ~np.isfinite(sample) | (np.abs(sample) > limit)
-    if bad.any():
-        step, dim = np.argwhere(bad)[0]
+    found = first_beyond_float32(sample)
+    if found is not None:
+        step, dim, _ = found
         raise UserInputError(f"{path}: sample {index} (from 0), dimension {dim}, step {step} holds "
                              f"{float(sample[step, dim])!r}, which is infinite or beyond float32's range "
-                             f"(|x| <= {limit:.3e}); fix the file")
+                             f"(|x| <= {FLOAT32_MAX:.3e}); fix the file")
 
 
 def pad_batch(series: list[torch.Tensor], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
