@@ -20,6 +20,7 @@ import torch
 from exp import distributed
 from exp.arguments import build_parser, make_setting, validate_args
 from exp.run_config import run_config
+from exp.task_lengths import resolve_task_lengths
 from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
 from utils.errors import UserInputError
@@ -32,8 +33,9 @@ logger = logging.getLogger("run")
 
 def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
-    # The command's flags, before any experiment derives some from the data (classification's seq_len).
+    # The command's flags as typed, then the lengths the task derives from its data (M4, UEA), once.
     config = run_config(args)
+    args = resolve_task_lengths(args)
 
     logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
     if not args.is_training:

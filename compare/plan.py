@@ -18,9 +18,10 @@ from pathlib import Path
 
 from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from compare.run_args import flag_value, merge_flags, parse_run_args
-from compare.tasks import LONG_TERM, TASK_SPECS, apply_experiment_lengths, axis_points, check_task_data
+from compare.tasks import LONG_TERM, TASK_SPECS, axis_points, check_task_data
 from exp.arguments import make_setting
 from exp.run_config import run_config
+from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 
 __all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "parse_variant", "plan_runs", "resolve_root",
@@ -260,7 +261,7 @@ def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None
         # The command as typed, before the experiment fills lengths in from the data (as run.py records it).
         run.config = run_config(parsed)
         check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
-        apply_experiment_lengths(task, parsed)
+        parsed = resolve_task_lengths(parsed)  # the lengths run.py derives from the data
     except UserInputError as err:
         run.error = str(err)
         return

@@ -17,7 +17,6 @@ points for accuracies and F1 scores that may be 0), and how a missing data folde
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +31,6 @@ __all__ = [
     "TASK_SPECS",
     "Metric",
     "TaskSpec",
-    "apply_experiment_lengths",
     "axis_points",
     "check_task_data",
 ]
@@ -155,17 +153,3 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
         raise UserInputError(f"{task} data {', '.join(missing)} missing: {hint}")
 
 
-def apply_experiment_lengths(task: str, args: argparse.Namespace) -> None:
-    """Set, in place, the lengths the task's experiment sets before run.py makes the setting string, so the
-    runner predicts the setting run.py records: M4's seq_len/label_len/pred_len from the seasonal pattern,
-    and classification's seq_len = the longest series of the TRAIN and TEST files (pred_len 0)."""
-    if task == "short_term_forecast":
-        from exp.exp_short_term_forecasting import apply_m4_lengths
-
-        apply_m4_lengths(args)
-    elif task == "classification":
-        from data_provider.uea import read_ts
-
-        lengths = [len(s) for split in ("TRAIN", "TEST")
-                   for s in read_ts(Path(args.root_path) / f"{args.model_id}_{split}.ts")[0]]
-        args.seq_len, args.pred_len = max(lengths), 0

@@ -33,9 +33,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from data_provider.data_factory import build_dataset
 from exp.distributed import all_reduce_sum, gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.task_lengths import resolve_task_lengths
 from exp.train_step import Batch, ForecastStep, make_onecycle, onecycle_steps_per_epoch
 from exp.training_guards import check_validation_loss
 from utils.classification_metrics import classification_scores
@@ -75,24 +75,12 @@ class ClassificationStep(ForecastStep):
 
 class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
     def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
-        if args.data != "UEA":
-            raise UserInputError(f"--task_name classification reads UEA .ts files: pass --data UEA, not "
-                                 f"--data {args.data}")
         if args.optimizer != "adam":
             raise UserInputError(f"--optimizer {args.optimizer} applies to forecasting; classification trains "
                                  "with RAdam as TSLib (drop the flag)")
-        super().__init__(args, run_seed, config)
+        # seq_len, pred_len, enc_in and num_class from the TRAIN and TEST files (a copy; idempotent).
+        super().__init__(resolve_task_lengths(args), run_seed, config)
         self.step = ClassificationStep(self.model, args, self.device, runner=self.runner)
-
-    def _build_model(self) -> nn.Module:
-        """Set seq_len, pred_len, enc_in and num_class from the TRAIN and TEST files, then build."""
-        args = self.args
-        train, test = build_dataset(args, "train"), build_dataset(args, "test")
-        args.seq_len = max(train.max_seq_len, test.max_seq_len)
-        args.pred_len = 0
-        args.enc_in = train.n_channels
-        args.num_class = len(train.class_names)
-        return super()._build_model()
 
     def _load_datasets(self) -> dict:
         return {flag: self._get_data(flag) for flag in ("train", "val", "test")}

@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from data_provider.m4 import FREQUENCIES, HORIZONS, check_m4_args, m4_model_id_rest
+from data_provider.m4 import m4_model_id_rest
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training, log_undefined
 from exp.m4_summary import M4Summary
+from exp.task_lengths import resolve_task_lengths
 from exp.train_step import Batch, ForecastStep, model_inputs
 from exp.training_guards import check_finite_outputs, checked_scores
 from utils.errors import MissingDataError, UserInputError
@@ -55,15 +56,6 @@ def m4_results_folder(args: argparse.Namespace) -> Path:
     rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)
     folder = Path(M4_RESULTS) / args.model
     return folder / check_path_component("--model_id", rest, "the ./m4_results folder") if rest else folder
-
-
-def apply_m4_lengths(args: argparse.Namespace) -> None:
-    """Check the flags and set pred_len = H, seq_len = 2·H, label_len = H and frequency_map = m of
-    --seasonal_patterns, in place (as TSLib's `_build_model`)."""
-    check_m4_args(args)
-    horizon = HORIZONS[args.seasonal_patterns]
-    args.pred_len, args.seq_len, args.label_len = horizon, 2 * horizon, horizon
-    args.frequency_map = FREQUENCIES[args.seasonal_patterns]
 
 
 class ShortTermStep(ForecastStep):
@@ -106,7 +98,7 @@ class ShortTermStep(ForecastStep):
 
 class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
     def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
-        apply_m4_lengths(args)
+        args = resolve_task_lengths(args)  # M4's lengths from --seasonal_patterns (a copy; idempotent)
         super().__init__(args, run_seed, config)
         self.step = ShortTermStep(self.model, args, self.device, runner=self.runner)
         self._train_set = None

@@ -137,9 +137,10 @@ def test_tslib_japanese_vowels_block_builds_tslib_model(model):
         "--des", "Exp", "--itr", "1", "--learning_rate", "0.001", "--patience", "10", "--no_use_gpu", *flags])
     validate_args(args)
     exp = Exp_Classification(args)
-    assert (args.seq_len, args.pred_len, args.enc_in, args.num_class) == (29, 0, 12, 9)
+    assert (exp.args.seq_len, exp.args.pred_len, exp.args.enc_in, exp.args.num_class) == (29, 0, 12, 9)
+    assert args.seq_len == 96  # the caller's flags are not rewritten
     assert sum(p.numel() for p in exp.model.parameters()) == params
-    assert make_setting(args, 0).startswith(f"classification_JapaneseVowels_{model}_UEA_ftM_sl29_ll48_pl0_")
+    assert make_setting(exp.args, 0).startswith(f"classification_JapaneseVowels_{model}_UEA_ftM_sl29_ll48_pl0_")
 
 
 @pytest.mark.parametrize("extra,clip,onecycle", [((), 4.0, False), (("--max_grad_norm", "1.5", "--lradj", "onecycle"),

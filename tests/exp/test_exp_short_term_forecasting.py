@@ -22,10 +22,10 @@ from exp.arguments import build_parser, make_setting
 from exp.exp_short_term_forecasting import (
     Exp_Short_Term_Forecast,
     ShortTermStep,
-    apply_m4_lengths,
     m4_results_folder,
 )
 from exp.m4_summary import M4Summary, read_forecasts
+from exp.task_lengths import resolve_task_lengths
 from tests.data_provider.m4_synthetic import write_m4
 from tests.data_provider.test_m4 import Payload
 from tests.utils.test_m4_summary import slow_summary
@@ -113,9 +113,12 @@ def test_test_only_run_reloads_the_checkpoint_and_writes_the_same_forecasts(m4, 
 @pytest.mark.parametrize("group", ["Yearly", "Hourly"])
 def test_models_forecast_m4_without_time_marks(m4, model, group):
     args = build_parser().parse_args(argv(group, model, "--top_k", "3"))
+    typed = vars(args).copy()
     exp = Exp_Short_Term_Forecast(args)
     h = HORIZONS[group]
-    assert (args.seq_len, args.label_len, args.pred_len, args.frequency_map) == (2 * h, h, h, FREQUENCIES[group])
+    lengths = exp.args.seq_len, exp.args.label_len, exp.args.pred_len, exp.args.frequency_map
+    assert lengths == (2 * h, h, h, FREQUENCIES[group])
+    assert vars(args) == typed  # the caller's flags are not rewritten
     x = torch.randn(3, 2 * h, 1)
     out = exp.model(x, None, torch.zeros(3, 2 * h, 1), None)
     assert out.shape == (3, h, 1)
@@ -202,9 +205,8 @@ def test_sigterm_then_resume_matches_an_uninterrupted_run(m4, tmp_path, quick_pl
     assert run.main(recipe) == 0
     forecast = tmp_path / "m4_results" / "DLinear" / "Monthly_forecast.csv"
     reference = forecast.read_text()
-    args = build_parser().parse_args(recipe)
-    apply_m4_lengths(args)  # the setting string shows the lengths the experiment sets
-    setting = make_setting(args, 0)
+    # the setting string shows the lengths the task derives from --seasonal_patterns
+    setting = make_setting(resolve_task_lengths(build_parser().parse_args(recipe)), 0)
     weights = torch.load(tmp_path / "checkpoints" / setting / "checkpoint.pth")
     shutil.rmtree(tmp_path / "checkpoints")
     forecast.unlink()
