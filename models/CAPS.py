@@ -228,9 +228,20 @@ def _option(name: str) -> CAPSOption:
     return CAPS_OPTIONS.get(name) or CAPS_MODEL_OPTIONS[name]
 
 
-def _flag_int(configs, name: str, default: int | None, minimum: int) -> int:
-    """An integer flag >= minimum; default None: the CAPS option's default."""
-    value = getattr(configs, name, _option(name).default if default is None else default)
+def _tslib_flag(configs, name: str):
+    """A flag of TSLib's own run.py (seq_len, d_model, dropout, ...): read, never re-defaulted here, so a
+    namespace without it is an error rather than a silent value that differs from run.py's default."""
+    if not hasattr(configs, name):
+        raise ValueError(f"configs has no {name}: CAPS reads TSLib's --{name}; pass the namespace TSLib's "
+                         "run.py (or exp.arguments.build_parser) builds")
+    return getattr(configs, name)
+
+
+def _flag_int(configs, name: str, minimum: int) -> int:
+    """An integer flag >= minimum: TSLib's own flags are required (see `_tslib_flag`); CAPS's own default to
+    their CAPS_OPTIONS / CAPS_MODEL_OPTIONS value (a stock TSLib run.py does not define them)."""
+    caps_flag = name in CAPS_OPTIONS or name in CAPS_MODEL_OPTIONS
+    value = getattr(configs, name, _option(name).default) if caps_flag else _tslib_flag(configs, name)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"--{name} {value!r} must be an integer >= {minimum}")
     return value
@@ -279,19 +290,19 @@ class Model(nn.Module):
 
     def __init__(self, configs) -> None:
         super().__init__()
-        task = getattr(configs, "task_name", "long_term_forecast")
+        task = _tslib_flag(configs, "task_name")
         if task not in CAPS_TASKS:
             raise ValueError(f"--task_name {task!r} is not supported by CAPS; use one of {', '.join(CAPS_TASKS)}")
         self.task_name = task
         forecasting = task in FORECAST_TASKS
-        self.seq_len = _flag_int(configs, "seq_len", 96, 1)
+        self.seq_len = _flag_int(configs, "seq_len", 1)
         # Only forecasting has a horizon; TSLib's other tasks run with --pred_len 0 (or leave the default).
-        self.pred_len = _flag_int(configs, "pred_len", 96, 1) if forecasting else 0
-        self.enc_in = _flag_int(configs, "enc_in", 7, 1)
-        e_layers = _flag_int(configs, "e_layers", 3, 1)
-        d_model = _flag_int(configs, "d_model", 0, 0)
-        n_heads = _flag_int(configs, "n_heads", 4, 0)
-        dropout = float(getattr(configs, "dropout", 0.0))
+        self.pred_len = _flag_int(configs, "pred_len", 1) if forecasting else 0
+        self.enc_in = _flag_int(configs, "enc_in", 1)
+        e_layers = _flag_int(configs, "e_layers", 1)
+        d_model = _flag_int(configs, "d_model", 0)
+        n_heads = _flag_int(configs, "n_heads", 0)
+        dropout = float(_tslib_flag(configs, "dropout"))
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"--dropout {dropout!r} must lie in [0, 1)")
 
@@ -306,9 +317,9 @@ class Model(nn.Module):
                                  "caps_dropout_rescale")}
         self.mark_norm, self.dropout_rescale = switches["caps_mark_norm"], switches["caps_dropout_rescale"]
         impl = _flag_choice(configs, "caps_impl")
-        chunk = _flag_int(configs, "caps_chunk", None, 0)  # 0: the device's default chunk
-        self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", None, 0)
-        self.time_emb_dim = _flag_int(configs, "time_emb_dim", None, 0)
+        chunk = _flag_int(configs, "caps_chunk", 0)  # 0: the device's default chunk
+        self.checkpoint_rows = _flag_int(configs, "caps_checkpoint_rows", 0)
+        self.time_emb_dim = _flag_int(configs, "time_emb_dim", 0)
         channel_dropout = getattr(configs, "random_channel_dropout", _option("random_channel_dropout").default)
         if channel_dropout not in (0, 1):
             raise ValueError(f"--random_channel_dropout {channel_dropout!r} must be 0 (off) or 1 (on)")
@@ -361,12 +372,12 @@ class Model(nn.Module):
     def _decoded_channels(self, configs) -> int:
         """Ct, the number of last channels decoded: --number_of_targets k when given (k must equal --c_out),
         else --c_out (1..enc_in). TSLib's MS data puts the target last, so --features MS --c_out 1 decodes
-        the target; without a c_out attribute, all enc_in channels."""
-        n_targets = _flag_int(configs, "number_of_targets", None, 0)
+        the target."""
+        n_targets = _flag_int(configs, "number_of_targets", 0)
         if n_targets > self.enc_in:
             raise ValueError(f"--number_of_targets {n_targets} exceeds --enc_in {self.enc_in}; "
                              f"use a value in 0..{self.enc_in} (0 = the last --c_out channels)")
-        c_out = getattr(configs, "c_out", n_targets or self.enc_in)
+        c_out = _tslib_flag(configs, "c_out")
         if n_targets and c_out != n_targets:
             raise ValueError(f"--number_of_targets {n_targets} disagrees with --c_out {c_out}: CAPS decodes the "
                              f"last --c_out channels; pass --c_out {n_targets} or --number_of_targets 0")
