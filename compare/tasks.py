@@ -23,6 +23,7 @@ from pathlib import Path
 
 from compare.recipes import MASK_RATES, TaskBook
 from data_provider.m4 import missing_m4_files
+from data_provider.protocol import is_strict
 from data_provider.registry import ANOMALY_DATASETS, UEA_DATASETS, anomaly_files
 from utils.errors import UserInputError
 
@@ -85,11 +86,13 @@ TASK_SPECS: dict[str, TaskSpec] = {
         ("Imputation error (standardised MSE / MAE on the masked points, lower is better)",
          (Metric("mse", "MSE"), Metric("mae", "MAE"))),), average=True),
     "anomaly_detection": TaskSpec("anomaly_detection", "block", "Block", (
-        ("Anomaly detection F1 (higher is better): point-adjusted as TSLib reports it, and unadjusted",
-         (Metric("f_score", "F1 (PA)", **_ACC), Metric("unadjusted_f_score", "F1", **_ACC))),
-        ("Precision and recall (higher is better), point-adjusted (PA) and unadjusted",
-         (Metric("precision", "P (PA)", **_ACC), Metric("recall", "R (PA)", **_ACC),
-          Metric("unadjusted_precision", "P", **_ACC), Metric("unadjusted_recall", "R", **_ACC))))),
+        ("Anomaly detection (higher is better): F1 without point adjustment, AP (average precision of the "
+         "test energies over every threshold), and F1 (PA) point-adjusted as TSLib reports it",
+         (Metric("unadjusted_f_score", "F1", **_ACC), Metric("average_precision", "AP", **_ACC),
+          Metric("f_score", "F1 (PA)", **_ACC))),
+        ("Precision and recall (higher is better), unadjusted and point-adjusted (PA)",
+         (Metric("unadjusted_precision", "P", **_ACC), Metric("unadjusted_recall", "R", **_ACC),
+          Metric("precision", "P (PA)", **_ACC), Metric("recall", "R (PA)", **_ACC))))),
     "classification": TaskSpec("classification", "block", "Block", (
         ("Classification accuracy (higher is better) and macro F1",
          (Metric("accuracy", "Acc", **_ACC), Metric("macro_f1", "Macro F1", **_ACC))),)),
@@ -158,7 +161,8 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
 def apply_experiment_lengths(task: str, args: argparse.Namespace) -> None:
     """Set, in place, the lengths the task's experiment sets before run.py makes the setting string, so the
     runner predicts the setting run.py records: M4's seq_len/label_len/pred_len from the seasonal pattern,
-    and classification's seq_len = the longest series of the TRAIN and TEST files (pred_len 0)."""
+    and classification's seq_len = the longest series of the TRAIN and TEST files (pred_len 0; strict: of the
+    TRAIN file)."""
     if task == "short_term_forecast":
         from exp.exp_short_term_forecasting import apply_m4_lengths
 
@@ -166,6 +170,6 @@ def apply_experiment_lengths(task: str, args: argparse.Namespace) -> None:
     elif task == "classification":
         from data_provider.uea import read_ts
 
-        lengths = [len(s) for split in ("TRAIN", "TEST")
-                   for s in read_ts(Path(args.root_path) / f"{args.model_id}_{split}.ts")[0]]
+        splits = ("TRAIN",) if is_strict(args) else ("TRAIN", "TEST")
+        lengths = [len(s) for split in splits for s in read_ts(Path(args.root_path) / f"{args.model_id}_{split}.ts")[0]]
         args.seq_len, args.pred_len = max(lengths), 0

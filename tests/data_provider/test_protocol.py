@@ -24,7 +24,7 @@ from data_provider.m4 import Dataset_M4
 from data_provider.protocol import changes_results, setting_tag
 from data_provider.uea import validation_split
 from exp.arguments import build_parser, make_setting
-from exp.run_config import config_hash, run_config
+from exp.run_config import config_hash, differing_flags, run_config
 from tests.data_provider.m4_synthetic import write_m4
 from tests.data_provider.uea_files import toy_dataset, write_ts
 from tests.exp.conftest import write_toy_csv
@@ -176,6 +176,7 @@ def test_setting_and_hash_differ_only_where_the_protocol_changes_results():
         differs = changes_results(task)
         assert (make_setting(strict, 0) != make_setting(tslib, 0)) == differs
         assert (config_hash(run_config(strict)) != config_hash(run_config(tslib))) == differs
+        assert differing_flags(run_config(tslib), run_config(strict)) == (["protocol"] if differs else [])
 
 
 def test_unknown_protocol_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
