@@ -24,6 +24,7 @@ from data_provider.m4 import Dataset_M4
 from data_provider.protocol import changes_results, setting_tag
 from data_provider.uea import validation_split
 from exp.arguments import build_parser, make_setting
+from exp.exp_short_term_forecasting import m4_results_folder
 from exp.run_config import config_hash, differing_flags, run_config
 from tests.data_provider.m4_synthetic import write_m4
 from tests.data_provider.uea_files import toy_dataset, write_ts
@@ -135,6 +136,8 @@ def test_m4_strict_validates_on_held_out_horizons_and_reads_test_after_training(
     for whole, part, held in zip(written["training"], train.timeseries, val.timeseries, strict=True):
         assert np.array_equal(part, whole[:-6]) and np.array_equal(held, whole[-6:])
     assert all(np.array_equal(a, b) for a, b in zip(train.history, written["training"], strict=True))
+    # Its forecasts never meet a tslib run's in the M4 summary folder.
+    assert m4_results_folder(args) == Path("m4_results/strict/DLinear")
 
     csv = tmp_path / "dataset" / "m4" / "Yearly-test.csv"
     csv.write_text(csv.read_text().replace(repr(float(written["test"][1][2])), "inf", 1))
