@@ -26,6 +26,7 @@ from compare.markdown import (
     run_status_sections,
     write_long_csv,
 )
+from compare.protocol_notes import protocol_header
 from compare.provenance import production_notes, production_section
 from compare.ranking import AVG, competition_ranks
 from compare.records import RunResult, seed_order
@@ -199,7 +200,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     focused = focus_rows(focus, rows)
     view = seed_view(runs, rows, datasets, cells, focused[0])
 
-    md = [f"# Forecasting accuracy ({units(runs, config)} MSE / MAE, lower is better)", ""]
+    md = [f"# Forecasting accuracy ({units(runs, config)} MSE / MAE, lower is better)", "",
+          protocol_header([(r.row, r.argv) for r in runs], "long_term_forecast"), ""]
     table, untested = accuracy_grid(rows, datasets, cells, view, is_tall(layout, rows))
     md += [*table, "", _legend(view, untested), ""]
     md += production_section(production_notes(config, runs, failed, out))

@@ -19,12 +19,14 @@ from pathlib import Path
 from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from compare.run_args import flag_value, merge_flags, parse_run_args
 from compare.tasks import LONG_TERM, TASK_SPECS, axis_points, check_task_data
+from data_provider.protocol import RUNNER_DEFAULT
 from exp.arguments import make_setting
 from exp.run_config import run_config
 from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 
-__all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "parse_variant", "plan_runs", "resolve_root",
+__all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "parse_variant", "plan_runs", "protocol_flags",
+           "resolve_root",
            "rows_from_args", "tag_name", "task_dataset", "task_model"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +121,11 @@ def _fetch_hint(recipe: Recipe) -> str:
     return f"python -m data_provider.fetch {recipe.fetch} --root ./dataset"
 
 
+def protocol_flags(args: argparse.Namespace) -> list[str]:
+    """run.py's `--protocol` of the runner's --protocol, put before a row's flags (a variant may set its own)."""
+    return ["--protocol", getattr(args, "protocol", RUNNER_DEFAULT)]
+
+
 def global_flags(args: argparse.Namespace) -> list[str]:
     """Flags the runner applies to every run after the recipe and variant flags."""
     flags = ["--no_progress"]
@@ -146,6 +153,7 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
     task = getattr(args, "task", LONG_TERM)
     data_root = Path(args.root).resolve() if args.root else None
     overrides = global_flags(args)
+    protocol = protocol_flags(args)
     seeds: list[int | None] = list(getattr(args, "seeds", None) or [None])
     plan = []
     if task == LONG_TERM:
@@ -156,7 +164,7 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
                     for row in rows:
                         run = PlannedRun(row, dataset, pred_len, seed)
                         plan.append(run)
-                        _plan_one(run, overrides, data_root, book)
+                        _plan_one(run, protocol, overrides, data_root, book)
     else:
         datasets = [task_dataset(task_book, task, name) for name in args.data]
         for seed in seeds:
@@ -168,7 +176,7 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
                         if point in points[row.name]:
                             run = PlannedRun(row, dataset, point, seed, task=task, block=points[row.name][point])
                             plan.append(run)
-                            _plan_task_one(run, overrides, data_root, task_book)
+                            _plan_task_one(run, protocol, overrides, data_root, task_book)
     seen: dict[str, PlannedRun] = {}
     for run in plan:
         for setting in run.settings:
@@ -192,12 +200,13 @@ def _tagged(run: PlannedRun, argv: list[str], flag: str, default: str) -> list[s
     return merge_flags(argv, [f"--{flag}", value])
 
 
-def _plan_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: RecipeBook) -> None:
+def _plan_one(run: PlannedRun, protocol: list[str], overrides: list[str], data_root: Path | None,
+              book: RecipeBook) -> None:
     """Fill in run's recipe, argv and settings, or its `error` when it cannot run."""
     row, dataset, pred_len = run.row, run.dataset, run.pred_len
     try:
         run.recipe = book.recipe(row.base, dataset, pred_len)
-        argv = merge_flags(run.recipe.argv, row.flags)
+        argv = merge_flags(merge_flags(run.recipe.argv, protocol), row.flags)
         argv = merge_flags(argv, overrides)
         argv = _tagged(run, argv, "model_id", dataset)
         root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
@@ -240,7 +249,8 @@ def _task_points(task_book: TaskBook, task: str, row: Row, dataset: str, args: a
     return dict(axis_points(task, task_book, row.base, dataset, args.mask_rates, args.blocks))
 
 
-def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None, book: TaskBook) -> None:
+def _plan_task_one(run: PlannedRun, protocol: list[str], overrides: list[str], data_root: Path | None,
+                   book: TaskBook) -> None:
     """Fill in a task run's recipe, argv and settings from `book`'s block, or its `error`."""
     task, row, dataset = run.task, run.row, run.dataset
     try:
@@ -251,7 +261,7 @@ def _plan_task_one(run: PlannedRun, overrides: list[str], data_root: Path | None
         run.recipe = Recipe(row=row.name, dataset=dataset, pred_len=int(flag_value(base, "pred_len") or 0),
                             argv=tuple(base), env=dict(book.env), fetch=data.fetch,
                             script=book.script(task, row.base, dataset))
-        argv = merge_flags(merge_flags(base, row.flags), overrides)
+        argv = merge_flags(merge_flags(merge_flags(base, protocol), row.flags), overrides)
         # UEA's loader reads <model_id>_TRAIN.ts: classification runs are told apart by --des instead.
         argv = _tagged(run, argv, "des" if task == "classification" else "model_id",
                        "Exp" if task == "classification" else dataset)

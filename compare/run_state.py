@@ -15,6 +15,7 @@ from compare.plan import PlannedRun
 from compare.records import MANIFEST_FILE, RESULTS_JSONL, read_jsonl
 from compare.run_args import flag_value
 from compare.tasks import LONG_TERM, TASK_SPECS
+from data_provider.protocol import changes_results
 from exp.checkpointing import LAST_FILE, read_progress
 from exp.run_config import differing_flags
 from utils.tools import append_text
@@ -38,12 +39,15 @@ def restore_committed_records(out: Path, runs_dir: Path) -> None:
             logger.info("%s: restored from the committed %s", local, committed)
 
 
-def _without_root(argv: list[str]) -> list[str]:
-    """argv without its `--root_path VALUE` pair."""
-    if "--root_path" not in argv:
-        return list(argv)
-    k = argv.index("--root_path")
-    return argv[:k] + argv[k + 2:]
+def _without_root(argv: list[str], task: str = LONG_TERM) -> list[str]:
+    """argv without its `--root_path VALUE` pair, nor its `--protocol VALUE` where the protocol does not change
+    the task's results (runs recorded before --protocol existed count as current)."""
+    argv = list(argv)
+    for flag in ("--root_path", *(() if changes_results(task) else ("--protocol",))):
+        if flag in argv:
+            k = argv.index(flag)
+            argv = argv[:k] + argv[k + 2:]
+    return argv
 
 
 def warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
@@ -56,8 +60,8 @@ def warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
     for run in skipped:
         before = earlier.get(tuple(run.settings))
         # The data may live elsewhere on another machine (a restored archive): --root_path does not count.
-        if before is not None and _without_root(before) != _without_root(run.argv):
-            changed = sorted(set(_without_root(before)) ^ set(_without_root(run.argv)))
+        if before is not None and _without_root(before, run.task) != _without_root(run.argv, run.task):
+            changed = sorted(set(_without_root(before, run.task)) ^ set(_without_root(run.argv, run.task)))
             logger.warning("  %s finished earlier with different flags (%s); its old result is kept: delete "
                            "%s/results/%s and its line in results.jsonl to rerun it", run.label,
                            " ".join(changed), runs_dir, run.settings[0])

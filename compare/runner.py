@@ -57,6 +57,13 @@ Exit codes: 0 the grid is complete; 1 some runs failed (nothing left to run); 2 
 3 (`EXIT_UNFINISHED`) runs remain after the time budget (takes precedence over 1); 128 + signal when
 the runner itself was stopped by SIGTERM/SIGINT.
 
+Protocol: every run gets run.py's `--protocol` of `--protocol` (default `strict`, unlike run.py's `tslib`: a
+comparison keeps every TEST sample out of training, early stopping and anomaly thresholds; the runner says so in
+its output, `compare.json` records it and every report names it); it comes before a row's flags, so a variant
+`--variant "X (TSLib protocol)=X:--protocol tslib"` runs TSLib's protocol beside the others. One `--out` holds
+one protocol for the tasks whose results it changes (classification, anomaly detection, M4); long-term
+forecasting and imputation compute the same under both, so their finished runs count under either.
+
 Other tasks: `--task imputation|anomaly_detection|classification|short_term_forecast` (`compare.tasks`)
 plans from `TASK_RECIPES` instead: the horizon axis becomes the task's (imputation's `--mask_rates`, each
 the block of that rate; else `--blocks`, default every block of the model's recipe), everything else above
@@ -90,6 +97,7 @@ from pathlib import Path
 import compare.efficiency  # noqa: F401
 from compare.local_process import RunStopper
 from compare.plan import PlannedRun, Row, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.protocol_notes import protocol_summary
 from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
 from compare.records import CONFIG_FILE, RUNS_DIR, machine_info
 from compare.report import write_report
@@ -108,6 +116,7 @@ from compare.run_state import (
 from compare.scheduler import Executor, Grid, GridOptions, LocalExecutor, duration
 from compare.seeds import focus_rows
 from compare.tasks import LONG_TERM, TASK_CHOICES
+from data_provider.protocol import PROTOCOLS, RUNNER_DEFAULT, changes_results
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.path_names import check_path_component
@@ -130,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--task", default=LONG_TERM, choices=TASK_CHOICES,
                    help="TSLib task: its recipes (compare/recipes.py TASK_RECIPES), axis and report metrics")
+    p.add_argument("--protocol", default=RUNNER_DEFAULT, choices=PROTOCOLS,
+                   help="run.py --protocol of every run (a --variant may set its own): strict keeps every TEST "
+                        "sample out of training, early stopping and anomaly thresholds (the runner's default, for "
+                        "a fair comparison); tslib reproduces TSLib's protocol and numbers (docs/tasks.md)")
     p.add_argument("--data", nargs="+", required=True,
                    help=f"datasets of compare/recipes.py: {' '.join(RECIPES.datasets)}; other tasks: "
                         + "; ".join(f"{t}: {' '.join(TASK_RECIPES.datasets[t])}" for t in TASK_CHOICES[1:]))
@@ -236,6 +249,7 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
     })
     if args.task != LONG_TERM:
         config.pop("pred_lens")
+    config["protocol"] = args.protocol
     config.setdefault("invocations", []).append({
         "command": "python -m compare " + " ".join(shlex.quote(a) for a in argv),
         "epochs": args.epochs,
@@ -244,6 +258,7 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "inverse": args.inverse,
         "root": args.root,
         "seeds": args.seeds,
+        "protocol": args.protocol,
         "machine": machine_info(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
     })
@@ -278,6 +293,15 @@ def _check_task_flags(args: argparse.Namespace, argv: list[str], out: Path) -> N
     earlier = json.loads(path.read_text()).get("task", LONG_TERM) if path.is_file() else args.task
     if earlier != args.task:
         raise UserInputError(f"--out {out} holds a {earlier} comparison; give --task {args.task} its own --out")
+    # A comparison written before --protocol existed ran TSLib's protocol.
+    protocol = json.loads(path.read_text()).get("protocol", "tslib") if path.is_file() else args.protocol
+    if protocol != args.protocol and changes_results(args.task):
+        raise UserInputError(f"--out {out} holds a --protocol {protocol} comparison and --protocol {args.protocol} "
+                             f"computes other {args.task} results; pass --protocol {protocol}, or give --protocol "
+                             f"{args.protocol} its own --out")
+    if flag_value(args.extra_flags, "protocol") is not None:
+        raise UserInputError("--extra sets --protocol: give it as the runner's --protocol (a --variant may set its "
+                             "own)")
 
 
 def _check_budget_flags(args: argparse.Namespace) -> None:
@@ -419,6 +443,7 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
                 logger.info("%s: restored from the committed copy in %s/", path, out / RESUME_DIR)
         if args.resume_copies:
             drop_resume_copies(out, [setting for run in skipped for setting in run.settings])
+    logger.info("protocol: %s", protocol_summary(args.protocol, args.task, runner=True))
     resumable = [r for r in todo if has_last(runs_dir, r)]
     logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run%s%s",
                 len(plan), len(skipped), len(todo), len(broken),

@@ -34,6 +34,7 @@ import numpy as np
 from compare import significance
 from compare.markdown import GridLine, is_tall, markdown_grid, run_status_sections, write_long_csv
 from compare.plots import LossCurve, finish_figure, plot_learning_curves, pyplot, row_colors
+from compare.protocol_notes import protocol_header
 from compare.provenance import production_notes, production_section
 from compare.ranking import AVG, Cell, competition_ranks, mark_best, mark_with_seeds
 from compare.records import (
@@ -179,7 +180,9 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     marks = {(k, m.key): _marks(line, m, seeded) for k, line in enumerate(lines) for m in spec.metrics}
 
     grids, untested = _task_grids(lines, rows, spec, marks, seeded, common_n, is_tall(layout, rows))
-    md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", *grids, "", _legend(spec, seeded, common_n, untested)]
+    md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", "",
+          protocol_header([(r.row, r.argv) for r in runs], spec.name), *grids, "",
+          _legend(spec, seeded, common_n, untested)]
     md += ["", "No `efficiency.md` for this task: `compare.efficiency` measures forecasting train steps. No forecast "
            "plots either; the headline metric is drawn per dataset in "
            f"`{spec.headline.key}_by_dataset.png`.", ""]

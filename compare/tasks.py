@@ -83,11 +83,13 @@ TASK_SPECS: dict[str, TaskSpec] = {
         ("Imputation error (standardised MSE / MAE on the masked points, lower is better)",
          (Metric("mse", "MSE"), Metric("mae", "MAE"))),), average=True),
     "anomaly_detection": TaskSpec("anomaly_detection", "block", "Block", (
-        ("Anomaly detection F1 (higher is better): point-adjusted as TSLib reports it, and unadjusted",
-         (Metric("f_score", "F1 (PA)", **_ACC), Metric("unadjusted_f_score", "F1", **_ACC))),
-        ("Precision and recall (higher is better), point-adjusted (PA) and unadjusted",
-         (Metric("precision", "P (PA)", **_ACC), Metric("recall", "R (PA)", **_ACC),
-          Metric("unadjusted_precision", "P", **_ACC), Metric("unadjusted_recall", "R", **_ACC))))),
+        ("Anomaly detection (higher is better): F1 without point adjustment, AP (average precision of the "
+         "test energies over every threshold), and F1 (PA) point-adjusted as TSLib reports it",
+         (Metric("unadjusted_f_score", "F1", **_ACC), Metric("average_precision", "AP", **_ACC),
+          Metric("f_score", "F1 (PA)", **_ACC))),
+        ("Precision and recall (higher is better), unadjusted and point-adjusted (PA)",
+         (Metric("unadjusted_precision", "P", **_ACC), Metric("unadjusted_recall", "R", **_ACC),
+          Metric("precision", "P (PA)", **_ACC), Metric("recall", "R (PA)", **_ACC))))),
     "classification": TaskSpec("classification", "block", "Block", (
         ("Classification accuracy (higher is better) and macro F1",
          (Metric("accuracy", "Acc", **_ACC), Metric("macro_f1", "Macro F1", **_ACC))),)),
@@ -151,5 +153,3 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
         hint = f"run `python -m data_provider.fetch {fetch} --root ./dataset` from the repository root, or {where}"
     if missing:
         raise UserInputError(f"{task} data {', '.join(missing)} missing: {hint}")
-
-

@@ -11,7 +11,9 @@ file could hold that TSLib would train on silently or crash on (text cells, inf,
 NaN in an `.npy`, 1-D or object arrays, train/test channel mismatch, labels that are not one 0/1 column
 with one row per test step) is refused in one line naming the file.
 Items are (x `[L, C]` float32, labels `[L]` float32); train and val carry the first L test labels as a
-placeholder, as TSLib does (they are never read).
+placeholder, as TSLib does (they are never read). Under `--protocol strict` the train and val splits never
+open the test files (their existence is checked) and carry zeros as that placeholder: the test series is read
+once, by the test split after training.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sklearn.preprocessing import StandardScaler
 from torch.utils.data import Dataset
 
 from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
+from data_provider.protocol import is_strict
 from data_provider.registry import anomaly_files
 from utils.errors import UserInputError
 
@@ -57,12 +60,17 @@ class SegmentDataset(Dataset):
         self.step = int(step if step is not None else type(self).step)
         self.root_path = root_path
         paths = anomaly_files(self.name, root_path)
-        train, test, labels = self.read(paths)
-        check_series_pair(train, test, self.name, root_path)
-        labels = check_labels(labels, len(test), f"the test labels of --data {self.name} in {root_path}")
+        if is_strict(args) and flag in ("train", "val"):
+            train = self.read_train(paths)
+            check_series(train, "train", self.name, root_path)
+            test, labels = train[:0], np.zeros(self.win_size)
+        else:
+            train, test, labels = self.read(paths)
+            check_series_pair(train, test, self.name, root_path)
+            labels = check_labels(labels, len(test), f"the test labels of --data {self.name} in {root_path}")
         scaler = StandardScaler().fit(train)
         self.train = scaler.transform(train)
-        self.test = scaler.transform(test)
+        self.test = scaler.transform(test) if len(test) else test
         self.val = self.train[int(len(self.train) * VAL_START):]
         self.test_labels = labels.astype(np.float32)
         self.n_channels = self.train.shape[1]
@@ -75,6 +83,10 @@ class SegmentDataset(Dataset):
 
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(train `[T, C]`, test `[T', C]`, test labels `[T']`) from the files of `paths`."""
+        raise NotImplementedError
+
+    def read_train(self, paths: list) -> np.ndarray:
+        """The train series `[T, C]` alone, from the train file of `paths` (strict train and val splits)."""
         raise NotImplementedError
 
     def _series(self) -> np.ndarray:
@@ -148,13 +160,18 @@ def _check_values(values: np.ndarray, what: str) -> None:
                              "drop it in the file")
 
 
+def check_series(values: np.ndarray, split: str, name: str, root_path: str) -> None:
+    """One series `[T, C]`: 2-D, values finite within float32 range."""
+    if values.ndim != 2:
+        raise UserInputError(f"--data {name}: the {split} series in {root_path} has shape {values.shape}; "
+                             "it must be 2-D [time steps, channels]")
+    _check_values(values.astype(np.float64), f"--data {name}: the {split} series in {root_path}")
+
+
 def check_series_pair(train: np.ndarray, test: np.ndarray, name: str, root_path: str) -> None:
     """train `[T, C]` and test `[T', C]`: 2-D, same channels, values finite within float32 range."""
     for split, values in (("train", train), ("test", test)):
-        if values.ndim != 2:
-            raise UserInputError(f"--data {name}: the {split} series in {root_path} has shape {values.shape}; "
-                                 "it must be 2-D [time steps, channels]")
-        _check_values(values.astype(np.float64), f"--data {name}: the {split} series in {root_path}")
+        check_series(values, split, name, root_path)
     if train.shape[1] != test.shape[1]:
         raise UserInputError(f"--data {name}: the train series in {root_path} has {train.shape[1]} channels and "
                              f"the test series {test.shape[1]}; both files must hold the same channels")
@@ -187,7 +204,10 @@ class PSMSegLoader(SegmentDataset):
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         train_path, test_path, label_path = paths
         labels = _read_frame(label_path).to_numpy()[:, 1:]
-        return _read_numeric_csv(train_path, drop_first=True), _read_numeric_csv(test_path, drop_first=True), labels
+        return self.read_train(paths), _read_numeric_csv(test_path, drop_first=True), labels
+
+    def read_train(self, paths: list) -> np.ndarray:
+        return _read_numeric_csv(paths[0], drop_first=True)
 
 
 class _NpySegLoader(SegmentDataset):
@@ -196,6 +216,9 @@ class _NpySegLoader(SegmentDataset):
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         train_path, test_path, label_path = paths
         return _load_npy(train_path), _load_npy(test_path), _load_npy(label_path)
+
+    def read_train(self, paths: list) -> np.ndarray:
+        return _load_npy(paths[0])
 
 
 class MSLSegLoader(_NpySegLoader):
@@ -221,5 +244,7 @@ class SWATSegLoader(SegmentDataset):
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         train_path, test_path = paths
         test = _read_frame(test_path)
-        return (_read_numeric_csv(train_path, drop_last=True), _read_numeric_csv(test_path, drop_last=True),
-                test.iloc[:, -1].to_numpy())
+        return self.read_train(paths), _read_numeric_csv(test_path, drop_last=True), test.iloc[:, -1].to_numpy()
+
+    def read_train(self, paths: list) -> np.ndarray:
+        return _read_numeric_csv(paths[0], drop_last=True)

@@ -31,6 +31,10 @@ zero-padded on the right (and on the left when c < Ll, where TSLib returns an em
 are 1 on real values. They stand where (x, y, x_mark, y_mark) stand
 for the other datasets: M4 has no time stamps. The 'val' and 'test' splits hold the test values; the
 experiment forecasts from each training series' last window (`last_insample_window`). No scaling.
+
+Under `--protocol strict` the test values are read by the 'test' split only: 'train' holds each training
+series without its last H values (`history` keeps the whole series, which the test forecasts start from),
+and 'val' holds those held-out last H values, forecast from the shortened series' last window.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import pandas as pd
 from torch.utils.data import Dataset
 
 from data_provider.fetch import fetch_command
+from data_provider.protocol import is_strict
 from utils.errors import MissingDataError, UserInputError
 from utils.m4_summary import M4_GROUPS
 from utils.path_names import check_path_component
@@ -398,18 +403,35 @@ class Dataset_M4(Dataset):  # noqa: N801 - TSLib's public name
         self.window_sampling_limit = int(self.history_size * self.pred_len)
         self.flag = flag
         self.root_path = root_path
-        training = flag == "train"
+        strict = is_strict(args)
+        training = flag == "train" or (strict and flag == "val")
         csv = Path(root_path) / series_csv(seasonal_patterns, training)
         self.data_path = str(csv if csv.is_file() else Path(root_path) / M4_ARRAY_FILES[_split(training)])
         data = load_m4(root_path, training=training, groups=[seasonal_patterns])
         self.ids, self.timeseries = data.group(seasonal_patterns)
         if not self.timeseries:
             raise UserInputError(f"{Path(root_path) / M4_FILES['info']} lists no {seasonal_patterns} series")
+        #: the whole training series (train split), which the test forecasts start from
+        self.history = self.timeseries
+        if strict and training:
+            self.history, self.timeseries = self._hold_out_last_horizon(flag)
         if flag == "train":
             short = [i for i, ts in zip(self.ids, self.timeseries, strict=True) if len(ts) < 2]
             if short:
                 raise UserInputError(f"M4 series {short[0]} has fewer than 2 training values; "
                                      "a training window needs at least one input and one target value")
+
+    def _hold_out_last_horizon(self, flag: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(the whole training series, the strict split's series): 'train' gets each series without its last H
+        values, 'val' those H values; a series needs H + 2 values (one line otherwise)."""
+        horizon = self.pred_len
+        short = [(i, len(ts)) for i, ts in zip(self.ids, self.timeseries, strict=True) if len(ts) < horizon + 2]
+        if short:
+            raise UserInputError(f"M4 series {short[0][0]} has {short[0][1]} training values; --protocol strict "
+                                 f"holds out the last {horizon} (the {self.seasonal_patterns} horizon) for validation "
+                                 f"and trains on the rest, which needs {horizon + 2}; use --protocol tslib")
+        part = [ts[-horizon:] if flag == "val" else ts[:-horizon] for ts in self.timeseries]
+        return self.timeseries, part
 
     def __len__(self) -> int:
         return len(self.timeseries)
@@ -440,11 +462,13 @@ class Dataset_M4(Dataset):  # noqa: N801 - TSLib's public name
         outsample_mask[offset:offset + len(future), 0] = 1.0
         return insample, outsample, insample_mask, outsample_mask
 
-    def last_insample_window(self) -> tuple[np.ndarray, np.ndarray]:
-        """The last L values of every series, left zero-padded, and their 0/1 mask: `[N, L]` each."""
-        insample = np.zeros((len(self.timeseries), self.seq_len))
-        insample_mask = np.zeros((len(self.timeseries), self.seq_len))
-        for i, series in enumerate(self.timeseries):
+    def last_insample_window(self, whole: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The last L values of every series (whole: of every whole training series, `history`), left
+        zero-padded, and their 0/1 mask: `[N, L]` each."""
+        series_list = self.history if whole else self.timeseries
+        insample = np.zeros((len(series_list), self.seq_len))
+        insample_mask = np.zeros((len(series_list), self.seq_len))
+        for i, series in enumerate(series_list):
             last = series[-self.seq_len:]
             insample[i, self.seq_len - len(last):] = last
             insample_mask[i, self.seq_len - len(last):] = 1.0

@@ -1,14 +1,17 @@
 """UEA multivariate classification archive (`.ts` files), TSLib's `UEAloader` contract (`--data UEA`).
 
 `--root_path` holds `<Name>_TRAIN.ts` and `<Name>_TEST.ts`, with `<Name>` = `--model_id` (TSLib's
-convention). The train split reads the TRAIN file; val and test both read the TEST file, as TSLib's
-classification experiment does (the archive has no validation split).
+convention). Under `--protocol tslib` the train split reads the TRAIN file; val and test both read the TEST
+file, as TSLib's classification experiment does (the archive has no validation split). Under `--protocol
+strict` train and val are a seeded, stratified split of the TRAIN file (`validation_split`: val holds
+`VAL_FRACTION` of every class) and only test reads the TEST file (whose existence every split checks).
 
 Per sample, as TSLib: a series whose dimensions differ in length has every dimension longer than 256
 steps subsampled by 2; missing values (NaN) are filled by linear interpolation along time (constant at
 the ends). A dimension of a sample with no value at all, and inf or values beyond float32's range, are
 one-line errors naming the file, sample and dimension (TSLib trains on them and its loss turns NaN). Each feature is standardised, (x − mean) / (std + eps) with the sample std over every time
-step of every sample; the statistics come from the TRAIN file (TSLib uses each split's own statistics).
+step of every sample; the statistics come from the TRAIN file (strict: its train share; TSLib uses each
+split's own statistics).
 EthanolConcentration additionally has each sample standardised per channel over time (TSLib's special
 case, keyed on the root path; TSLib takes that std across channels instead).
 
@@ -22,21 +25,26 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.model_selection import train_test_split
 from torch.utils.data import Dataset
 
 from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
+from data_provider.protocol import VAL_FRACTION, is_strict
 from utils.errors import MissingDataError, UserInputError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["UEAloader", "check_sample", "interpolate_missing", "pad_batch", "read_ts", "subsample"]
+__all__ = ["UEAloader", "check_sample", "interpolate_missing", "pad_batch", "read_ts", "subsample",
+           "validation_split"]
 
-# Split of the experiment → the archive file that serves it.
+# Split of the experiment → the archive file that serves it (TSLib's protocol, then the strict one).
 SPLIT_FILE = {"train": "TRAIN", "val": "TEST", "test": "TEST"}
+STRICT_SPLIT_FILE = {"train": "TRAIN", "val": "TRAIN", "test": "TEST"}
 UEA_ARCHIVE_URL = "https://www.timeseriesclassification.com/dataset.php"
 
 # TSLib's thresholds for series whose dimensions differ in length.
@@ -125,6 +133,23 @@ def check_sample(sample: np.ndarray, path: Path, index: int) -> None:
                              f"(|x| <= {FLOAT32_MAX:.3e}); fix the file")
 
 
+def validation_split(labels: list[str], seed: int, path: Path, fraction: float = VAL_FRACTION
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(train indices, validation indices), each sorted, of a stratified split of the TRAIN samples (scikit-learn's
+    `train_test_split`, `random_state` = seed): validation gets max(round(fraction · N), number of classes) samples
+    and every class its share of them. A class with fewer than 2 samples cannot be in both parts: one line."""
+    counts = Counter(labels)
+    n_val = max(int(round(fraction * len(labels))), len(counts))
+    rare = sorted(name for name, count in counts.items() if count < 2)
+    if rare or len(labels) - n_val < len(counts):
+        raise UserInputError(f"{path}: --protocol strict validates on a stratified {fraction:.0%} of the TRAIN "
+                             f"samples, which needs at least 2 samples of every class and more samples than "
+                             f"{n_val} + {len(counts)} classes (class {rare[0] if rare else '-'!r} has "
+                             f"{counts[rare[0]] if rare else '-'}, {len(labels)} samples); use --protocol tslib")
+    train, val = train_test_split(np.arange(len(labels)), test_size=n_val, stratify=labels, random_state=seed)
+    return np.sort(train), np.sort(val)
+
+
 def pad_batch(series: list[torch.Tensor], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Zero-pad (or truncate) `[T_i, C]` series to `[B, max_len, C]` and the padding mask `[B, max_len]`
     (1.0 where a step is observed, 0.0 where it is padding)."""
@@ -154,13 +179,23 @@ class UEAloader(Dataset):
         self.root_path = root_path
         self.name = args.model_id
         self.flag = flag
-        self.data_path = str(self._path("TRAIN" if flag == "train" else SPLIT_FILE[flag]))
+        strict = is_strict(args)
+        self.data_path = str(self._path((STRICT_SPLIT_FILE if strict else SPLIT_FILE)[flag]))
+        self._path("TEST")  # its existence only: a strict run reads it after training
         train, train_labels = read_ts(self._path("TRAIN"))
-        if flag == "train":
-            samples, labels = train, train_labels
-        else:
-            samples, labels = read_ts(self._path(SPLIT_FILE[flag]))
+        #: the longest series of the TRAIN file (strict seq_len)
+        self.longest_train = max(len(s) for s in train)
         self.class_names = sorted(set(train_labels))
+        if strict:
+            fit, val = validation_split(train_labels, args.seed, self._path("TRAIN"))
+            part = val if flag == "val" else fit
+            samples, labels = [train[i] for i in part], [train_labels[i] for i in part]
+            # Statistics below come from the train share only.
+            train = [train[i] for i in fit]
+        if flag == "test" or (flag == "val" and not strict):
+            samples, labels = read_ts(self._path("TEST"))
+        elif not strict:
+            samples, labels = train, train_labels
         unknown = sorted(set(labels) - set(self.class_names))
         if unknown:
             raise UserInputError(f"{self.data_path} has labels {unknown} that the TRAIN file never uses")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from data_provider.protocol import PROTOCOLS, RUN_DEFAULT, setting_tag
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
 from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
@@ -48,6 +49,10 @@ def _add_basic_config_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model_id", type=str, required=True, help="free-form run tag used in the setting string")
     g.add_argument("--model", type=str, required=True,
                    help="model name (a file in models/): " + ", ".join(MODEL_REGISTRY))
+    g.add_argument("--protocol", type=str, default=RUN_DEFAULT, choices=PROTOCOLS,
+                   help="tslib: TSLib's evaluation protocol (its numbers); strict: no TEST sample reaches training, "
+                        "early stopping or the anomaly threshold (classification validates on a stratified share "
+                        "of TRAIN, M4 on each series' held-out last horizon; docs/tasks.md)")
 
 def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
     """The "data loader" flags."""
@@ -270,12 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def make_setting(args: argparse.Namespace, ii: int) -> str:
-    """TSLib's setting string, character for character."""
+    """TSLib's setting string, character for character; a strict run of a task whose results the protocol
+    changes ends in `_strict` (data_provider/protocol.py), so it never reuses a tslib run's folders."""
     return (
         f"{args.task_name}_{args.model_id}_{args.model}_{args.data}_ft{args.features}_sl{args.seq_len}"
         f"_ll{args.label_len}_pl{args.pred_len}_dm{args.d_model}_nh{args.n_heads}_el{args.e_layers}"
         f"_dl{args.d_layers}_df{args.d_ff}_expand{args.expand}_dc{args.d_conv}_fc{args.factor}"
-        f"_eb{args.embed}_dt{args.distil}_{args.des}_{ii}"
+        f"_eb{args.embed}_dt{args.distil}_{args.des}_{ii}{setting_tag(args)}"
     )
 
 

@@ -26,7 +26,7 @@ import torch
 import torch.nn as nn
 
 from exp.arguments import build_parser
-from exp.run_config import RESULT_FREE_FLAGS
+from exp.run_config import RESULT_FREE_FLAGS, protocol_free
 from utils.errors import UserInputError
 
 BEST_FILE = "checkpoint.pth"
@@ -98,7 +98,8 @@ def restore_rng_state(state: dict[str, Any]) -> None:
 def run_fingerprint(args: argparse.Namespace) -> dict[str, Any]:
     """The flags that determine what a run computes (resuming with different ones is refused)."""
     plain = (bool, int, float, str, type(None), list)
-    return {k: v for k, v in sorted(vars(args).items()) if k not in _RESUME_FREE_FLAGS and isinstance(v, plain)}
+    free = _RESUME_FREE_FLAGS | protocol_free(vars(args))
+    return {k: v for k, v in sorted(vars(args).items()) if k not in free and isinstance(v, plain)}
 
 
 def check_fingerprint(saved: dict[str, Any], args: argparse.Namespace, path: Path) -> None:
@@ -109,7 +110,7 @@ def check_fingerprint(saved: dict[str, Any], args: argparse.Namespace, path: Pat
     """
     current = run_fingerprint(args)
     # A last.pth of an earlier version may record a flag that has since become resume-free (host_malloc).
-    saved = {k: v for k, v in saved.items() if k not in _RESUME_FREE_FLAGS}
+    saved = {k: v for k, v in saved.items() if k not in _RESUME_FREE_FLAGS | protocol_free(saved)}
     parser = build_parser()
     newer = {k for k in set(current) - set(saved) if current[k] == parser.get_default(k)}
     differ = [k for k in sorted((set(saved) | set(current)) - newer) if saved.get(k) != current.get(k)]

@@ -9,7 +9,12 @@ the step (`ReconstructionStep`), the data checks and `test` differ.
 at the (100 − --anomaly_ratio) percentile of both energies together, pred = energy > threshold, TSLib's
 point adjustment (utils/anomaly_metrics.py), then accuracy / precision / recall / F1 on the adjusted
 predictions → `result_anomaly_detection.txt`. The unadjusted precision / recall / F1 (which TSLib does not
-report) go to the log and `results.jsonl` beside them.
+report) and the threshold-free average precision of the test energies go to the log and `results.jsonl`
+beside them.
+
+`--protocol strict` (data_provider/protocol.py): training loads no test split (the epoch lines say `Test Loss:
+skipped`), and `test` sets the threshold from the train and validation energies before it reads the test
+series, once.
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from torch.utils.data import DataLoader
 
 from data_provider.anomaly_loader import SegmentDataset
 from data_provider.data_factory import build_dataset, make_loader
+from data_provider.protocol import is_strict
 from exp.distributed import gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.samplers import ShardSampler
 from exp.train_step import Batch, ForecastStep
 from exp.training_guards import check_finite_outputs
-from utils.anomaly_metrics import anomaly_threshold, detection_scores, point_adjust
+from utils.anomaly_metrics import average_precision, detection_scores, percentile_threshold, point_adjust
 from utils.errors import UserInputError
 from utils.tools import append_jsonl, append_text
 
@@ -72,7 +78,9 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         return self.args
 
     def _load_datasets(self) -> dict:
-        loaded = {flag: self._get_data(flag) for flag in ("train", "val", "test")}
+        """train, val and test (strict: train and val; the test series waits for `test`)."""
+        flags = ("train", "val") if is_strict(self.args) else ("train", "val", "test")
+        loaded = {flag: self._get_data(flag) for flag in flags}
         check_anomaly_channels(self.args, loaded["train"][0])
         return loaded
 
@@ -112,15 +120,21 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         args = self.args
         if test:
             self._load_for_test(setting)
-        test_part = self._split_energy("test")
-        train_part = self._split_energy("train")
+        strict = is_strict(args)
+        threshold_from = ("train", "val") if strict else ("train", "test")
+        # TSLib's order: test, then train; strict: train and val set the threshold before test is read.
+        parts, threshold = {}, None
+        for flag in ("train", "val", "test") if strict else ("test", "train"):
+            parts[flag] = self._split_energy(flag)
+            if not self.dist.is_main:
+                continue
+            check_finite_outputs(parts[flag][0], f"{flag} reconstruction energies", setting)
+            if threshold is None and all(name in parts for name in threshold_from):
+                threshold = percentile_threshold([parts[name][0] for name in threshold_from], args.anomaly_ratio)
+                logger.info("Threshold : %s (from the %s energies)", threshold, " and ".join(threshold_from))
         if not self.dist.is_main:
             return {}
-        test_energy, test_labels = test_part
-        for split, energy in (("test", test_energy), ("train", train_part[0])):
-            check_finite_outputs(energy, f"{split} reconstruction energies", setting)
-        threshold = anomaly_threshold(train_part[0], test_energy, args.anomaly_ratio)
-        logger.info("Threshold : %s", threshold)
+        test_energy, test_labels = parts["test"]
         pred = (test_energy > threshold).astype(np.int64)
         gt = test_labels.astype(np.int64)
         logger.info("pred:    %s", pred.shape)
@@ -132,6 +146,9 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         logger.info(line)
         logger.info("Unadjusted (no point adjustment): Precision : %.4f, Recall : %.4f, F-score : %.4f",
                     raw.precision, raw.recall, raw.f_score)
+        ap = average_precision(gt, test_energy)
+        logger.info("Average precision of the test energies (threshold-free): %s", "undefined (no anomaly)"
+                    if ap is None else f"{ap:.4f}")
         # TSLib creates the folder and writes nothing in it; created last, so a failure leaves none behind.
         os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         append_text(RESULT_FILE, f"{setting}  \n{line}\n\n")
@@ -145,14 +162,16 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
             "seed": self.run_seed,
             "anomaly_ratio": args.anomaly_ratio,
             "threshold": threshold,
-            "accuracy": adjusted.accuracy,
-            "precision": adjusted.precision,
-            "recall": adjusted.recall,
-            "f_score": adjusted.f_score,
+            "threshold_from": "+".join(threshold_from),
             "unadjusted_accuracy": raw.accuracy,
             "unadjusted_precision": raw.precision,
             "unadjusted_recall": raw.recall,
             "unadjusted_f_score": raw.f_score,
+            "average_precision": ap,
+            "accuracy": adjusted.accuracy,
+            "precision": adjusted.precision,
+            "recall": adjusted.recall,
+            "f_score": adjusted.f_score,
             **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)

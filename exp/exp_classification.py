@@ -12,6 +12,9 @@ What differs from forecasting, as TSLib's `exp_classification.py`:
   classification loop; --lradj onecycle still schedules);
 - validation reads the TEST file (TSLib's convention: UEA has no validation split) and early stopping
   watches validation accuracy (an equal accuracy counts as an improvement, as TSLib);
+- `--protocol strict` (data_provider/protocol.py): seq_len is the longest TRAIN series (a longer TEST series is
+  cut to it), validation is a seeded, stratified share of TRAIN (data_provider/uea.py), and the TEST file is
+  read once, by `test` (the epoch lines say `Test Loss: skipped`);
 - test: accuracy, macro/weighted F1, balanced accuracy; `result_classification.txt` in the working
   directory (setting line, `accuracy:<acc>` line, empty line) and `./results/<setting>/metrics.txt`,
   `pred.csv`, `cm.csv` as TSLib's current code writes them; one JSON line in `results.jsonl`.
@@ -33,6 +36,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from data_provider.protocol import is_strict
 from exp.distributed import all_reduce_sum, gather_to_main
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
 from exp.task_lengths import resolve_task_lengths
@@ -83,7 +87,9 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         self.step = ClassificationStep(self.model, args, self.device, runner=self.runner)
 
     def _load_datasets(self) -> dict:
-        return {flag: self._get_data(flag) for flag in ("train", "val", "test")}
+        """The splits training reads: train, val and test (strict: train and val; test waits for `test`)."""
+        flags = ("train", "val") if is_strict(self.args) else ("train", "val", "test")
+        return {flag: self._get_data(flag) for flag in flags}
 
     def _start_training(self, setting: str, data: dict) -> _Training:
         """The forecasting state with RAdam, TSLib's classification optimiser, and the classification step."""
@@ -130,10 +136,10 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         loss_sum, loss_count = all_reduce_sum([p.loss_sum, float(p.loss_count)], self.dist)
         train_loss = loss_sum / max(loss_count, 1.0)
         vali_loss, val_accuracy = self.vali(*t.data["val"])
-        test_loss, test_accuracy = self.vali(*t.data["test"])
-        logger.info("Epoch: %d, Steps: %d | Train Loss: %.3f Vali Loss: %.3f Vali Acc: %.3f Test Loss: %.3f "
-                    "Test Acc: %.3f", p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, val_accuracy,
-                    test_loss, test_accuracy)
+        test_loss, test_accuracy = self.vali(*t.data["test"]) if "test" in t.data else (None, None)
+        logger.info("Epoch: %d, Steps: %d | Train Loss: %.3f Vali Loss: %.3f Vali Acc: %.3f Test Loss: %s "
+                    "Test Acc: %s", p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, val_accuracy,
+                    _shown(test_loss), _shown(test_accuracy))
         p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss,
                         "vali_accuracy": val_accuracy, "test_accuracy": test_accuracy})
         t.early_stopping(-val_accuracy, self._bare_model(), str(t.path), epoch=p.epoch + 1)
@@ -150,6 +156,10 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         if test:
             self._load_for_test(setting)
         test_data, test_loader = self._get_data("test")
+        cut = sum(len(series) > args.seq_len for series in test_data.series)
+        if cut:
+            logger.info("%d test series are longer than seq_len %d (the longest TRAIN series under --protocol "
+                        "strict) and are cut to it", cut, args.seq_len)
         shards = gather_to_main(self._classify(test_loader), self.dist)
         if not self.dist.is_main:
             return {}
@@ -202,6 +212,11 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         (folder / "pred.csv").write_text(_csv(rows))
         matrix = [[""] + names] + [[name, *map(int, row)] for name, row in zip(names, scores["confusion"], strict=True)]
         (folder / "cm.csv").write_text(_csv(matrix))
+
+
+def _shown(value: float | None) -> str:
+    """An epoch line's figure at 3 decimals, or `skipped` (a strict run evaluates no test split while training)."""
+    return "skipped" if value is None else f"{value:.3f}"
 
 
 def _csv(rows: list[list]) -> str:

@@ -492,8 +492,10 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         train_loss = loss_sum / max(loss_count, 1.0)
         vali_loss = self.vali(*t.data["val"])
         # --vali_only (tuning trials): the test windows are never evaluated; their loader is still built, so
-        # the random stream and the training are those of a normal run.
-        test_loss = None if getattr(self.args, "vali_only", False) else self.vali(*t.data["test"])
+        # the random stream and the training are those of a normal run. A task that loads no test split while
+        # training (--protocol strict) has none to evaluate.
+        skip_test = getattr(self.args, "vali_only", False) or "test" not in t.data
+        test_loss = None if skip_test else self.vali(*t.data["test"])
         logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %s",
                     p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss,
                     "skipped" if test_loss is None else f"{test_loss:.7f}")
@@ -554,6 +556,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "params": sum(p.numel() for p in self._bare_model().parameters()),
             "world_size": self.dist.world_size,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            # the evaluation protocol (data_provider/protocol.py)
+            "protocol": getattr(self.args, "protocol", "tslib"),
             # the flags behind the result, their hash and the commit (exp/run_config.py)
             **record_fields(self.config),
         }

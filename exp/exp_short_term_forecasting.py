@@ -10,6 +10,9 @@ AMP, non-finite guards, seeded sampling — is inherited):
 - loss: --loss SMAPE | MASE | MAPE | MSE on (insample, m, forecast, target, outsample_mask) (utils/losses.py);
 - validation: forecast every series from the last L values of its training history and score the M4
   test values with --loss (there is no validation split; the N-BEATS convention TSLib follows, #117);
+  `--protocol strict` trains on each series without its last H values and validates on them instead
+  (data_provider/m4.py), and the test values are read once, by `test`, whose forecasts start from the
+  whole training series; its files go to ``./m4_results/strict/<model>/``;
 - test: the same forecasts, written to ``./m4_results/<model>/<Group>_forecast.csv`` (id, V1..VH); once all
   six groups' files exist, the M4 summary (sMAPE, MAPE, MASE, OWA; exp/m4_summary.py) is logged. A run whose
   --model_id carries more than TSLib's ``m4_<Group>`` (a variant tag, a seed suffix) writes to a subfolder
@@ -29,6 +32,7 @@ import pandas as pd
 import torch
 
 from data_provider.m4 import m4_model_id_rest
+from data_provider.protocol import is_strict
 from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training, log_undefined
 from exp.m4_summary import M4Summary
 from exp.task_lengths import resolve_task_lengths
@@ -54,7 +58,8 @@ def m4_results_folder(args: argparse.Namespace) -> Path:
     model_id carries more (e.g. `m4_Monthly_CAPS-official_s2021` -> `.../CAPS/CAPS-official_s2021/`): the
     six groups of one experiment share that folder and the summary reads only them."""
     rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)
-    folder = Path(M4_RESULTS) / args.model
+    # "strict" names no model, so the two protocols' folders never meet.
+    folder = Path(M4_RESULTS) / ("strict" if is_strict(args) else "") / args.model
     return folder / check_path_component("--model_id", rest, "the ./m4_results folder") if rest else folder
 
 
@@ -110,9 +115,11 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
         return t
 
     def _load_datasets(self) -> dict:
-        """Train and 'val' (the M4 test values); the epoch's 'test' loss is the validation loss, as TSLib."""
+        """Train and 'val' (the M4 test values); the epoch's 'test' loss is the validation loss, as TSLib
+        (strict: 'val' holds the held-out last horizons and there is no test split while training)."""
         loaded = {flag: self._get_data(flag) for flag in ("train", "val")}
-        loaded["test"] = loaded["val"]
+        if not is_strict(self.args):
+            loaded["test"] = loaded["val"]
         self._train_set = loaded["train"][0]
         return loaded
 
@@ -121,9 +128,10 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
             self._train_set = self._get_data("train")[0]
         return self._train_set
 
-    def _forecast_last_windows(self) -> np.ndarray:
-        """Forecasts `[N, H]` of every series of the group from its last training window."""
-        windows, _ = self._train_dataset().last_insample_window()
+    def _forecast_last_windows(self, whole: bool = False) -> np.ndarray:
+        """Forecasts `[N, H]` of every series of the group from its last training window (whole: of the whole
+        training series, where strict trains on shortened ones)."""
+        windows, _ = self._train_dataset().last_insample_window(whole)
         self.model.eval()
         preds = self.step.forecast(windows, self.eval_runner)
         self.model.train()
@@ -149,8 +157,8 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
             return {}
         train = self._train_dataset()
         test_data, _ = self._get_data("test")
-        windows, _ = train.last_insample_window()
-        preds = self._forecast_last_windows()  # [N, H]
+        windows, _ = train.last_insample_window(whole=True)
+        preds = self._forecast_last_windows(whole=True)  # [N, H]
         trues = np.stack(test_data.timeseries)  # [N, H]
         check_finite_outputs(preds, "test forecasts", setting)
         logger.info("test shape: %s", preds.shape)
@@ -163,7 +171,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
 
         results = m4_results_folder(args)
         self._write_forecasts(results / f"{args.seasonal_patterns}_forecast.csv", test_data.ids, preds)
-        scores = group_scores(preds, train.timeseries, trues, args.frequency_map)
+        scores = group_scores(preds, train.history, trues, args.frequency_map)
         scores, undefined = checked_scores({k: v for k, v in scores.items() if k != "mape"},
                                            {"mape": scores["mape"]}, setting)
         log_undefined(undefined)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from data_provider.protocol import changes_results
 from exp.arguments import build_parser
 from utils.errors import UserInputError
 from utils.tools import atomic_write_text
@@ -43,6 +44,13 @@ RESULT_FREE_FLAGS = frozenset({
 _PLAIN = (bool, int, float, str, type(None))
 
 
+def protocol_free(config: Mapping[str, Any]) -> frozenset[str]:
+    """{"protocol"} when `--protocol` does not change what `config`'s task computes (long-term forecasting,
+    imputation: data_provider/protocol.py), else the empty set; left out of the hash and the resume check, so a
+    strict and a tslib run of such a task share their results."""
+    return frozenset() if changes_results(config.get("task_name")) else frozenset({"protocol"})
+
+
 def _json_safe(value: Any) -> bool:
     return isinstance(value, _PLAIN) or (isinstance(value, list) and all(isinstance(v, _PLAIN) for v in value))
 
@@ -54,8 +62,10 @@ def run_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
-    """sha256 (hex) of the canonical JSON (sorted keys, no spaces) of `config` without RESULT_FREE_FLAGS."""
-    kept = {key: value for key, value in config.items() if key not in RESULT_FREE_FLAGS}
+    """sha256 (hex) of the canonical JSON (sorted keys, no spaces) of `config` without RESULT_FREE_FLAGS (and
+    `protocol_free`)."""
+    free = RESULT_FREE_FLAGS | protocol_free(config)
+    kept = {key: value for key, value in config.items() if key not in free}
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -81,7 +91,7 @@ def differing_flags(saved: Mapping[str, Any], config: Mapping[str, Any]) -> list
     """The flags (outside RESULT_FREE_FLAGS) whose values differ; a flag the saved config lacks (added to the
     library later) counts as equal when it is at run.py's default, which keeps the earlier behaviour."""
     parser = build_parser()
-    names = (set(saved) | set(config)) - RESULT_FREE_FLAGS
+    names = (set(saved) | set(config)) - RESULT_FREE_FLAGS - protocol_free(config)
     newer = {name for name in set(config) - set(saved) if config[name] == parser.get_default(name)}
     return sorted(name for name in names - newer if saved.get(name) != config.get(name))
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import copy
 
+from data_provider.data_factory import build_dataset
 from data_provider.m4 import FREQUENCIES, HORIZONS, check_m4_args
+from data_provider.protocol import is_strict
 from utils.errors import UserInputError
 
 
@@ -26,14 +28,16 @@ def m4_lengths(seasonal_patterns: str) -> dict[str, int]:
 
 
 def uea_lengths(args: argparse.Namespace) -> dict[str, int]:
-    """`{seq_len, pred_len: 0, enc_in, num_class}` read from the UEA TRAIN and TEST files of `args`."""
+    """`{seq_len, pred_len: 0, enc_in, num_class}` read from the UEA TRAIN and TEST files of `args` (under
+    `--protocol strict` seq_len is the longest TRAIN series)."""
     if args.data != "UEA":
         raise UserInputError(f"--task_name classification reads UEA .ts files: pass --data UEA, not "
                              f"--data {args.data}")
-    from data_provider.data_factory import build_dataset
-
-    train, test = build_dataset(args, "train"), build_dataset(args, "test")
-    return {"seq_len": max(train.max_seq_len, test.max_seq_len), "pred_len": 0,
+    train = build_dataset(args, "train")
+    # strict: the TEST file is read once, after training, so its lengths cannot size the model.
+    seq_len = (train.longest_train if is_strict(args)
+               else max(train.max_seq_len, build_dataset(args, "test").max_seq_len))
+    return {"seq_len": seq_len, "pred_len": 0,
             "enc_in": train.n_channels, "num_class": len(train.class_names)}
 
 

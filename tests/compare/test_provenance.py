@@ -55,7 +55,9 @@ def test_table_md_opens_with_the_table_and_says_below_how_it_was_produced(tmp_pa
     write_report(root, timing=False)
     lines = (root / "table.md").read_text().splitlines()
     assert lines[0].startswith("# Forecasting accuracy") and lines[1] == ""
-    assert lines[2].startswith("| Dataset | H |")
+    # The protocol of the runs (recorded before --protocol existed: TSLib's), then the table.
+    assert lines[2].startswith("**Protocol:** tslib (TSLib's protocol;") and lines[3] == ""
+    assert lines[4].startswith("| Dataset | H |")
     produced = lines.index("## How these numbers were produced")
     runner = next(k for k, line in enumerate(lines) if line.startswith("Runner: "))
     assert max(k for k, line in enumerate(lines) if line.startswith("| ECL | Avg |")) < produced < runner

@@ -55,25 +55,25 @@ def test_classification_bolds_the_highest_accuracy(tmp_path):
     assert (b["accuracy"], b["accuracy_rank"], b["accuracy_mark"], b["macro_f1_rank"]) == ("0.95", "1", "best", "3")
 
 
-def test_anomaly_shows_adjusted_and_unadjusted_f1_and_precision_recall(tmp_path):
-    def scores(f1: float, raw: float) -> dict:
+def test_anomaly_shows_unadjusted_f1_first_then_ap_and_the_point_adjusted_f1(tmp_path):
+    def scores(f1: float, raw: float, ap: float | None = None) -> dict:
         return {"f_score": f1, "unadjusted_f_score": raw, "precision": f1 + 0.01, "recall": f1 - 0.01,
-                "unadjusted_precision": raw + 0.01, "unadjusted_recall": raw - 0.01}
+                "unadjusted_precision": raw + 0.01, "unadjusted_recall": raw - 0.01, "average_precision": ap}
 
-    write_comparison(tmp_path, "anomaly_detection", [("A", "MSL", 0, None, scores(0.8, 0.3)),
-                                                     ("B", "MSL", 0, None, scores(0.7, 0.4)),
+    write_comparison(tmp_path, "anomaly_detection", [("A", "MSL", 0, None, scores(0.8, 0.3, 0.5)),
+                                                     ("B", "MSL", 0, None, scores(0.7, 0.4, 0.6)),
                                                      ("A", "SWAT", 0, None, scores(0.9, 0.2)),
                                                      ("A", "SWAT", 1, None, scores(0.85, 0.25)),
                                                      ("B", "SWAT", 0, None, scores(0.6, 0.1))], ["A", "B"])
     report.write_report(tmp_path)
     text = (tmp_path / "table.md").read_text()
-    head = table_line(text, "| Dataset | Block | A F1 (PA)")
-    assert head == "| Dataset | Block | A F1 (PA) | A F1 | B F1 (PA) | B F1 |"
-    assert table_line(text, "| MSL | 0 |") == "| MSL | 0 | **0.800** | _0.300_ | _0.700_ | **0.400** |"
-    # A block only A ran (SWaT's second width) is a line of its own with B missing.
-    assert table_line(text, "| SWAT | 1 |") == "| SWAT | 1 | **0.850** | **0.250** | — | — |"
-    assert "| Dataset | Block | A P (PA) | A R (PA) | A P | A R | B P (PA) | B R (PA) | B P | B R |" in text
-    assert (tmp_path / "f_score_by_dataset.png").is_file()
+    head = table_line(text, "| Dataset | Block | A F1 |")
+    assert head == "| Dataset | Block | A F1 | A AP | A F1 (PA) | B F1 | B AP | B F1 (PA) |"
+    assert table_line(text, "| MSL | 0 |") == "| MSL | 0 | _0.300_ | _0.500_ | **0.800** | **0.400** | **0.600** | _0.700_ |"
+    # A block only A ran (SWaT's second width) is a line of its own with B missing; records without AP show —.
+    assert table_line(text, "| SWAT | 1 |") == "| SWAT | 1 | **0.250** | — | **0.850** | — | — | — |"
+    assert "| Dataset | Block | A P | A R | A P (PA) | A R (PA) | B P | B R | B P (PA) | B R (PA) |" in text
+    assert (tmp_path / "unadjusted_f_score_by_dataset.png").is_file()
 
 
 def m4_record(smape: float, mase: float, series: int, summary: dict | None = None) -> dict:

@@ -57,8 +57,9 @@ def test_a_task_run_is_its_block_plus_the_overrides(data_root, task, dataset, mo
     extra = ["--mask_rates", str(MASK_RATES[block])] if task == "imputation" else []
     (run,) = plan(data_root, task, [dataset], [model], "--epochs", "1", "--patience", "2", *extra)
     assert run.error is None and run.task == task and run.block == block
+    # The runner's --protocol (default strict) comes right after the block's flags.
     expected = merge_flags(TASK_RECIPES.argv(task, model, dataset, block),
-                           ["--no_progress", "--train_epochs", "1", "--patience", "2"])
+                           ["--protocol", "strict", "--no_progress", "--train_epochs", "1", "--patience", "2"])
     # Only --root_path differs: it points into --root.
     assert run.argv == merge_flags(expected, ["--root_path", run.argv[run.argv.index("--root_path") + 1]])
     assert flag(run.argv, "--root_path").startswith(str(data_root))
@@ -223,10 +224,10 @@ def test_jobs_failed_rows_and_the_focus_in_a_task_grid(data_root, tmp_path, fake
     assert code == 1 and len(fake_run_py) == 6, log
     assert "cannot run DLinear | SWAT | block 0 | seed 1: DLinear has no anomaly_detection recipe for SWAT" in log
     table = (out / "table.md").read_text()
-    assert "## Seeds: TimesNet against each other row (F1 (PA), higher is better)" in table
-    assert "## Seeds: DLinear against each other row (F1 (PA), higher is better)" in table
-    # DLinear's F1 (0.5 + 0.01 seed) is below TimesNet's (0.6 + ...): TimesNet wins both seeds on MSL.
-    assert table_line(table, "| DLinear | 2 |").startswith("| DLinear | 2 | 2 | 0 | 0 | +10.0 pt |")
+    assert "## Seeds: TimesNet against each other row (F1, higher is better)" in table
+    assert "## Seeds: DLinear against each other row (F1, higher is better)" in table
+    # DLinear's F1 ((0.5 + 0.01 seed) / 2) is below TimesNet's ((0.6 + ...) / 2): TimesNet wins both seeds on MSL.
+    assert table_line(table, "| DLinear | 2 |").startswith("| DLinear | 2 | 2 | 0 | 0 | +5.0 pt |")
     assert "## Failed runs" in table and "| DLinear | SWAT | 0 (seed 1) |" in table
 
 
@@ -261,3 +262,36 @@ def test_an_interrupted_task_run_is_resumed_by_the_next_invocation(data_root, tm
     assert code == 0 and started == ["DLinear", "TimesNet", "TimesNet"]
     assert table_line((out / "table.md").read_text(), "| JapaneseVowels | 0 |") == (
         "| JapaneseVowels | 0 | _0.500_ | _0.400_ | **0.600** | **0.500** |")
+
+
+def test_the_protocol_is_strict_by_default_recorded_and_one_per_folder(data_root, tmp_path, fake_run_py, capsys):
+    from data_provider.uea import read_ts
+
+    out = tmp_path / "out"
+    base = ["--task", "classification", "--data", "JapaneseVowels", "--models", "DLinear", "--root", str(data_root),
+            "--out", str(out)]
+    code, log = invoke([*base, "--variant", "DLinear (TSLib)=DLinear:--protocol tslib"])
+    assert code == 0, log
+    assert "protocol: strict (" in log and "the comparison runner's default" in log
+    config = json.loads((out / "compare.json").read_text())
+    assert config["protocol"] == "strict" and config["invocations"][-1]["protocol"] == "strict"
+    settings = {m["row"]: m["settings"][0] for m in map(json.loads, (out / "runs" / "compare_runs.jsonl").open())}
+    # Strict: its own setting, seq_len from the TRAIN file alone; the variant runs TSLib's protocol.
+    longest = max(len(s) for s in read_ts(data_root / "JapaneseVowels" / "JapaneseVowels_TRAIN.ts")[0])
+    assert settings["DLinear"].endswith("_strict") and f"_sl{longest}_" in settings["DLinear"]
+    assert not settings["DLinear (TSLib)"].endswith("_strict")
+    table = (out / "table.md").read_text()
+    assert "**Protocols:** strict (" in table and "for DLinear; tslib (TSLib's protocol and numbers" in table
+
+    # One folder holds one protocol where the protocols compute different results, and --extra cannot set it.
+    assert runner.main([*base, "--protocol", "tslib"]) == 2
+    assert "holds a --protocol strict comparison" in capsys.readouterr().err
+    assert runner.main([*base, "--extra=--protocol tslib"]) == 2
+    assert "--extra sets --protocol" in capsys.readouterr().err
+
+    # Imputation computes the same under both: its finished strict runs count for a tslib invocation.
+    imputation = ["--task", "imputation", "--data", "ETTh1", "--models", "DLinear", "--mask_rates", "0.125",
+                  "--root", str(data_root), "--out", str(tmp_path / "imp")]
+    assert invoke(imputation)[0] == 0
+    code, log = invoke([*imputation, "--protocol", "tslib"])
+    assert code == 0 and "1 already finished, 0 to run" in log and "finished earlier with different" not in log

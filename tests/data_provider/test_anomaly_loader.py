@@ -104,6 +104,10 @@ def _psm_extra_label_column(root) -> None:
     _edit_csv(root / "test_label.csv", lambda f: f.insert(2, "extra", "0"))
 
 
+def _psm_label_column_missing(root) -> None:
+    _edit_csv(root / "test_label.csv", lambda f: f.drop(columns="label", inplace=True))
+
+
 def _psm_text_label(root) -> None:
     _edit_csv(root / "test_label.csv", lambda f: f.__setitem__("label", ["normal"] * len(f)))
 
@@ -150,6 +154,8 @@ def _msl_channel_mismatch(root) -> None:
 BAD_FILES = {
     "labels-extra-column": ("PSM", _psm_extra_label_column,
                             r"have shape \(150, 2\); they must be one column of 0/1, one row per test step"),
+    "labels-missing": ("PSM", _psm_label_column_missing,
+                       r"have shape \(150, 0\); they must be one column of 0/1, one row per test step"),
     "labels-text": ("PSM", _psm_text_label, r"row 0 holds 'normal'; every label must be 0 \(normal\) or 1"),
     "labels-not-0-1": ("PSM", _psm_label_two, r"row 5 holds .*2.*; every label must be 0 \(normal\) or 1"),
     "text-cell": ("PSM", _psm_text_cell, r"train.csv: row 6, column 'feature_1' holds the text 'broken'"),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from anomaly_files import write_anomaly_files
-from sklearn.metrics import f1_score, precision_score, recall_score
+from sklearn.metrics import average_precision_score, f1_score, precision_score, recall_score
 
 import run
 from data_provider.data_factory import build_dataset
@@ -80,6 +80,7 @@ def test_run_writes_tslib_result_and_scores_recompute(psm):
         "precision": precision_score(gt, adjusted), "recall": recall_score(gt, adjusted),
         "f_score": f1_score(gt, adjusted), "unadjusted_precision": precision_score(gt, pred, zero_division=0),
         "unadjusted_recall": recall_score(gt, pred), "unadjusted_f_score": f1_score(gt, pred),
+        "average_precision": average_precision_score(gt, test_energy),
     }
     for key, value in expected.items():
         assert record[key] == pytest.approx(value, abs=2e-3), key
@@ -87,6 +88,7 @@ def test_run_writes_tslib_result_and_scores_recompute(psm):
     np.testing.assert_allclose(printed, [record[k] for k in ("accuracy", "precision", "recall", "f_score")],
                                atol=5e-5)
     assert record["f_score"] >= record["unadjusted_f_score"]
+    assert record["protocol"] == "tslib" and record["threshold_from"] == "train+test"
 
     # Test only: reloads the checkpoint and appends the same line.
     assert run.main(argv(psm, "--is_training", "0")) == 0

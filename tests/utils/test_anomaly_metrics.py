@@ -7,7 +7,9 @@ import pytest
 
 from utils.anomaly_metrics import (
     anomaly_threshold,
+    average_precision,
     detection_scores,
+    percentile_threshold,
     point_adjust,
     reconstruction_energy,
 )
@@ -145,3 +147,35 @@ def test_energy_is_the_channel_mean_of_squared_errors():
     x = np.array([[[1.0, 2.0], [0.0, 0.0]]])
     x_hat = np.array([[[0.0, 0.0], [1.0, 3.0]]])
     np.testing.assert_allclose(reconstruction_energy(x, x_hat), [[2.5, 5.0]])
+
+
+def average_precision_reference(gt, scores) -> float:
+    """Walk the distinct scores from the highest down; at each, add (recall gained) x (precision there)."""
+    gt, scores = list(gt), list(scores)
+    positives, total, previous_recall = sum(gt), 0.0, 0.0
+    for cut in sorted(set(scores), reverse=True):
+        flagged = [g for g, s in zip(gt, scores, strict=True) if s >= cut]
+        recall = sum(flagged) / positives
+        total += (recall - previous_recall) * sum(flagged) / len(flagged)
+        previous_recall = recall
+    return total
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_average_precision_matches_a_threshold_walk(seed):
+    rng = np.random.default_rng(seed)
+    gt = (rng.random(60) < 0.2).astype(int)
+    # Rounded scores, so several steps share a threshold (ties count together).
+    scores = np.round(rng.random(60) + gt * 0.3, 1)
+    assert average_precision(gt, scores) == pytest.approx(average_precision_reference(gt, scores), rel=1e-12)
+
+
+def test_average_precision_is_undefined_without_anomalies_and_one_for_a_perfect_ranking():
+    assert average_precision(np.zeros(5), np.arange(5.0)) is None
+    assert average_precision(np.array([0, 0, 1, 1]), np.array([0.1, 0.2, 0.8, 0.9])) == 1.0
+
+
+def test_strict_threshold_is_the_percentile_of_the_energies_given():
+    train, val = np.arange(80.0), np.arange(80.0, 100.0)
+    assert percentile_threshold([train, val], 5.0) == pytest.approx(np.percentile(np.arange(100.0), 95.0))
+    assert percentile_threshold([train, val], 5.0) == anomaly_threshold(train, val, 5.0)
