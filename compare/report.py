@@ -42,6 +42,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from compare.cell_statistics import cell_statistics, write_cell_statistics
 from compare.efficiency import format_bytes, format_count, measure
 from compare.forecast_cells import accuracy_cells, cell_samples, first_run, orders, units
 from compare.forecast_tables import write_tables
@@ -229,6 +230,8 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths += plot_learning_curves(out, forecast_loss_curves(runs, config), orders(runs, config)[0],
                                   f"loss ({units(runs, config)})")
     paths += plot_seed_differences(out, runs, config, focus)
+    rows, datasets, _ = orders(runs, config, failed)
+    paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets))
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))
     return paths + copy_records(runs_dir, out)
