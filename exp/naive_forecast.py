@@ -59,11 +59,20 @@ def period_of_step(step: pd.Timedelta) -> int | None:
     return None
 
 
+def _step_text(step: pd.Timedelta) -> str:
+    """A step in its largest whole unit (1h, 15min, 7D, 30s), else as the Timedelta prints."""
+    for unit, text in ((_DAY, "D"), (pd.Timedelta(hours=1), "h"), (pd.Timedelta(minutes=1), "min"),
+                       (pd.Timedelta(seconds=1), "s")):
+        if step % unit == pd.Timedelta(0):
+            return f"{step // unit}{text}"
+    return str(step)
+
+
 def seasonal_period(interval: pd.Timedelta | None, freq: str) -> tuple[int | None, str]:
     """(period in steps or None, where it came from): from the dataset's sampling `interval` when known, else
     from `freq` (--freq: a base unit with an optional multiple, e.g. h, 15min, 10min)."""
     if interval is not None and not pd.isna(interval):
-        return period_of_step(interval), f"data step {interval}"
+        return period_of_step(interval), f"data step {_step_text(interval)}"
     unit = base_unit(freq)
     if unit in _UNIT_PERIODS:
         return _UNIT_PERIODS[unit], f"--freq {freq}"

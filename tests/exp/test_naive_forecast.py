@@ -25,7 +25,7 @@ def test_period_from_freq(freq, period):
 
 
 def test_the_data_step_comes_before_freq():
-    assert seasonal_period(pd.Timedelta("15min"), "h") == (96, "data step 0 days 00:15:00")
+    assert seasonal_period(pd.Timedelta("15min"), "h") == (96, "data step 15min")
     assert period_of_step(pd.Timedelta(days=30)) == 12 and period_of_step(pd.Timedelta(days=3)) is None
 
 
