@@ -19,6 +19,9 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
 - `mse_by_horizon.png`: MSE against horizon, one panel per dataset (mean and ± std over seeds);
 - `seed_differences.png` (several seeds only): per cell, the focus row's relative MSE difference to each
   other row with its 95 % Welch interval (`seed_differences_<row>.png` for each further focus row);
+- relative to the naive forecasts each run scored on its test windows (`compare.naive_scores`), and ranks, win
+  rates and the Friedman / Nemenyi test over (dataset, horizon) cells (`compare.cell_statistics`), in `table.md`,
+  with `critical_difference.png` and `cell_statistics.json`;
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
