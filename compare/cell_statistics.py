@@ -1,8 +1,9 @@
 """Ranks, win rates and the Friedman / Nemenyi test over the (dataset, horizon) cells of a comparison.
 
 The models are compared as Demšar (2006) compares classifiers over data sets: each (dataset, horizon) cell is a
-block, its errors (the mean over seeds) ranked 1 = lowest with ties sharing the mean rank. Over the N cells where
-every one of the k models has a result:
+block, its errors (the mean over seeds) ranked 1 = lowest with ties sharing the mean rank. The tests need every
+model in every cell, so a model or a cell with missing results is left out (`complete_block`: whichever loses
+fewer results) and the report names it. Over the N cells and k models left:
 
 - average rank R_j = mean over cells of model j's rank;
 - best in = the cells where the model has the lowest error (a tie counts for each tied model);
@@ -44,6 +45,7 @@ __all__ = [
     "best_counts",
     "cell_matrix",
     "cell_statistics",
+    "complete_block",
     "critical_difference",
     "statistics_section",
     "write_cell_statistics",
@@ -57,21 +59,32 @@ MIN_DATASETS, MIN_MODELS, MIN_CELLS = 2, 3, 3
 METRICS = ("mse", "mae")
 
 
-def cell_matrix(cells: Cells, rows: list[str], datasets: list[str], metric: str
-                ) -> tuple[np.ndarray, list[tuple[str, int]], list[tuple[str, int]]]:
-    """The ``[N, k]`` errors of the cells where every row has one (row order = `rows`), those cells, and the
-    cells left out because a row lacks them. Horizon averages are not cells."""
-    used, left_out, values = [], [], []
-    for dataset in datasets:
-        for (d, h, m), per_row in cells.items():
-            if d != dataset or m != metric or not isinstance(h, int):
-                continue
-            if any(v is None for v in per_row):
-                left_out.append((d, h))
-            else:
-                used.append((d, h))
-                values.append(per_row)
-    return np.asarray(values, dtype=np.float64).reshape(len(values), len(rows)), used, left_out
+def cell_matrix(cells: Cells, datasets: list[str], metric: str) -> tuple[np.ndarray, list[tuple[str, int]]]:
+    """The ``[N, k]`` errors of every (dataset, horizon) cell (NaN where a row has none; row order as in
+    `cells`) and those cells, in dataset order. Horizon averages are not cells."""
+    keys = [(d, h) for dataset in datasets for (d, h, m) in cells if d == dataset and m == metric
+            and isinstance(h, int)]
+    values = [[np.nan if v is None else v for v in cells[(d, h, metric)]] for d, h in keys]
+    width = len(next(iter(cells.values()))) if cells else 0
+    return np.asarray(values, dtype=np.float64).reshape(len(keys), width), keys
+
+
+def complete_block(present: np.ndarray) -> tuple[list[int], list[int]]:
+    """(kept cells, kept models) of a ``[N, k]`` presence mask such that every kept model has every kept cell:
+    while a value is missing, drop the model with the most missing cells or the cell with the most missing models,
+    whichever removes fewer present values (the cell on a tie, so that models stay)."""
+    cells, models = list(range(present.shape[0])), list(range(present.shape[1]))
+    while cells and models:
+        block = present[np.ix_(cells, models)]
+        if block.all():
+            break
+        j = int(np.argmax((~block).sum(axis=0)))
+        c = int(np.argmax((~block).sum(axis=1)))
+        if block[:, j].sum() < block[c, :].sum():
+            del models[j]
+        else:
+            del cells[c]
+    return cells, models
 
 
 def average_ranks(matrix: np.ndarray) -> np.ndarray:
@@ -129,36 +142,38 @@ def _skip_reason(rows: list[str], used: list[tuple[str, int]]) -> str | None:
 
 
 def cell_statistics(cells: Cells, rows: list[str], datasets: list[str]) -> CellStatistics:
-    """Ranks, best-in counts and win rates of every metric, and the Friedman / Nemenyi test on MSE. A row
-    without any result (every run failed) is left out rather than emptying every cell."""
-    kept = [i for i in range(len(rows)) if any(v[i] is not None for v in cells.values())]
-    cells = {key: [v[i] for i in kept] for key, v in cells.items()}
-    result = CellStatistics([rows[i] for i in kept], [], [], rows_left_out=[r for i, r in enumerate(rows)
-                                                                           if i not in kept])
-    rows = result.rows
-    matrix, result.cells, result.left_out = cell_matrix(cells, rows, datasets, "mse")
-    used = result.cells
-    if not used:
-        result.skipped = "no (dataset, horizon) cell has every model's result"
+    """Ranks, best-in counts and win rates of every metric, and the Friedman / Nemenyi test on MSE, over the
+    largest complete block `complete_block` finds: a model without results in most cells (a row whose runs
+    failed, or that has no recipe there) is left out rather than emptying every cell, a cell some models lack is
+    left out otherwise."""
+    matrix, keys = cell_matrix(cells, datasets, "mse")
+    kept_cells, kept_rows = complete_block(~np.isnan(matrix))
+    result = CellStatistics([rows[i] for i in kept_rows], [keys[c] for c in kept_cells],
+                            [keys[c] for c in range(len(keys)) if c not in kept_cells],
+                            rows_left_out=[r for i, r in enumerate(rows) if i not in kept_rows])
+    if not result.cells or not result.rows:
+        result.skipped = "no (dataset, horizon) cell has a result of every model"
         return result
     for metric in METRICS:
-        values = cell_matrix(cells, rows, datasets, metric)[0]
+        values = cell_matrix(cells, datasets, metric)[0][np.ix_(kept_cells, kept_rows)]
         result.ranks[metric] = average_ranks(values).tolist()
         result.best[metric] = best_counts(values).tolist()
-        result.wins[metric] = win_rates(values).tolist() if len(rows) > 1 else [None] * len(rows)
-    result.skipped = _skip_reason(rows, used)
+        result.wins[metric] = win_rates(values).tolist() if len(kept_rows) > 1 else [None] * len(kept_rows)
+    result.skipped = _skip_reason(result.rows, result.cells)
     if result.skipped is None:
         import pandas as pd
         import scikit_posthocs
 
-        statistic, p = stats.friedmanchisquare(*matrix.T)
+        block = matrix[np.ix_(kept_cells, kept_rows)]
+        statistic, p = stats.friedmanchisquare(*block.T)
         if not np.isfinite(statistic):
             result.skipped = "every model has the same error in every cell, so there are no ranks to test"
             return result
         result.friedman = (float(statistic), float(p))
-        frame = pd.DataFrame(matrix, columns=rows)
-        result.nemenyi = scikit_posthocs.posthoc_nemenyi_friedman(frame).loc[rows, rows].to_numpy().tolist()
-        result.cd = critical_difference(len(rows), len(used))
+        frame = pd.DataFrame(block, columns=result.rows)
+        result.nemenyi = (scikit_posthocs.posthoc_nemenyi_friedman(frame).loc[result.rows, result.rows]
+                          .to_numpy().tolist())
+        result.cd = critical_difference(len(result.rows), len(result.cells))
     return result
 
 
@@ -196,7 +211,7 @@ def statistics_section(result: CellStatistics) -> list[str]:
     md = ["## Ranks over (dataset, horizon) cells", ""]
     if not result.cells:
         return [*md, f"No ranks: {result.skipped}.", ""]
-    md += [f"Over the {len(result.cells)} cells where every model has a result ({_cell_list(result.cells)}); "
+    md += [f"Over the {len(result.cells)} cells where every ranked model has a result ({_cell_list(result.cells)}); "
            "the error of a cell is the mean over seeds. *Avg rank*: mean rank over the cells (1 = lowest error, "
            "ties share the mean rank, raw values). *Best in*: cells where the model has the lowest error (ties "
            "count for each). *Win rate*: share of (cell, other model) pairs with a lower error, ties ½ "
@@ -204,7 +219,8 @@ def statistics_section(result: CellStatistics) -> list[str]:
     if result.left_out:
         md += [f"Left out (a model has no result there): {_cell_list(result.left_out)}.", ""]
     if result.rows_left_out:
-        md += [f"Models without any result, not ranked: {', '.join(result.rows_left_out)}.", ""]
+        md += [f"Models left out (results in too few cells; ranking them would drop more cells): "
+               f"{', '.join(result.rows_left_out)}.", ""]
     md += ["| Model | Avg rank MSE | Avg rank MAE | Best in MSE | Best in MAE | Win rate MSE | Win rate MAE |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     order = sorted(range(len(result.rows)), key=lambda i: result.ranks["mse"][i])
