@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from compare import significance
+from compare.cell_statistics import cell_statistics, statistics_section
 from compare.forecast_cells import Cells, accuracy_cells, average_ranks, dataset_horizons, orders, units
 from compare.markdown import (
     GridLine,
@@ -26,6 +27,7 @@ from compare.markdown import (
     run_status_sections,
     write_long_csv,
 )
+from compare.naive_scores import naive_section
 from compare.protocol_notes import protocol_header
 from compare.provenance import production_notes, production_section
 from compare.ranking import AVG, competition_ranks
@@ -207,6 +209,9 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     md += production_section(production_notes(config, runs, failed, out))
     for k, row in enumerate(focused if view.seeded else focused[:1]):
         md += forecast_seed_section(replace(view, focus=row), rows, datasets, seed_plot_name(row, k == 0))
+    # Across cells: scores relative to the naive forecasts, ranks, win rates, Friedman / Nemenyi.
+    md += naive_section(runs, rows, datasets, is_tall(layout, rows))
+    md += statistics_section(cell_statistics(cells, rows, datasets))
     if reference:
         md += _reference_section(runs, rows, datasets, cells, reference, reference_name)
     md += tuning_section(out / "tuning.json")

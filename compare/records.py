@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from compare.tasks import TaskSpec
+from exp.naive_forecast import NAIVE_METHODS
 
 __all__ = [
     "CONFIG_FILE",
@@ -43,6 +44,7 @@ __all__ = [
     "load_task_runs",
     "machine_info",
     "mean_of_all",
+    "naive_fields",
     "ordered",
     "read_config",
     "read_jsonl",
@@ -78,6 +80,7 @@ class RunResult:
     params: int | None = None
     #: the first setting's per-epoch losses (`epoch`, `train`, `vali`, `test`); None in older records
     curve: list[dict] | None = None
+    #: besides `seconds`, per naive method (`exp.naive_forecast.NAIVE_METHODS`) its field of each setting's record
     extra: dict = field(default_factory=dict)
 
 
@@ -218,6 +221,11 @@ def latest_interrupted(manifest: list[dict], key: Callable[[dict], tuple]) -> li
     return [entry for _, _, entry in _latest(manifest, key) if entry["status"] == "interrupted"]
 
 
+def naive_fields(found: Sequence[dict]) -> dict[str, list]:
+    """Per naive method, its field in each of a run's records (None where a record predates them)."""
+    return {method: [r.get(method) for r in found] for method in NAIVE_METHODS}
+
+
 def forecast_key(entry: dict) -> tuple[str, str, int]:
     """A forecasting run's identity in the manifest, seed aside: (row, dataset, horizon)."""
     return entry["row"], entry["dataset"], int(entry["pred_len"])
@@ -238,7 +246,7 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
                           settings=[s], mse=float(r["mse"]), mae=float(r["mae"]), seed=r.get("seed"),
                           epochs_run=r.get("epochs_run"),
                           best_epoch=r.get("best_epoch"), train_seconds=r.get("train_seconds"),
-                          params=r.get("params")) for s, r in results.items()], []
+                          params=r.get("params"), extra=naive_fields([r])) for s, r in results.items()], []
     by_seed: dict[tuple[str, str, int, int | None], RunResult] = {}
     finished, failed = latest_attempts(manifest, results, forecast_key)
     for (row, dataset, pred_len, seed), number, entry, found in finished:
@@ -247,7 +255,8 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
             mse=float(np.mean([r["mse"] for r in found])), mae=float(np.mean([r["mae"] for r in found])),
             seed=seed, argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=mean_of_all([r.get("train_seconds") for r in found]), params=found[0].get("params"),
-            curve=found[0].get("curve"), extra={"seconds": attempt_seconds(manifest, forecast_key, number)},
+            curve=found[0].get("curve"),
+            extra={"seconds": attempt_seconds(manifest, forecast_key, number), **naive_fields(found)},
         )
     return list(by_seed.values()), failed
 

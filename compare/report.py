@@ -19,6 +19,9 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
 - `mse_by_horizon.png`: MSE against horizon, one panel per dataset (mean and ± std over seeds);
 - `seed_differences.png` (several seeds only): per cell, the focus row's relative MSE difference to each
   other row with its 95 % Welch interval (`seed_differences_<row>.png` for each further focus row);
+- relative to the naive forecasts each run scored on its test windows (`compare.naive_scores`), and ranks, win
+  rates and the Friedman / Nemenyi test over (dataset, horizon) cells (`compare.cell_statistics`), in `table.md`,
+  with `critical_difference.png` and `cell_statistics.json`;
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
@@ -42,6 +45,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from compare.cell_statistics import cell_statistics, write_cell_statistics
 from compare.efficiency import format_bytes, format_count, measure
 from compare.forecast_cells import accuracy_cells, cell_samples, first_run, orders, units
 from compare.forecast_tables import write_tables
@@ -229,6 +233,8 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths += plot_learning_curves(out, forecast_loss_curves(runs, config), orders(runs, config)[0],
                                   f"loss ({units(runs, config)})")
     paths += plot_seed_differences(out, runs, config, focus)
+    rows, datasets, _ = orders(runs, config, failed)
+    paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets))
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))
     return paths + copy_records(runs_dir, out)

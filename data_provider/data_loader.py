@@ -174,6 +174,8 @@ class WindowDataset(Dataset):
 
     #: val/test start seq_len rows early, so their first window's input lies in the previous split.
     has_lookback = True
+    #: the sampling step of a file without timestamps (None: unknown); a dated file's comes from its dates
+    known_interval: pd.Timedelta | None = None
 
     def __init__(self, args: argparse.Namespace | None, root_path: str, flag: str = "train",
                  size: list[int] | tuple[int, int, int] | None = None, features: str = "S",
@@ -193,6 +195,9 @@ class WindowDataset(Dataset):
             raise UserInputError(f"--fillna {fillna!r} is not one of {', '.join(FILLNA_CHOICES)}")
 
         frame, dates, locate = self._load(self.path)
+        #: the sampling step: the median step of the file's timestamps, else `known_interval`
+        self.interval = (pd.Series(dates).diff().median() if dates is not None and len(dates) > 1
+                         else self.known_interval)
         self.columns = self._arrange_columns(list(frame.columns))
         self.used_columns = [self.target] if features == "S" else self.columns
         values = to_float_matrix(frame[self.used_columns], self.path, locate, self._fillna(fillna))  # [T, C]
@@ -373,6 +378,8 @@ class Dataset_Solar(_Headerless):
     """solar_AL.txt: 137 comma-separated columns, no header; int(0.1n) validation rows (so a few rows
     before the test look-back are unused, as in iTransformer)."""
 
+    known_interval = pd.Timedelta("10min")
+
     def _load(self, path: Path) -> tuple[pd.DataFrame, None, Callable[[int], str]]:
         return read_csv(path, header=False), None, lambda i: f"line {i + 1}"
 
@@ -385,6 +392,7 @@ class Dataset_PEMS(_Headerless):
     without look-back; NaNs forward- then back-filled unless --fillna interpolate is given."""
 
     has_lookback = False
+    known_interval = pd.Timedelta("5min")
 
     def _load(self, path: Path) -> tuple[pd.DataFrame, None, Callable[[int], str]]:
         try:

@@ -53,6 +53,7 @@ from exp.checkpointing import (
 from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
+from exp.naive_forecast import NaiveScores
 from exp.run_config import record_fields, run_config
 from exp.run_folder import RunFolder
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
@@ -565,9 +566,11 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     def _checkpoint_path(self, setting: str) -> Path:
         return Path(self.args.checkpoints) / setting / BEST_FILE
 
-    def _forecast(self, test_data, test_loader) -> tuple[np.ndarray, np.ndarray] | None:
+    def _forecast(self, test_data, test_loader, naive: NaiveScores | None = None
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
         """Predictions and targets ``[N, H, C']`` of this rank's test shard (de-standardised with --inverse);
-        None for an empty shard (more ranks than windows)."""
+        None for an empty shard (more ranks than windows). `naive` scores the naive forecasters on the same
+        windows in the same loop."""
         f_dim = -1 if self.args.features == "MS" else 0
         invert = bool(test_data.scale and self.args.inverse)
         preds, trues = [], []
@@ -575,6 +578,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         with torch.no_grad():
             for batch in test_loader:
                 out, y = self._predict(batch, self.eval_runner)
+                if naive is not None:
+                    naive.add_batch(batch, (lambda a: self._inverse(test_data, a)) if invert else None, f_dim)
                 outputs = out.float().cpu().numpy()
                 batch_y = y.cpu().numpy()
                 if invert:
@@ -609,7 +614,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         test_data, test_loader = self._get_data("test")
         if not test:
             check_channels(args, test_data)
-        shards = gather_to_main(self._forecast(test_data, test_loader), self.dist)
+        naive = NaiveScores.for_test(test_data, args)
+        shards = gather_to_main(self._forecast(test_data, test_loader, naive), self.dist)
+        naive_shards = gather_to_main(naive, self.dist)
         if not self.dist.is_main:
             return {}
         shards = [shard for shard in shards if shard is not None]
@@ -633,6 +640,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
                                            setting)
         logger.info("mse:%s, mae:%s, dtw:%s", mse, mae, dtw)
         log_undefined(undefined)
+        naive_fields = NaiveScores.merge(naive_shards).record()
+        logger.info("naive: %s, seasonal naive: %s", naive_fields["naive"], naive_fields["seasonal_naive"])
 
         result_dir = os.path.join("./results", setting)
         atomic_np_save(os.path.join(result_dir, "metrics.npy"), np.array([mae, mse, rmse, mape, mspe]))
@@ -652,6 +661,8 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             **scores,
             "undefined": undefined or None,
             "dtw": dtw if args.use_dtw else None,
+            # the naive forecasters on the same windows, in the same space (exp/naive_forecast.py)
+            **naive_fields,
             **self._run_record_fields(),
         }
         append_jsonl(RESULTS_JSONL, record)

@@ -93,7 +93,8 @@ def table_line(text: str, prefix: str) -> list[str]:
 def test_every_report_file_is_written(comparison):
     root, paths = comparison
     names = sorted(p.name for p in paths)
-    assert names == ["compare_runs.jsonl", "efficiency.md", "forecast_ECL_12.png", "forecast_ECL_24.png",
+    assert names == ["cell_statistics.json", "compare_runs.jsonl", "critical_difference.png", "efficiency.md",
+                     "forecast_ECL_12.png", "forecast_ECL_24.png",
                      "forecast_ETTh1_12.png", "forecast_ETTh1_24.png", "mse_by_horizon.png", "results.jsonl",
                      "table.csv", "table.md"]
     # The run records are copied beside the report (runs/ is git-ignored), byte for byte.
