@@ -1,0 +1,42 @@
+"""compare.plots: the learning-curve figure reads sensibly at any size of run (one epoch: a note, an integer
+epoch axis and losses from 0, not a dot on an axis from 0.96 to 1.04)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pytest
+
+from compare.plots import LossCurve, learning_curve_figure
+
+
+def figure_of(curves: list[LossCurve]):
+    fig, _, _ = learning_curve_figure(curves, ["A", "B"], "loss")
+    return fig
+
+
+def test_one_epoch_reads_as_one_epoch():
+    curves = [LossCurve("ETTh1, H = 96", "A", [{"epoch": 1, "train": 1.2, "vali": 1.0, "test": 1.01}], 1),
+              LossCurve("ETTh1, H = 96", "B", [{"epoch": 1, "train": 1.1, "vali": 0.99, "test": 1.0}], 1)]
+    fig = figure_of(curves)
+    try:
+        ax = fig.axes[0]
+        assert "1 epoch" in ax.get_title()
+        low, high = ax.get_ylim()
+        assert low == 0.0 and high >= 1.01  # the losses' scale, not ±4 % around them
+        assert [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]] == [1.0]
+        assert all(line.get_marker() not in ("None", None, "") for line in ax.get_lines())
+    finally:
+        plt.close(fig)
+
+
+def test_several_epochs_keep_their_own_scale():
+    epochs = [{"epoch": e, "train": 1.0 / e, "vali": 1.0 / e + 0.1, "test": 1.0 / e + 0.2} for e in range(1, 6)]
+    fig = figure_of([LossCurve("ETTh1, H = 96", "A", epochs, 5)])
+    try:
+        ax = fig.axes[0]
+        assert "epoch)" not in ax.get_title()
+        assert ax.get_ylim()[0] > 0.2  # the curve fills the panel
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(t == pytest.approx(round(t)) for t in ticks) and ax.get_xlim() == (0.5, 5.5)
+    finally:
+        plt.close(fig)
