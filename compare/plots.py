@@ -39,6 +39,7 @@ __all__ = [
     "plot_seed_differences",
     "row_colors",
     "series_of",
+    "value_axis_limits",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,15 +96,19 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         horizons = sorted({r.pred_len for r in runs if r.dataset == dataset})
         xs = range(len(horizons))
+        values: list[float] = []
         for i, row in enumerate(rows):
             summaries = [significance.summarize(list(samples[(dataset, h, "mse")][i].values()))
                          if samples[(dataset, h, "mse")][i] else None for h in horizons]
             ys = [np.nan if m is None else m.mean for m in summaries]
             errors = [np.nan if m is None or m.std is None else m.std for m in summaries]
             ax.errorbar(xs, ys, yerr=errors, marker="o", color=colors[row], label=row, capsize=3)
+            values += [y + (0.0 if np.isnan(e) else e) for y, e in zip(ys, errors, strict=True)]
             if reference:
                 refs = [(reference_for(reference, dataset, row, h) or (np.nan,))[0] for h in horizons]
                 ax.plot(xs, refs, linestyle="none", marker="x", markersize=8, color=colors[row])
+                values += refs
+        value_axis_limits(ax, values)
         ax.set_xticks(list(xs), [str(h) for h in horizons])
         ax.set_title(dataset)
         ax.set_xlabel("horizon H (steps)")
@@ -134,10 +139,10 @@ def forecast_loss_curves(runs: list[RunResult], config: dict) -> list[LossCurve]
     return [LossCurve(f"{r.dataset}, H = {r.pred_len}", r.row, r.curve, r.best_epoch) for r in ordered_runs]
 
 
-def _loss_axis_limits(ax, values: list[float]) -> None:
-    """Where a panel's losses span less than 5 % of their size (one epoch, or a flat curve), the y axis
-    starts at 0 (for non-negative losses) so that its ticks do not magnify rounding into a slope; otherwise
-    matplotlib's limits stand."""
+def value_axis_limits(ax, values: list[float]) -> None:
+    """Where a panel's non-negative values (losses, errors) span less than 5 % of their size (one epoch, one
+    model, a flat curve), its y axis starts at 0 so that the ticks do not magnify rounding into a slope (a
+    dot on an axis from 0.96 to 1.04); otherwise matplotlib's limits stand."""
     finite = [v for v in values if v is not None and math.isfinite(v)]
     if not finite:
         return
@@ -178,7 +183,7 @@ def learning_curve_figure(curves: Sequence[LossCurve], rows: Sequence[str], ylab
         ax.set_title(panel + (" (1 epoch)" if last == 1 else ""))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         ax.set_xlim(0.5, last + 0.5)
-        _loss_axis_limits(ax, values)
+        value_axis_limits(ax, values)
         ax.set_xlabel("epoch")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)

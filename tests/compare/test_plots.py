@@ -6,7 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pytest
 
-from compare.plots import LossCurve, learning_curve_figure
+from compare.plots import LossCurve, learning_curve_figure, value_axis_limits
 
 
 def figure_of(curves: list[LossCurve]):
@@ -38,5 +38,17 @@ def test_several_epochs_keep_their_own_scale():
         assert ax.get_ylim()[0] > 0.2  # the curve fills the panel
         ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
         assert ticks and all(t == pytest.approx(round(t)) for t in ticks) and ax.get_xlim() == (0.5, 5.5)
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize(("values", "starts_at_zero"), [([1.0], True), ([0.50, 0.51, float("nan")], True),
+                                                       ([0.4, 0.8], False), ([-0.2, -0.2], False)])
+def test_a_panel_of_nearly_equal_values_starts_at_zero(values, starts_at_zero):
+    fig, ax = plt.subplots()
+    try:
+        ax.plot(range(len(values)), values, marker="o")
+        value_axis_limits(ax, values)
+        assert bool(ax.get_ylim()[0] == 0.0) is starts_at_zero
     finally:
         plt.close(fig)

@@ -73,7 +73,12 @@ def test_anomaly_shows_adjusted_and_unadjusted_f1_and_precision_recall(tmp_path)
     # A block only A ran (SWaT's second width) is a line of its own with B missing.
     assert table_line(text, "| SWAT | 1 |") == "| SWAT | 1 | **0.850** | **0.250** | — | — |"
     assert "| Dataset | Block | A P (PA) | A R (PA) | A P | A R | B P (PA) | B R (PA) | B P | B R |" in text
-    assert (tmp_path / "f_score_by_dataset.png").is_file()
+    assert (tmp_path / "f_score_by_dataset.png").is_file() and (tmp_path / "f_score_by_dataset.pdf").is_file()
+    # Each of the two tables is a LaTeX table of its own, marked as its markdown.
+    first, second = (tmp_path / "table.tex").read_text(), (tmp_path / "table_2.tex").read_text()
+    assert r"\multicolumn{2}{c}{A}" in first and r"\multicolumn{8}{c}{A}" not in first
+    assert r"MSL & 0 & \textbf{0.800} & \underline{0.300} & \underline{0.700} & \textbf{0.400}" in first
+    assert r"\multicolumn{4}{c}{A}" in second and r"\caption{Precision and recall" in second
 
 
 def m4_record(smape: float, mase: float, series: int, summary: dict | None = None) -> dict:
