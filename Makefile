@@ -14,13 +14,17 @@ install:
 install-dev: install
 	$(PYTHON) -m pip install -q -r requirements-dev.txt
 
+# The demo: CAPS beside three baselines on ETTh1, H = 96, through the comparison runner, at a smoke-size recipe
+# (every model: 1 epoch, 1 layer, d_model 16, d_ff 32, batch 128), not the paper's; a rerun reuses finished runs.
+DEMO_OUT ?= demo_comparison
+DEMO_MODELS ?= CAPS DLinear PatchTST iTransformer
 demo: install
 	$(PYTHON) -m data_provider.fetch ETTh1 --root ./dataset
-	$(PYTHON) -u run.py --task_name long_term_forecast --is_training 1 --root_path ./dataset/ETT-small/ \
-	  --data_path ETTh1.csv --model_id demo_ETTh1_96_96 --model DLinear --data ETTh1 --features M \
-	  --seq_len 96 --label_len 48 --pred_len 96 --enc_in 7 --dec_in 7 --c_out 7 --des Demo --itr 1 \
-	  --train_epochs 3 --num_workers 0 --no_progress
-	@echo "Metrics: result_long_term_forecast.txt and results.jsonl; plots: test_results/<setting>/*.pdf"
+	@echo "Smoke-size recipe, not the paper's: 1 epoch, --e_layers 1 --d_model 16 --d_ff 32 --batch_size 128"
+	$(PYTHON) -u -m compare --data ETTh1 --pred_lens 96 --models $(DEMO_MODELS) --epochs 1 \
+	  --extra='--e_layers 1 --d_model 16 --d_ff 32 --batch_size 128' --no-timing --out $(DEMO_OUT)
+	@echo; awk 'NR > 2 && /^$$/ {exit} {print}' $(DEMO_OUT)/table.md
+	@echo; echo "Report: $(DEMO_OUT)/table.md (also table.csv, table.tex); plots: $(DEMO_OUT)/*.png and *.pdf"
 
 test: install-dev
 	$(PYTHON) -m pytest -q
@@ -32,4 +36,5 @@ lint:
 	$(PYTHON) -m ruff check .
 
 clean:
-	rm -rf checkpoints results test_results result_long_term_forecast.txt results.jsonl .pytest_cache
+	rm -rf checkpoints results test_results result_long_term_forecast.txt results.jsonl .pytest_cache \
+	  $(DEMO_OUT)

@@ -32,6 +32,7 @@ from scipy import stats
 from compare.forecast_cells import Cells
 from compare.markdown import format_p
 from compare.plots import pyplot
+from utils.report_files import save_figure
 
 __all__ = [
     "ALPHA",
@@ -178,12 +179,13 @@ def cell_statistics(cells: Cells, rows: list[str], datasets: list[str]) -> CellS
 
 
 def write_cell_statistics(out: Path, result: CellStatistics) -> list[Path]:
-    """Write `critical_difference.png` and `cell_statistics.json` (the numbers behind the section); a stale
+    """Write `critical_difference.png` (and `.pdf`) and `cell_statistics.json` (the numbers behind the section); a stale
     diagram is removed when this report has none."""
     (out / STATS_FILE).write_text(json.dumps({**result.__dict__, "alpha": ALPHA}, indent=1, allow_nan=False) + "\n")
     path = out / CD_FILE
     if result.skipped is not None:
         path.unlink(missing_ok=True)
+        path.with_suffix(".pdf").unlink(missing_ok=True)
         return [out / STATS_FILE]
     import pandas as pd
     import scikit_posthocs
@@ -196,9 +198,7 @@ def write_cell_statistics(out: Path, result: CellStatistics) -> list[Path]:
     statistic, p = result.friedman
     ax.set_title(f"Average MSE rank over {len(result.cells)} (dataset, horizon) cells; Friedman χ² = "
                  f"{statistic:.2f}, p = {format_p(p)}; Nemenyi CD = {result.cd:.2f} (α = {ALPHA})", fontsize=9, pad=28)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
-    return [path, out / STATS_FILE]
+    return [*save_figure(fig, path.with_suffix("")), out / STATS_FILE]
 
 
 def _cell_list(cells: list[tuple[str, int]]) -> str:

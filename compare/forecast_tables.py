@@ -15,16 +15,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
+
 from compare import significance
 from compare.cell_statistics import cell_statistics, statistics_section
 from compare.forecast_cells import Cells, accuracy_cells, average_ranks, dataset_horizons, orders, units
 from compare.markdown import (
     GridLine,
     format_value,
+    grid_frame,
     is_tall,
+    latex_marks_caption,
     markdown_grid,
     percent_text,
     run_status_sections,
+    write_grid_latex,
     write_long_csv,
 )
 from compare.naive_scores import naive_section
@@ -65,8 +70,9 @@ _SINGLE_LEGEND = (
 
 
 def accuracy_grid(rows: list[str], datasets: list[str], cells: Cells, view: SeedView, tall: bool
-                  ) -> tuple[list[str], bool]:
-    """The MSE / MAE table as markdown lines, and whether a line's marks went untested (†). The tall layout
+                  ) -> tuple[pd.DataFrame, bool]:
+    """The MSE / MAE table as cell texts (`compare.markdown.grid_frame`), and whether a line's marks went
+    untested (†). The tall layout
     leaves out the Avg of a dataset with a single horizon (it would repeat that horizon); the first-place
     count counts the lines shown."""
     metrics = ("mse", "mae")
@@ -87,8 +93,8 @@ def accuracy_grid(rows: list[str], datasets: list[str], cells: Cells, view: Seed
     rank_cells = [["—" if ranks[m][i] is None else f"{ranks[m][i]:.1f}" for m in metrics] for i in range(len(rows))]
     first_cells = [[str(sum(view.marks[(d, h, m)][i].mark == "best" for d, h in shown)) for m in metrics]
                    for i in range(len(rows))]
-    return markdown_grid(("Dataset", "H"), rows, ("MSE", "MAE"), lines,
-                         [("Avg rank", rank_cells), ("1st count", first_cells)], tall), untested
+    return grid_frame(("Dataset", "H"), rows, ("MSE", "MAE"), lines,
+                      [("Avg rank", rank_cells), ("1st count", first_cells)], tall), untested
 
 
 def _legend(view: SeedView, untested: bool) -> str:
@@ -190,8 +196,9 @@ def tuning_section(path: Path) -> list[str]:
 def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: dict,
                  reference: Reference | None, reference_name: str = "",
                  focus: str | Sequence[str] | None = None, layout: str = "auto",
-                 unfinished: Sequence[dict] = ()) -> tuple[Path, Path]:
-    """Write `table.md` and `table.csv` into `out`; returns their paths.
+                 unfinished: Sequence[dict] = ()) -> tuple[Path, ...]:
+    """Write `table.md`, `table.csv` and the accuracy table as LaTeX, `table.tex`, into `out`; returns their
+    paths.
 
     focus: the row or rows each compared with every other one over seeds (default: the first row).
     unfinished: the manifest entries of interrupted runs (`latest_interrupted`), listed after the tables.
@@ -204,8 +211,9 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
 
     md = [f"# Forecasting accuracy ({units(runs, config)} MSE / MAE, lower is better)", "",
           protocol_header([(r.row, r.argv) for r in runs], "long_term_forecast"), ""]
-    table, untested = accuracy_grid(rows, datasets, cells, view, is_tall(layout, rows))
-    md += [*table, "", _legend(view, untested), ""]
+    tall = is_tall(layout, rows)
+    frame, untested = accuracy_grid(rows, datasets, cells, view, tall)
+    md += [*markdown_grid(frame, tall), "", _legend(view, untested), ""]
     md += production_section(production_notes(config, runs, failed, out))
     for k, row in enumerate(focused if view.seeded else focused[:1]):
         md += forecast_seed_section(replace(view, focus=row), rows, datasets, seed_plot_name(row, k == 0))
@@ -221,4 +229,5 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     md_path.write_text("\n".join(md))
     csv_path = write_long_csv(out / "table.csv", table_records(runs, rows, datasets, cells, view, reference),
                               ["dataset", "pred_len", "model", "mse", "mae"])
-    return md_path, csv_path
+    tex_paths = write_grid_latex(frame, out / "table", f"{md[0][2:]}. {latex_marks_caption(view.seeded)}")
+    return md_path, csv_path, *tex_paths

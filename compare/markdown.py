@@ -14,9 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from compare.ranking import DECIMALS
 from compare.run_args import parse_run_args
 from utils.errors import UserInputError
+from utils.report_files import write_table
 
 __all__ = [
     "LAYOUTS",
@@ -25,15 +28,21 @@ __all__ = [
     "format_p",
     "format_relative",
     "format_value",
+    "grid_frame",
     "is_tall",
+    "latex_marks_caption",
     "markdown_grid",
     "percent_text",
     "run_status_sections",
+    "split_mark",
+    "write_grid_latex",
     "write_long_csv",
 ]
 
 LAYOUTS = ("auto", "wide", "tall")  # of the accuracy table, see markdown_grid
 TALL_FROM = 9  # models from which layout "auto" puts a model per line: a wide line of 9+ models is unreadable
+# The markdown around a marked cell's text: (before, after) per mark.
+_MARKUP = {"best": ("**", "**"), "second": ("_", "_")}
 
 
 def format_value(value: float | None, mark: str = "", std: float | None = None, n: int | None = None) -> str:
@@ -45,7 +54,18 @@ def format_value(value: float | None, mark: str = "", std: float | None = None, 
         text += f" ± {std:.{DECIMALS}f}"
     if n is not None:
         text += f" (n={n})"
-    return {"best": f"**{text}**", "second": f"_{text}_", "tied": f"≈{text}"}.get(mark, text)
+    if mark in _MARKUP:
+        return _MARKUP[mark][0] + text + _MARKUP[mark][1]
+    return f"≈{text}" if mark == "tied" else text
+
+
+def split_mark(text: str) -> tuple[str, str]:
+    """A table cell's text without its bold / underline markup and the mark it stood for ("best", "second"
+    or ""): the inverse of `format_value`'s markup (≈ stays in the text, it is no style)."""
+    for mark, (before, after) in _MARKUP.items():
+        if len(text) > len(before) + len(after) and text.startswith(before) and text.endswith(after):
+            return text[len(before):-len(after)], mark
+    return text, ""
 
 
 def format_p(value: float | None) -> str:
@@ -80,30 +100,61 @@ class GridLine:
     cells: list[list[str]]
 
 
-def markdown_grid(label_heads: Sequence[str], rows: Sequence[str], metric_labels: Sequence[str],
-                  lines: Sequence[GridLine], summaries: Sequence[tuple[str, list[list[str]]]], tall: bool
-                  ) -> list[str]:
-    """Markdown lines of a table of `lines[k].cells[row][metric]` plus per-row summaries (name,
-    `cells[row][metric]`, e.g. the average rank).
+def grid_frame(label_heads: Sequence[str], rows: Sequence[str], metric_labels: Sequence[str],
+               lines: Sequence[GridLine], summaries: Sequence[tuple[str, list[list[str]]]], tall: bool
+               ) -> pd.DataFrame:
+    """The cell texts of a table of `lines[k].cells[row][metric]` plus per-row summaries (name,
+    `cells[row][metric]`, e.g. the average rank), as a frame with a MultiIndex on both axes.
 
-    Wide: a line per GridLine (its label in the `label_heads` columns) with a column per (row, metric), then a
-    line per summary. Tall, the transpose: a line per row with a column per (GridLine, metric), then a column
-    per (summary, metric)."""
-    if not tall:
-        md = ["| " + " | ".join([*label_heads, *(f"{r} {m}" for r in rows for m in metric_labels)]) + " |",
-              "|" + "---|" * len(label_heads) + "---:|" * (len(rows) * len(metric_labels))]
-        md += ["| " + " | ".join([*line.label, *(c for per_row in line.cells for c in per_row)]) + " |"
-               for line in lines]
-        md += [f"| {name} | " + "| " * (len(label_heads) - 1) + " | ".join(c for per_row in cells for c in per_row)
-               + " |" for name, cells in summaries]
-        return md
-    heads = [f"{' '.join(line.label)} {m}" for line in lines for m in metric_labels]
-    heads += [f"{name} {m}" for name, _ in summaries for m in metric_labels]
-    md = ["| " + " | ".join(["Model", *heads]) + " |", "|---|" + "---:|" * len(heads)]
-    for i, row in enumerate(rows):
-        cells = [c for line in lines for c in line.cells[i]] + [c for _, per_row in summaries for c in per_row[i]]
-        md.append("| " + " | ".join([row, *cells]) + " |")
+    Wide: a line per GridLine (index levels `label_heads`) with a column per (row, metric), then a line per
+    summary (its name, the other levels empty). Tall, the transpose: a line per row (index "Model") with a
+    column per (GridLine label..., metric), then a column per (summary, "", ..., metric)."""
+    pad = ("",) * (len(label_heads) - 1)
+    labels = [tuple(line.label) for line in lines] + [(name, *pad) for name, _ in summaries]
+    per_row = [[c for line in lines for c in line.cells[i]] + [c for _, cells in summaries for c in cells[i]]
+               for i in range(len(rows))]  # [row][label x metric]
+    if tall:
+        columns = pd.MultiIndex.from_tuples([(*label, m) for label in labels for m in metric_labels])
+        return pd.DataFrame(per_row, index=pd.Index(list(rows), name="Model"), columns=columns, dtype=object)
+    width = len(metric_labels)
+    body = [[per_row[i][k * width + j] for i in range(len(rows)) for j in range(width)] for k in range(len(labels))]
+    return pd.DataFrame(body, index=pd.MultiIndex.from_tuples(labels, names=list(label_heads)),
+                        columns=pd.MultiIndex.from_tuples([(r, m) for r in rows for m in metric_labels]), dtype=object)
+
+
+def markdown_grid(frame: pd.DataFrame, tall: bool) -> list[str]:
+    """Markdown lines of a `grid_frame`: wide, a line per GridLine and summary with a column per (row, metric)
+    named "row metric"; tall, a line per row with a column per (label, metric) named "label metric"."""
+    heads = [" ".join(str(part) for part in column if part != "") for column in frame.columns]
+    texts = frame.to_numpy().tolist()
+    if tall:
+        md = ["| " + " | ".join(["Model", *heads]) + " |", "|---|" + "---:|" * len(heads)]
+        return md + ["| " + " | ".join([row, *cells]) + " |" for row, cells in zip(frame.index, texts, strict=True)]
+    label_heads = list(frame.index.names)
+    md = ["| " + " | ".join([*label_heads, *heads]) + " |",
+          "|" + "---|" * len(label_heads) + "---:|" * len(heads)]
+    for label, cells in zip(frame.index, texts, strict=True):
+        label = label if isinstance(label, tuple) else (label,)
+        # A summary line (average rank, first count) has its name in the first label column only.
+        md.append("| " + " | ".join([*label, *cells]) + " |" if all(label) else
+                  f"| {label[0]} | " + "| " * (len(label) - 1) + " | ".join(cells) + " |")
     return md
+
+
+def latex_marks_caption(seeded: bool) -> str:
+    """What the marks of a LaTeX table mean, for its caption (the markdown's legend in short)."""
+    if seeded:
+        return ("Mean ± sample standard deviation over seeds; bold: best, underlined: second best, each apart "
+                "from the others by Welch's t-test (p < 0.05); ≈: within seed noise of the best.")
+    return "Bold: best, underlined: second best (ties at 3 decimals share the mark)."
+
+
+def write_grid_latex(frame: pd.DataFrame, stem: Path, caption: str) -> list[Path]:
+    """`stem.tex` of a `grid_frame` (its numbers are in the report's long-form CSV): the markdown marks as
+    LaTeX, **bold** best and underlined second (`utils.report_files.write_table`)."""
+    texts = frame.map(lambda text: split_mark(text)[0])
+    marks = frame.map(lambda text: split_mark(text)[1])
+    return write_table(texts, stem, marks=marks, caption=caption, csv=False)
 
 
 def _escape(text: object) -> str:

@@ -7,7 +7,8 @@
   other row with its 95 % Welch interval (`seed_differences_<row>.png` for each further focus row);
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window.
 
-Each row keeps its colour in every figure of a report (`row_colors`).
+Each figure is written as PNG at print resolution and as PDF (`utils.report_files.save_figure`); each row
+keeps its colour in every figure of a report (`row_colors`).
 """
 
 from __future__ import annotations
@@ -25,17 +26,20 @@ from compare.forecast_cells import accuracy_cells, cell_samples, first_run, orde
 from compare.records import RunResult
 from compare.reference import Reference, reference_for
 from compare.seeds import SeedView, focus_differences, focus_rows, seed_plot_name, seed_view
+from utils.report_files import save_figure
 
 __all__ = [
     "LossCurve",
     "finish_figure",
     "forecast_loss_curves",
+    "learning_curve_figure",
     "plot_forecasts",
     "plot_learning_curves",
     "plot_mse_by_horizon",
     "plot_seed_differences",
     "row_colors",
     "series_of",
+    "value_axis_limits",
 ]
 
 logger = logging.getLogger(__name__)
@@ -67,20 +71,17 @@ def row_colors(rows: Sequence[str]) -> dict[str, tuple]:
     return {row: cmap(i % 10) for i, row in enumerate(rows)}
 
 
-def finish_figure(fig, handles: list, ncols: int, title: str, path: Path, dpi: int = 120) -> Path:
+def finish_figure(fig, handles: list, ncols: int, title: str, stem: Path) -> list[Path]:
     """Title `fig`, put the legend of `handles` below the panels (two columns per panel column, so it is
-    never cut off), save it to `path` and close it."""
-    plt = pyplot()
+    never cut off), save it as `stem.png` and `stem.pdf` and close it; returns both paths."""
     fig.suptitle(title)
     fig.tight_layout()
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
                ncol=max(1, min(len(handles), 2 * ncols)))
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, stem)
 
 
-def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, reference: Reference | None) -> Path:
+def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, reference: Reference | None) -> list[Path]:
     """`mse_by_horizon.png`: one panel per dataset, one line per model (the mean over seeds, error bars
     ± one sample standard deviation when a cell has several), reference values as x."""
     plt = pyplot()
@@ -95,15 +96,19 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         horizons = sorted({r.pred_len for r in runs if r.dataset == dataset})
         xs = range(len(horizons))
+        values: list[float] = []
         for i, row in enumerate(rows):
             summaries = [significance.summarize(list(samples[(dataset, h, "mse")][i].values()))
                          if samples[(dataset, h, "mse")][i] else None for h in horizons]
             ys = [np.nan if m is None else m.mean for m in summaries]
             errors = [np.nan if m is None or m.std is None else m.std for m in summaries]
             ax.errorbar(xs, ys, yerr=errors, marker="o", color=colors[row], label=row, capsize=3)
+            values += [y + (0.0 if np.isnan(e) else e) for y, e in zip(ys, errors, strict=True)]
             if reference:
                 refs = [(reference_for(reference, dataset, row, h) or (np.nan,))[0] for h in horizons]
                 ax.plot(xs, refs, linestyle="none", marker="x", markersize=8, color=colors[row])
+                values += refs
+        value_axis_limits(ax, values)
         ax.set_xticks(list(xs), [str(h) for h in horizons])
         ax.set_title(dataset)
         ax.set_xlabel("horizon H (steps)")
@@ -114,7 +119,7 @@ def plot_mse_by_horizon(out: Path, runs: list[RunResult], config: dict, referenc
         handles.append(_legend_line(color="grey", marker="x", linestyle="none", label="reference (same colour)"))
     seeded = any(len(d) > 1 for line in samples.values() for d in line)
     return finish_figure(fig, handles, ncols, "Test MSE by horizon" + (" (mean ± std over seeds)" if seeded else ""),
-                         out / "mse_by_horizon.png")
+                         out / "mse_by_horizon")
 
 
 @dataclass
@@ -134,13 +139,26 @@ def forecast_loss_curves(runs: list[RunResult], config: dict) -> list[LossCurve]
     return [LossCurve(f"{r.dataset}, H = {r.pred_len}", r.row, r.curve, r.best_epoch) for r in ordered_runs]
 
 
-def plot_learning_curves(out: Path, curves: Sequence[LossCurve], rows: Sequence[str], ylabel: str) -> list[Path]:
-    """`learning_curves.png`: one panel per `panel` (first-seen order), per run its validation loss (solid)
-    and test loss (dashed) by epoch, a dot on the best validation epoch (the weights that are scored);
-    colours follow `rows`. Nothing is written without curves."""
-    if not curves:
-        return []
+def value_axis_limits(ax, values: list[float]) -> None:
+    """Where a panel's non-negative values (losses, errors) span less than 5 % of their size (one epoch, one
+    model, a flat curve), its y axis starts at 0 so that the ticks do not magnify rounding into a slope (a
+    dot on an axis from 0.96 to 1.04); otherwise matplotlib's limits stand."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    if not finite:
+        return
+    low, high = min(finite), max(finite)
+    size = max(abs(low), abs(high))
+    if size > 0 and high - low < 0.05 * size and low >= 0:
+        ax.set_ylim(0.0, 1.15 * high)
+
+
+def learning_curve_figure(curves: Sequence[LossCurve], rows: Sequence[str], ylabel: str):
+    """The figure of `plot_learning_curves`, not yet saved: one panel per `panel`, per run its validation loss
+    (solid, dots) and test loss (dashed, squares) by epoch on an integer epoch axis, a ring on the scored
+    epoch; a panel whose runs have one epoch says so in its title and shows its losses from 0."""
     plt = pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     shown = [row for row in rows if any(c.row == row for c in curves)]
     colors = row_colors(shown)
     panels = list(dict.fromkeys(c.panel for c in curves))
@@ -150,23 +168,40 @@ def plot_learning_curves(out: Path, curves: Sequence[LossCurve], rows: Sequence[
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, panel in zip(axes.flat, panels, strict=False):
+        values, last = [], 1
         for curve in (c for c in curves if c.panel == panel):
             epochs = [e["epoch"] for e in curve.epochs]
-            vali = [e["vali"] for e in curve.epochs]
-            ax.plot(epochs, vali, color=colors[curve.row], linewidth=1.4)
-            ax.plot(epochs, [e["test"] for e in curve.epochs], color=colors[curve.row], linewidth=1.0,
-                    linestyle="--", alpha=0.7)
+            vali, test = [e["vali"] for e in curve.epochs], [e["test"] for e in curve.epochs]
+            values += vali + test
+            last = max([last, *epochs])
+            ax.plot(epochs, vali, color=colors[curve.row], linewidth=1.4, marker="o", markersize=3.5)
+            ax.plot(epochs, test, color=colors[curve.row], linewidth=1.0, linestyle="--", alpha=0.7, marker="s",
+                    markersize=3)
             if curve.best_epoch in epochs:
-                ax.plot(curve.best_epoch, vali[epochs.index(curve.best_epoch)], marker="o", color=colors[curve.row])
-        ax.set_title(panel)
+                ax.plot(curve.best_epoch, vali[epochs.index(curve.best_epoch)], marker="o", markersize=9,
+                        markerfacecolor="none", color=colors[curve.row])
+        ax.set_title(panel + (" (1 epoch)" if last == 1 else ""))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        ax.set_xlim(0.5, last + 0.5)
+        value_axis_limits(ax, values)
         ax.set_xlabel("epoch")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     handles = [_legend_line(color=colors[r], label=r) for r in shown]
-    handles += [_legend_line(color="grey", label="validation"),
-                _legend_line(color="grey", linestyle="--", label="test"),
-                _legend_line(color="grey", marker="o", linestyle="none", label="scored epoch")]
-    return [finish_figure(fig, handles, ncols, "Loss by epoch", out / "learning_curves.png", dpi=110)]
+    handles += [_legend_line(color="grey", marker="o", markersize=3.5, label="validation"),
+                _legend_line(color="grey", linestyle="--", marker="s", markersize=3, label="test"),
+                _legend_line(color="grey", marker="o", markersize=9, markerfacecolor="none", linestyle="none",
+                             label="scored epoch")]
+    return fig, handles, ncols
+
+
+def plot_learning_curves(out: Path, curves: Sequence[LossCurve], rows: Sequence[str], ylabel: str) -> list[Path]:
+    """`learning_curves.png` / `.pdf` (`learning_curve_figure`); colours follow `rows`. Nothing is written
+    without curves."""
+    if not curves:
+        return []
+    fig, handles, ncols = learning_curve_figure(curves, rows, ylabel)
+    return finish_figure(fig, handles, ncols, "Loss by epoch", out / "learning_curves")
 
 
 def plot_seed_differences(out: Path, runs: list[RunResult], config: dict,
@@ -180,12 +215,13 @@ def plot_seed_differences(out: Path, runs: list[RunResult], config: dict,
     view = seed_view(runs, rows, datasets, cells, focused[0])
     if not view.seeded or len(rows) < 2:
         return []
-    return [_plot_focus_differences(out / seed_plot_name(row, k == 0), replace(view, focus=row), rows, datasets)
-            for k, row in enumerate(focused)]
+    return [path for k, row in enumerate(focused)
+            for path in _plot_focus_differences(out / Path(seed_plot_name(row, k == 0)).stem,
+                                                replace(view, focus=row), rows, datasets)]
 
 
-def _plot_focus_differences(path: Path, view: SeedView, rows: list[str], datasets: list[str]) -> Path:
-    """One seed-difference figure (see `plot_seed_differences`) of `view.focus`, written to `path`."""
+def _plot_focus_differences(stem: Path, view: SeedView, rows: list[str], datasets: list[str]) -> list[Path]:
+    """One seed-difference figure (see `plot_seed_differences`) of `view.focus`, written to `stem`.png/.pdf."""
     plt = pyplot()
     differences = focus_differences(view, rows, datasets)
     keys = sorted({c for by_cell in differences.values() for c in by_cell}, key=lambda c: (datasets.index(c[0]), c[1]))
@@ -209,9 +245,7 @@ def _plot_focus_differences(path: Path, view: SeedView, rows: list[str], dataset
                  fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False, ncol=min(len(differences), 4))
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, stem)
 
 
 def series_of(true: np.ndarray, channel: int) -> np.ndarray:
@@ -237,8 +271,8 @@ def _forecast_arrays(runs: list[RunResult], rows: list[str], dataset: str, h: in
     return arrays, missing
 
 
-def _draw_forecast(path: Path, arrays: dict[str, tuple[np.ndarray, np.ndarray]], dataset: str, h: int,
-                   window: int | None, colors: dict[str, tuple], value_units: str) -> Path:
+def _draw_forecast(stem: Path, arrays: dict[str, tuple[np.ndarray, np.ndarray]], dataset: str, h: int,
+                   window: int | None, colors: dict[str, tuple], value_units: str) -> list[Path]:
     """One forecast figure: truth with its context and each row's forecast of the last channel at `window`."""
     plt = pyplot()
     count = min(p.shape[0] for p, _ in arrays.values())
@@ -267,14 +301,12 @@ def _draw_forecast(path: Path, arrays: dict[str, tuple[np.ndarray, np.ndarray]],
     # Below the axes: a legend inside would hide the curves, and wide labels would be cut off.
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, frameon=False,
               ncol=min(len(arrays) + 1, 3))
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, stem)
 
 
 def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Path,
                    window: int | None = None) -> list[Path]:
-    """`forecast_<data>_<H>.png` per dataset and horizon: truth, context and each model's forecast of
+    """`forecast_<data>_<H>.png` and `.pdf` per dataset and horizon: truth, context and each model's forecast of
     the last channel for the same test window (default: the middle window); with several seeds, each
     row's run of its lowest seed. Where a finished row's pred.npy is gone (runs/ lost, records committed), an
     existing figure is kept rather than redrawn without that row."""
@@ -296,5 +328,5 @@ def plot_forecasts(out: Path, runs: list[RunResult], config: dict, runs_dir: Pat
                 logger.warning("%s: no pred.npy in %s for %s; drawn without them", path, runs_dir / "results",
                                ", ".join(missing))
             if arrays:
-                paths.append(_draw_forecast(path, arrays, dataset, h, window, colors, value_units))
+                paths += _draw_forecast(path.with_suffix(""), arrays, dataset, h, window, colors, value_units)
     return paths

@@ -25,6 +25,10 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
+For the paper, every figure is also a PDF (PNGs at print resolution) and every table also LaTeX: `table.tex`
+(the accuracy table, booktabs, bold / underline as in the markdown), `efficiency.csv` and `efficiency.tex`
+(`utils.report_files`).
+
 A comparison of another task (`python -m compare --task imputation ...`; `compare.json` names it) gets
 that task's tables instead (`compare.task_report`).
 
@@ -44,6 +48,8 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+import pandas as pd
 
 from compare.cell_statistics import cell_statistics, write_cell_statistics
 from compare.efficiency import format_bytes, format_count, measure
@@ -81,6 +87,7 @@ from compare.run_args import parse_run_args
 from compare.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
 from compare.task_report import write_task_report
 from utils.errors import UserInputError
+from utils.report_files import write_table
 
 __all__ = [
     "CONFIG_FILE",
@@ -171,12 +178,26 @@ def _keep_earlier(line: str, earlier: list[str] | None) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _efficiency_frame(horizons: list[int], lines: list[str]) -> pd.DataFrame:
+    """One dataset's efficiency.md lines as a table: a line per model, columns (H = h, Params | FLOPs) per
+    horizon, then (train step at the shortest H, Batch | ms | Peak memory | s/epoch)."""
+    step = f"Train step, H = {horizons[0]}"
+    columns = [(f"H = {h}", what) for h in horizons for what in ("Params", "FLOPs")]
+    columns += [(step, "Batch"), (step, "ms"), (step, "Peak memory"), ("", "s/epoch")]
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    return pd.DataFrame([c[1:] for c in cells], index=pd.Index([c[0] for c in cells], name="Model"),
+                        columns=pd.MultiIndex.from_tuples(columns), dtype=object)
+
+
 def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: bool = True,
-                     steps: int = 3, device: str = "cpu") -> Path:
+                     steps: int = 3, device: str = "cpu") -> list[Path]:
     """`efficiency.md`: per dataset, each model's parameters and forward FLOPs at every horizon, and
-    its train-step time and peak memory at the dataset's shortest horizon (measured here, now)."""
+    its train-step time and peak memory at the dataset's shortest horizon (measured here, now); the same
+    tables as `efficiency.csv` and `efficiency.tex` (`utils.report_files.write_table`), one per dataset when
+    the datasets' horizons differ. Returns the paths written."""
     rows, datasets, _ = orders(runs, config)
     path = out / "efficiency.md"
+    frames: dict[str, pd.DataFrame] = {}
     # Regenerating without timing never drops a figure measured earlier: those cells are kept.
     earlier = _earlier_measurements(path) if not timing else {}
     info = machine_info()
@@ -199,11 +220,21 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
             shape = shape or row_shape
         md += [f"## {dataset} ({shape or 'no recipe recorded'})", "",
                "| " + " | ".join(header) + " |", "|---|" + "---:|" * (2 * len(horizons) + 4), *lines, ""]
+        frames[dataset] = _efficiency_frame(horizons, lines)
     if earlier:
         md.insert(2, "Train-step cells not measured by the last regeneration (`--no-timing`) are the earlier "
                      "measurement's, kept.")
     path.write_text("\n".join(md))
-    return path
+    caption = ("Parameters and forward FLOPs per horizon; train-step time and peak memory at the shortest "
+               f"horizon ({info['processor']}, device {device}); s/epoch: the runs' measured wall time per epoch.")
+    by_columns: dict[tuple, dict[str, pd.DataFrame]] = {}
+    for dataset, frame in frames.items():
+        by_columns.setdefault(tuple(frame.columns), {})[dataset] = frame
+    written = [path]
+    for k, group in enumerate(by_columns.values()):
+        stem = out / ("efficiency" if k == 0 else f"efficiency_{k + 1}")
+        written += write_table(pd.concat(group, names=["Dataset"]), stem, caption=caption)
+    return written
 
 
 def write_report(out: str | Path, *, runs_dir: str | Path | None = None, reference: str | Path | None = None,
@@ -229,14 +260,14 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     unfinished = latest_interrupted(read_jsonl(runs_dir / MANIFEST_FILE), forecast_key)
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
                               focus=focus, layout=layout, unfinished=unfinished))
-    paths.append(plot_mse_by_horizon(out, runs, config, ref_table))
+    paths += plot_mse_by_horizon(out, runs, config, ref_table)
     paths += plot_learning_curves(out, forecast_loss_curves(runs, config), orders(runs, config)[0],
                                   f"loss ({units(runs, config)})")
     paths += plot_seed_differences(out, runs, config, focus)
     rows, datasets, _ = orders(runs, config, failed)
     paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets))
     paths += plot_forecasts(out, runs, config, runs_dir, window)
-    paths.append(write_efficiency(out, runs, config, timing=timing, steps=steps, device=device))
+    paths += write_efficiency(out, runs, config, timing=timing, steps=steps, device=device)
     return paths + copy_records(runs_dir, out)
 
 

@@ -30,9 +30,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from compare import significance
-from compare.markdown import GridLine, is_tall, markdown_grid, run_status_sections, write_long_csv
+from compare.markdown import (
+    GridLine,
+    grid_frame,
+    is_tall,
+    latex_marks_caption,
+    markdown_grid,
+    run_status_sections,
+    write_grid_latex,
+    write_long_csv,
+)
 from compare.plots import LossCurve, finish_figure, plot_learning_curves, pyplot, row_colors
 from compare.protocol_notes import protocol_header
 from compare.provenance import production_notes, production_section
@@ -81,10 +91,10 @@ def _rank_summaries(lines: list[Line], shown: list[int], rows: list[str], metric
 
 
 def _task_grids(lines: list[Line], rows: list[str], spec: TaskSpec, marks: Marks, seeded: bool, common_n: int,
-                tall: bool) -> tuple[list[str], bool]:
-    """Each table of the task as markdown (a `## title` section per table), and whether a line's marks went
-    untested (†); lines without any value are left out."""
-    md, untested = [], False
+                tall: bool) -> tuple[list[str], bool, list[pd.DataFrame]]:
+    """Each table of the task as markdown (a `## title` section per table), whether a line's marks went
+    untested (†), and each table's cell texts (`grid_frame`); lines without any value are left out."""
+    md, untested, frames = [], False, []
     for title, metrics in spec.tables:
         grid, shown = [], []
         for k, line in enumerate(lines):
@@ -97,9 +107,10 @@ def _task_grids(lines: list[Line], rows: list[str], spec: TaskSpec, marks: Marks
             shown.append(k)
             grid.append(GridLine((line.dataset, f"{line.point}{' †' if dagger else ''}"), texts))
         summaries = _rank_summaries(lines, shown, rows, metrics, spec, marks) if title == spec.tables[0][0] else []
-        md += ["", f"## {title}", "",
-               *markdown_grid(("Dataset", spec.axis_column), rows, [m.label for m in metrics], grid, summaries, tall)]
-    return md, untested
+        frames.append(grid_frame(("Dataset", spec.axis_column), rows, [m.label for m in metrics], grid, summaries,
+                                 tall))
+        md += ["", f"## {title}", "", *markdown_grid(frames[-1], tall)]
+    return md, untested, frames
 
 
 def _legend(spec: TaskSpec, seeded: bool, common_n: int, untested: bool) -> str:
@@ -165,8 +176,9 @@ def _task_notes(config: dict, runs: list[TaskRun], failed: list[dict], spec: Tas
 
 def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config: dict, spec: TaskSpec,
                       focus: str | Sequence[str] | None = None, layout: str = "auto",
-                      unfinished: Sequence[dict] = ()) -> tuple[Path, Path]:
-    """Write the task's `table.md` and `table.csv` into `out`; returns their paths. focus: the row or rows
+                      unfinished: Sequence[dict] = ()) -> tuple[Path, ...]:
+    """Write the task's `table.md`, `table.csv` and each table as LaTeX (`table.tex`, `table_2.tex`, ...)
+    into `out`; returns their paths. focus: the row or rows
     each compared with every other over seeds (default: the first row). layout: "wide" (a line per dataset
     and point), "tall" (a line per model) or "auto" (tall from `compare.markdown.TALL_FROM` models on).
     unfinished: the manifest entries of interrupted runs, listed after the tables."""
@@ -179,7 +191,8 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     common_n = max(set(counts), key=counts.count) if counts else 1
     marks = {(k, m.key): _marks(line, m, seeded) for k, line in enumerate(lines) for m in spec.metrics}
 
-    grids, untested = _task_grids(lines, rows, spec, marks, seeded, common_n, is_tall(layout, rows))
+    tall = is_tall(layout, rows)
+    grids, untested, frames = _task_grids(lines, rows, spec, marks, seeded, common_n, tall)
     md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", "",
           protocol_header([(r.row, r.argv) for r in runs], spec.name), *grids, "",
           _legend(spec, seeded, common_n, untested)]
@@ -195,11 +208,15 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     md_path.write_text("\n".join(md))
     csv_path = write_long_csv(out / "table.csv", _task_records(runs, lines, rows, spec, marks),
                               ["dataset", spec.axis.replace(" ", "_"), "model"])
-    return md_path, csv_path
+    # One .tex per table: table.tex, then table_2.tex, ... (anomaly detection has two).
+    tex_paths = [path for k, ((title, _), frame) in enumerate(zip(spec.tables, frames, strict=True))
+                 for path in write_grid_latex(frame, out / ("table" if k == 0 else f"table_{k + 1}"),
+                                              f"{title}. {latex_marks_caption(seeded)}")]
+    return md_path, csv_path, *tex_paths
 
 
-def plot_headline(out: Path, runs: list[TaskRun], config: dict, spec: TaskSpec) -> Path:
-    """`<metric>_by_dataset.png`: one panel per dataset, bars of the headline metric per axis point and row
+def plot_headline(out: Path, runs: list[TaskRun], config: dict, spec: TaskSpec) -> list[Path]:
+    """`<metric>_by_dataset.png` / `.pdf`: one panel per dataset, bars of the headline metric per axis point and row
     (mean over seeds, ± one sample standard deviation when a cell has several)."""
     plt = pyplot()
     metric = spec.headline
@@ -229,7 +246,7 @@ def plot_headline(out: Path, runs: list[TaskRun], config: dict, spec: TaskSpec) 
         ax.set_ylabel(f"{metric.label} ({'higher' if metric.higher_is_better else 'lower'} is better)")
         ax.grid(alpha=0.3, axis="y")
     handles, _ = axes.flat[0].get_legend_handles_labels()
-    return finish_figure(fig, handles, ncols, f"{metric.label} per dataset", out / f"{metric.key}_by_dataset.png")
+    return finish_figure(fig, handles, ncols, f"{metric.label} per dataset", out / f"{metric.key}_by_dataset")
 
 
 def write_task_report(out: Path, runs_dir: Path, config: dict, *,
@@ -246,7 +263,7 @@ def write_task_report(out: Path, runs_dir: Path, config: dict, *,
     out.mkdir(parents=True, exist_ok=True)
     unfinished = latest_interrupted(task_manifest(runs_dir, spec), task_key)
     paths = list(write_task_tables(out, runs, failed, config, spec, focus, layout, unfinished))
-    paths.append(plot_headline(out, runs, config, spec))
+    paths += plot_headline(out, runs, config, spec)
     rows = ordered([r["name"] for r in config.get("rows", [])], [r.row for r in runs])
     curves = [LossCurve(f"{r.dataset}, {spec.axis} {r.point}", r.row, r.records[0]["curve"], r.best_epoch)
               for r in sorted(runs, key=lambda r: r.order) if r.records and r.records[0].get("curve")]

@@ -38,7 +38,7 @@ from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
 from data_provider.registry import find_by_path
 from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
-from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_features
+from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_marks
 
 __all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset"]
 
@@ -282,7 +282,7 @@ class WindowDataset(Dataset):
             width = num_time_features(self.freq) if self.timeenc == 1 else num_calendar_features(self.freq)
             return np.zeros((n, width), dtype=np.float32)
         if self.timeenc == 1:
-            return time_features(dates, self.freq)
+            return time_marks(dates, self.freq)
         return calendar_features(dates, self.freq)
 
     def __len__(self) -> int:

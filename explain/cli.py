@@ -56,23 +56,23 @@ def explain_checkpoint(checkpoint: str, run_flags: list[str], window: int, chann
     default = Path("test_results") / path.parent.name / "explain" / f"window{window}_channel{channel}"
     folder = Path(out) if out else default
     files = write_files(folder, quantities, looks[0].layer.paths, args.seq_len, names[channel])
-    plot_forecast(folder / "forecast.png", *quantities["forecast"].values(), names[channel])
+    files += plot_forecast(folder / "forecast", *quantities["forecast"].values(), names[channel])
     summary = {
         "checkpoint": str(path), "window": window, "channel": channel, "channel_name": names[channel],
         "seq_len": args.seq_len, "pred_len": args.pred_len, "layers": len(looks),
         "heads": looks[0].layer.n_heads, "paths": list(looks[0].layer.paths), "impl": looks[0].layer.impl,
-        "dtype": dtype, "files": sorted(p.name for p in [*files, folder / "forecast.png"]),
+        "dtype": dtype, "files": sorted(p.name for p in files),
         "flags": {k: v for k, v in sorted(vars(args).items()) if isinstance(v, (bool, int, float, str))},
     }
     (folder / "explain.json").write_text(json.dumps(summary, indent=1) + "\n")
-    return [*files, folder / "forecast.png", folder / "explain.json"]
+    return [*files, folder / "explain.json"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m explain", allow_abbrev=False,
         description="A look inside a trained CAPS checkpoint on one test window: per layer, each path's "
-                    "contribution to the attention output, the Clock and the path weights (PNG + NPZ). "
+                    "contribution to the attention output, the Clock and the path weights (PNG + PDF + NPZ). "
                     "Other arguments are run.py flags of the run; they override those saved in last.pth.")
     p.add_argument("--checkpoint", required=True, help="<checkpoints>/<setting>/checkpoint.pth or its folder")
     p.add_argument("--window", type=int, default=0, help="index of the test window (0 = the first)")

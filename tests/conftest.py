@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from exp.arguments import build_parser
+from utils import report_files
 
 REQUIRED = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "test",
             "--model", "DLinear", "--data", "ETTh1"]
@@ -34,6 +35,13 @@ def make_configs():
 @pytest.fixture(autouse=True)
 def _seed_torch():
     torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _screen_resolution_figures(monkeypatch):
+    """Report PNGs at 120 dpi in tests, as fast as before print resolution: the tests check what a figure
+    draws; tests/utils/test_report_files.py checks the print resolution itself."""
+    monkeypatch.setattr(report_files, "PRINT_DPI", 120)
 
 
 def mirror_root() -> Path | None:

@@ -2,8 +2,10 @@
 
 Two encodings, chosen by `--embed`:
 
-- timeenc=1 (``--embed timeF``): :func:`time_features` gives real-valued columns, each a calendar
-  position mapped linearly into [-0.5, 0.5], e.g. ``hour / 23 - 0.5``. The columns depend on the base
+- timeenc=1 (``--embed timeF``): :func:`time_marks` gives real-valued columns ``[N, F]``, each a calendar
+  position mapped linearly into [-0.5, 0.5], e.g. ``hour / 23 - 0.5``; :func:`time_features`, TSLib's
+  name, gives the same numbers in TSLib's shape ``[F, N]`` (a TSLib model or loader that calls it and
+  transposes keeps working). The columns depend on the base
   unit of `--freq` (h: hour, weekday, day-of-month, day-of-year; finer units prepend minute and
   second). :func:`num_time_features` is the width, which `TimeFeatureEmbedding` needs up front.
 - timeenc=0 (``--embed fixed|learned``): :func:`calendar_features` gives integer columns
@@ -25,7 +27,7 @@ import pandas as pd
 from utils.errors import UserInputError
 
 __all__ = ["FREQ_UNITS", "base_unit", "calendar_features", "num_calendar_features", "num_time_features",
-           "time_features"]
+           "time_feature_names", "time_features", "time_marks"]
 
 #: Base units and the number of timeF columns each gives (TimeFeatureEmbedding's widths).
 FREQ_UNITS: dict[str, int] = {"s": 6, "t": 5, "h": 4, "d": 3, "b": 3, "w": 2, "m": 1, "a": 1}
@@ -122,7 +124,7 @@ _FEATURES: dict[str, list[Callable[[pd.DatetimeIndex], np.ndarray]]] = {
 
 
 def time_feature_names(freq: str) -> list[str]:
-    """Names of the timeF mark columns of `freq`, in `time_features`' order (h: hour_of_day, day_of_week,
+    """Names of the timeF mark columns of `freq`, in `time_marks`' order (h: hour_of_day, day_of_week,
     day_of_month, day_of_year)."""
     return [f.__name__.lstrip("_") for f in _FEATURES[base_unit(freq)]]
 
@@ -131,8 +133,9 @@ def _as_index(dates: pd.DatetimeIndex | pd.Series | np.ndarray) -> pd.DatetimeIn
     return pd.DatetimeIndex(dates)
 
 
-def time_features(dates: pd.DatetimeIndex | pd.Series, freq: str = "h") -> np.ndarray:
-    """timeF marks (timeenc=1): ``[N, F]`` float32 with F = num_time_features(freq), values in [-0.5, 0.5].
+def time_marks(dates: pd.DatetimeIndex | pd.Series, freq: str = "h") -> np.ndarray:
+    """timeF marks (timeenc=1), one line per date: ``[N, F]`` float32 with F = num_time_features(freq), values
+    in [-0.5, 0.5] (the layout of `x_mark`; `time_features` is the same transposed, TSLib's ``[F, N]``).
 
     Columns, in TSLib's order, by base unit: s → second/59, minute/59, then the t columns;
     t → minute/59, then the h columns; h → hour/23, weekday/6, (day−1)/30, (dayofyear−1)/365;
@@ -142,6 +145,12 @@ def time_features(dates: pd.DatetimeIndex | pd.Series, freq: str = "h") -> np.nd
     index = _as_index(dates)
     columns = [f(index) for f in _FEATURES[base_unit(freq)]]
     return np.stack(columns, axis=1).astype(np.float32)  # [N, F]
+
+
+def time_features(dates: pd.DatetimeIndex | pd.Series, freq: str = "h") -> np.ndarray:
+    """TSLib's `time_features`: the timeF marks of `time_marks` one feature per line, ``[F, N]`` float32, as
+    TSLib's loaders expect it before their ``.transpose(1, 0)``."""
+    return time_marks(dates, freq).T  # [F, N]
 
 
 def num_calendar_features(freq: str) -> int:

@@ -93,10 +93,11 @@ def table_line(text: str, prefix: str) -> list[str]:
 def test_every_report_file_is_written(comparison):
     root, paths = comparison
     names = sorted(p.name for p in paths)
-    assert names == ["cell_statistics.json", "compare_runs.jsonl", "critical_difference.png", "efficiency.md",
-                     "forecast_ECL_12.png", "forecast_ECL_24.png",
-                     "forecast_ETTh1_12.png", "forecast_ETTh1_24.png", "mse_by_horizon.png", "results.jsonl",
-                     "table.csv", "table.md"]
+    figures = [f"{stem}.{ext}" for stem in ("critical_difference", "forecast_ECL_12", "forecast_ECL_24",
+                                            "forecast_ETTh1_12", "forecast_ETTh1_24", "mse_by_horizon")
+               for ext in ("pdf", "png")]
+    assert names == sorted(["cell_statistics.json", "compare_runs.jsonl", "efficiency.csv", "efficiency.md",
+                            "efficiency.tex", *figures, "results.jsonl", "table.csv", "table.md", "table.tex"])
     # The run records are copied beside the report (runs/ is git-ignored), byte for byte.
     for name in ("results.jsonl", "compare_runs.jsonl"):
         assert (root / name).read_text() == (root / "runs" / name).read_text()
@@ -117,6 +118,37 @@ def test_bold_best_underline_second_with_ties_at_printed_precision(comparison):
                                                        "_0.350_"]
     # C lacks ECL H=24, so it has no ECL average rather than one over fewer horizons.
     assert table_line(text, "| ECL | Avg |")[2:] == ["_0.200_", "_0.200_", "**0.150**", "**0.150**", "—", "—"]
+
+
+def accuracy_cells_of(text: str) -> list[str]:
+    """The cells of the accuracy table (the first markdown table) of a table.md."""
+    block = text.split("\n\n")[1].splitlines()
+    return [cell.strip() for line in block[2:] for cell in line.strip("|").split("|")]
+
+
+def test_the_latex_table_marks_the_cells_the_markdown_marks(comparison):
+    """table.tex (pandas' Styler, booktabs) has every number of the markdown table, bold where the markdown is
+    bold and underlined where it is underlined."""
+    root, paths = comparison
+    assert root / "table.tex" in paths
+    tex = (root / "table.tex").read_text()
+    assert all(rule in tex for rule in (r"\toprule", r"\midrule", r"\bottomrule"))
+    cells = accuracy_cells_of((root / "table.md").read_text())
+    bold = [c.strip("*") for c in cells if c.startswith("**")]
+    underlined = [c.strip("_") for c in cells if c.startswith("_") and c.endswith("_")]
+    assert bold and underlined
+    assert tex.count(r"\textbf{") == len(bold) and tex.count(r"\underline{") == len(underlined)
+    assert sorted(tex.split(r"\textbf{")[k + 1].split("}")[0] for k in range(len(bold))) == sorted(bold)
+    assert r"\multicolumn{2}{c}{A}" in tex and "Avg rank" in tex
+
+
+def test_efficiency_is_also_csv_and_latex(comparison):
+    root, _ = comparison
+    rows = list(csv.DictReader((root / "efficiency.csv").open()))
+    assert [(r["Dataset"], r["Model"]) for r in rows] == [(d, m) for d in ("ETTh1", "ECL") for m in "ABC"]
+    md_a = table_line((root / "efficiency.md").read_text(), "| A |")
+    assert [rows[0][k] for k in ("H = 12 Params", "H = 12 FLOPs", "s/epoch")] == [md_a[1], md_a[2], md_a[-1]]
+    assert r"\toprule" in (root / "efficiency.tex").read_text()
 
 
 def test_tall_layout_is_the_wide_table_transposed(comparison, tmp_path):
@@ -222,12 +254,12 @@ def test_a_forecast_figure_is_kept_when_a_finished_rows_predictions_are_gone(tmp
     runs, _ = load_runs(root / "runs")
     config = json.loads((root / "compare.json").read_text())
     drawn = report.plot_forecasts(root, runs, config, root / "runs")
-    assert sorted(p.name for p in drawn) == ["forecast_ECL_12.png", "forecast_ECL_24.png", "forecast_ETTh1_12.png",
-                                             "forecast_ETTh1_24.png"]
+    cells = ("ECL_12", "ECL_24", "ETTh1_12", "ETTh1_24")
+    assert sorted(p.name for p in drawn) == sorted(f"forecast_{c}.{ext}" for c in cells for ext in ("png", "pdf"))
     figure = root / "forecast_ETTh1_12.png"
     figure.write_bytes(b"committed figure")
     drawn = report.plot_forecasts(root, runs, config, root / "runs")
-    assert figure.read_bytes() == b"committed figure" and figure not in drawn and len(drawn) == 3
+    assert figure.read_bytes() == b"committed figure" and figure not in drawn and len(drawn) == 6
 
 
 def test_plain_run_py_results_without_manifest_still_report(tmp_path):

@@ -74,6 +74,13 @@ def test_anomaly_shows_unadjusted_f1_first_then_ap_and_the_point_adjusted_f1(tmp
     assert table_line(text, "| SWAT | 1 |") == "| SWAT | 1 | **0.250** | — | **0.850** | — | — | — |"
     assert "| Dataset | Block | A P | A R | A P (PA) | A R (PA) | B P | B R | B P (PA) | B R (PA) |" in text
     assert (tmp_path / "unadjusted_f_score_by_dataset.png").is_file()
+    assert (tmp_path / "unadjusted_f_score_by_dataset.pdf").is_file()
+    # Each of the two tables is a LaTeX table of its own, marked as its markdown.
+    first, second = (tmp_path / "table.tex").read_text(), (tmp_path / "table_2.tex").read_text()
+    assert r"\multicolumn{3}{c}{A}" in first and r"\multicolumn{8}{c}{A}" not in first
+    assert (r"MSL & 0 & \underline{0.300} & \underline{0.500} & \textbf{0.800} & \textbf{0.400} & \textbf{0.600} & "
+            r"\underline{0.700}") in first
+    assert r"\multicolumn{4}{c}{A}" in second and r"\caption{Precision and recall" in second
 
 
 def m4_record(smape: float, mase: float, series: int, summary: dict | None = None) -> dict:

@@ -13,7 +13,7 @@ import pytest
 from sklearn.preprocessing import StandardScaler
 
 from data_provider.data_loader import Dataset_Custom, Dataset_ETT_hour, Dataset_ETT_minute
-from utils.timefeatures import calendar_features, time_features
+from utils.timefeatures import calendar_features, time_marks
 
 FILES = {
     "ETTh1": (Dataset_ETT_hour, "ETT-small", "ETTh1.csv"),
@@ -86,13 +86,13 @@ def test_first_test_window_is_the_file_rows_and_inverts_back(data_mirror, name):
 
 
 @pytest.mark.parametrize("name", list(FILES))
-def test_marks_are_time_features_of_the_window_dates(data_mirror, name):
+def test_marks_are_time_marks_of_the_window_dates(data_mirror, name):
     dataset = load(data_mirror, name, "val")
     dates = pd.DatetimeIndex(pd.to_datetime(raw(data_mirror, name)["date"]))
     b1 = dataset.border1s[1]
     _, _, x_mark, y_mark = dataset[5]
-    np.testing.assert_array_equal(x_mark, time_features(dates[b1 + 5:b1 + 101], "h"))
-    np.testing.assert_array_equal(y_mark, time_features(dates[b1 + 53:b1 + 197], "h"))
+    np.testing.assert_array_equal(x_mark, time_marks(dates[b1 + 5:b1 + 101], "h"))
+    np.testing.assert_array_equal(y_mark, time_marks(dates[b1 + 53:b1 + 197], "h"))
 
 
 def test_ettm1_calendar_marks_with_minute_freq(data_mirror):

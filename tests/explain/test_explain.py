@@ -131,13 +131,13 @@ def test_path_weights_are_the_papers_weights(run_folder, root):
     assert torch.all(decay[:, :, 1:, 0] <= decay[:, :, :-1, 0])
 
 
-def test_the_command_writes_one_png_and_npz_per_quantity(run_folder, root, tmp_path):
+def test_the_command_writes_one_png_pdf_and_npz_per_quantity(run_folder, root, tmp_path):
     out = tmp_path / "look"
     assert main(["--checkpoint", str(run_folder), "--window", "2", "--channel", "1", "--out", str(out),
                  "--root_path", str(root)]) == 0
     stems = ["contributions", "clock", *WEIGHT_FILES.values(), "forecast"]
     assert sorted(f.name for f in out.iterdir()) == sorted(
-        [f"{s}.{ext}" for s in stems for ext in ("npz", "png")] + ["explain.json"])
+        [f"{s}.{ext}" for s in stems for ext in ("npz", "png", "pdf")] + ["explain.json"])
     contributions = np.load(out / "contributions.npz")
     clock = np.load(out / "clock.npz")
     assert clock["channel"].shape == clock["mean"].shape == (LAYERS, HEADS, STEPS)

@@ -12,7 +12,7 @@ import torch
 
 from models.CAPS import CAPS_MODEL_OPTIONS, MARK_RANGE_FLOOR, Model, normalise_marks
 from tests.models.test_caps import B, H, L, batch, randomise, small
-from utils.timefeatures import time_features
+from utils.timefeatures import time_marks
 
 OFFICIAL_SWITCHES = dict(caps_path1_max="global", caps_path2_decay="official", caps_rope_layout="official",
                          caps_mark_norm="official", caps_dropout_rescale="official")
@@ -24,7 +24,7 @@ def new_year_marks(steps_per_hour: int = 4) -> torch.Tensor:
     """TSLib's timeF marks (freq h, as the official scripts pass for every dataset) of 15-minute data over
     the turn of a year: [N, 4] = hour of day, day of week, day of month, day of year, each in [-0.5, 0.5]."""
     dates = pd.date_range("2016-12-25", "2017-01-06", freq=f"{60 // steps_per_hour}min")
-    return torch.tensor(time_features(dates, freq="h"), dtype=torch.float64)
+    return torch.tensor(time_marks(dates, freq="h"), dtype=torch.float64)
 
 
 def windows(marks: torch.Tensor, seq_len: int = 96, horizon: int = 96) -> tuple[torch.Tensor, torch.Tensor]:

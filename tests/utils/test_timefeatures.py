@@ -15,6 +15,7 @@ from utils.timefeatures import (
     num_time_features,
     time_feature_names,
     time_features,
+    time_marks,
 )
 
 # 2021-03-14 15:09:26 is a Sunday (weekday 6), day-of-year 73, ISO week 10.
@@ -43,8 +44,8 @@ EXPECTED_ROW = {
 
 
 @pytest.mark.parametrize("freq", list(EXPECTED_ROW), ids=lambda f: f"freq-{f}")
-def test_time_features_values_for_one_timestamp(freq):
-    out = time_features(pd.DatetimeIndex([STAMP]), freq)
+def test_time_marks_values_for_one_timestamp(freq):
+    out = time_marks(pd.DatetimeIndex([STAMP]), freq)
     assert out.dtype == np.float32
     assert out.shape == (1, num_time_features(freq))
     np.testing.assert_allclose(out[0], EXPECTED_ROW[freq], rtol=0, atol=1e-6)
@@ -77,7 +78,7 @@ def test_unknown_freq_names_the_flag_and_the_choices(freq):
     with pytest.raises(UserInputError, match=r"--freq .* use one of s, t \(or min\), h, d, b, w, m, a"):
         num_time_features(freq)
     with pytest.raises(ValueError, match="--freq"):
-        time_features(pd.DatetimeIndex([STAMP]), freq)
+        time_marks(pd.DatetimeIndex([STAMP]), freq)
 
 
 @pytest.mark.parametrize("freq, unit", [("15min", "t"), ("10min", "t"), ("t", "t"), ("30s", "s"), ("2h", "h"),
@@ -92,7 +93,7 @@ def test_columns_span_exactly_minus_half_to_half_over_a_leap_year(freq, step):
     # A whole leap year hits every calendar extreme at hourly resolution; finer steps use fewer periods.
     periods = {"h": 366 * 24, "t": 3 * 24 * 60, "s": 2 * 3600, "d": 366}[freq]
     dates = pd.date_range("2016-01-01", periods=periods, freq=step)
-    out = time_features(dates, freq)
+    out = time_marks(dates, freq)
     assert out.min() >= -0.5 and out.max() <= 0.5 + 1e-6
     # The first column (the finest unit) sweeps its full range.
     assert out[:, 0].min() == pytest.approx(-0.5) and out[:, 0].max() == pytest.approx(0.5)
@@ -100,7 +101,7 @@ def test_columns_span_exactly_minus_half_to_half_over_a_leap_year(freq, step):
 
 def test_accepts_a_series_of_datetimes():
     series = pd.Series(pd.date_range("2020-01-01", periods=3, freq="h"))
-    np.testing.assert_array_equal(time_features(series, "h"), time_features(pd.DatetimeIndex(series), "h"))
+    np.testing.assert_array_equal(time_marks(series, "h"), time_marks(pd.DatetimeIndex(series), "h"))
 
 
 @pytest.mark.parametrize("freq, expected", [
@@ -120,3 +121,14 @@ def test_calendar_features_integer_columns(freq, expected):
 def test_calendar_minute_column_is_quarter_hour_index():
     dates = pd.date_range("2016-07-01 00:00", periods=8, freq="15min")
     np.testing.assert_array_equal(calendar_features(dates, "15min")[:, 4], [0, 1, 2, 3, 0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("freq", ["h", "t", "d", "w", "m"])
+def test_time_features_has_tslibs_shape_features_by_steps(freq):
+    """TSLib's `time_features` returns [F, N] (its loaders transpose it); `time_marks` is the [N, F] of x_mark."""
+    dates = pd.date_range("2021-01-01", periods=7, freq="h")
+    features = time_features(dates, freq)
+    assert features.shape == (num_time_features(freq), 7)
+    np.testing.assert_array_equal(features, time_marks(dates, freq).T)
+    # What a TSLib loader does with it: one line of marks per date.
+    np.testing.assert_array_equal(features.transpose(1, 0)[3], time_marks(dates[3:4], freq)[0])
