@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compare.markdown import GridLine, markdown_grid
+from compare.markdown import GridLine, grid_frame, markdown_grid
 from compare.ranking import DECIMALS
 from compare.records import RunResult, seed_order
 from exp.naive_forecast import NAIVE_METHODS
@@ -154,7 +154,7 @@ def naive_section(runs: list[RunResult], rows: list[str], datasets: list[str], t
           "forecast that repeats the last input value (mean over seeds of each run's ratio). *Geo-mean*: geometric "
           "mean over the (dataset, horizon) cells where every model with scores has one, against the naive and the "
           "seasonal naive forecast (the last cycle of one period repeated).", "",
-          *markdown_grid(("Dataset", "H"), rows, ("rel MSE", "rel MAE"), lines, summaries, tall), ""]
+          *markdown_grid(grid_frame(("Dataset", "H"), rows, ("rel MSE", "rel MAE"), lines, summaries, tall), tall), ""]
     for name, rel in (("naive", naive), ("seasonal naive", rels["seasonal_naive"])):
         total = len({(d, h) for (d, h, _) in rel.values})
         if len(rel.common) < total:

@@ -122,7 +122,7 @@ def test_bold_best_underline_second_with_ties_at_printed_precision(comparison):
 
 def accuracy_cells_of(text: str) -> list[str]:
     """The cells of the accuracy table (the first markdown table) of a table.md."""
-    block = text.split("\n\n")[1].splitlines()
+    block = next(b for b in text.split("\n\n") if b.startswith("|")).splitlines()
     return [cell.strip() for line in block[2:] for cell in line.strip("|").split("|")]
 
 
