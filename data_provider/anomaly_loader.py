@@ -60,12 +60,15 @@ class SegmentDataset(Dataset):
         train, test, labels = self.read(paths)
         check_series_pair(train, test, self.name, root_path)
         labels = check_labels(labels, len(test), f"the test labels of --data {self.name} in {root_path}")
-        scaler = StandardScaler().fit(train)
-        self.train = scaler.transform(train)
-        self.test = scaler.transform(test)
+        #: fit on the training series; a model card saves its statistics for scoring new files
+        self.scaler = StandardScaler().fit(train)
+        self.train = self.scaler.transform(train)
+        self.test = self.scaler.transform(test)
         self.val = self.train[int(len(self.train) * VAL_START):]
         self.test_labels = labels.astype(np.float32)
         self.n_channels = self.train.shape[1]
+        #: channel names in order: the csv header where the files have one, else "0".."C-1"
+        self.columns = self.channel_names(paths) or [str(i) for i in range(self.n_channels)]
         self.data_path = root_path
         logger.info("test: %s", self.test.shape)
         logger.info("train: %s", self.train.shape)
@@ -76,6 +79,10 @@ class SegmentDataset(Dataset):
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(train `[T, C]`, test `[T', C]`, test labels `[T']`) from the files of `paths`."""
         raise NotImplementedError
+
+    def channel_names(self, paths: list) -> list[str] | None:
+        """The names of the C channels in the training file's header; None for files without names (.npy)."""
+        return None
 
     def _series(self) -> np.ndarray:
         return {"train": self.train, "val": self.val}.get(self.flag, self.test)
@@ -189,6 +196,9 @@ class PSMSegLoader(SegmentDataset):
         labels = _read_frame(label_path).to_numpy()[:, 1:]
         return _read_numeric_csv(train_path, drop_first=True), _read_numeric_csv(test_path, drop_first=True), labels
 
+    def channel_names(self, paths: list) -> list[str]:
+        return [str(c).strip() for c in pd.read_csv(paths[0], nrows=0).columns[1:]]
+
 
 class _NpySegLoader(SegmentDataset):
     """<NAME>_train.npy `[T, C]`, <NAME>_test.npy `[T', C]`, <NAME>_test_label.npy `[T']`."""
@@ -223,3 +233,6 @@ class SWATSegLoader(SegmentDataset):
         test = _read_frame(test_path)
         return (_read_numeric_csv(train_path, drop_last=True), _read_numeric_csv(test_path, drop_last=True),
                 test.iloc[:, -1].to_numpy())
+
+    def channel_names(self, paths: list) -> list[str]:
+        return [str(c).strip() for c in pd.read_csv(paths[0], nrows=0).columns[:-1]]
