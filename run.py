@@ -23,6 +23,7 @@ from exp.model_card import write_model_card
 from exp.run_config import run_config
 from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
+from predict.after_run import predict_for_run
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
 from utils.process_guard import die_with_parent
@@ -45,6 +46,8 @@ def _run(args: argparse.Namespace) -> None:
         record = exp.test(setting, test=1)
         # A checkpoint trained before model cards existed gets its card here (exp/model_card.py).
         write_model_card(exp, setting, record)
+        if args.do_predict and exp.dist.is_main:
+            predict_for_run(args, setting)
         return
     for ii in range(args.itr):
         seed_everything(args.seed + ii)
@@ -65,6 +68,8 @@ def _run(args: argparse.Namespace) -> None:
             record = exp.test(setting)
             write_model_card(exp, setting, record)
             exp.mark_complete(setting)
+            if args.do_predict and exp.dist.is_main:
+                predict_for_run(args, setting)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
