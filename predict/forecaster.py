@@ -24,7 +24,7 @@ import torch
 
 from data_provider.data_loader import time_marks
 from exp.train_step import ForecastStep
-from predict.frames import Table, future_dates
+from predict.frames import Table, as_table, future_dates
 from predict.trained import TrainedModel
 
 __all__ = ["Forecaster", "Scored"]
@@ -35,10 +35,6 @@ class Scored(NamedTuple):
 
     frame: pd.DataFrame
     metrics: dict[str, Any] | None
-
-
-def _as_table(frame: pd.DataFrame | Table) -> Table:
-    return frame if isinstance(frame, Table) else Table(frame)
 
 
 class Forecaster(TrainedModel):
@@ -101,7 +97,7 @@ class Forecaster(TrainedModel):
     def forecast(self, frame: pd.DataFrame | Table) -> pd.DataFrame:
         """The next pred_len steps after the table's last row: one row per step, the timestamp column (or `row`, the
         position, for files without timestamps) and one column per forecast variate, in the data's units."""
-        table = _as_table(frame)
+        table = as_table(frame)
         table.require_columns(self.data["input_columns"], self.data["date_column"])
         table.require_rows(self.seq_len, f"the model reads the last --seq_len {self.seq_len} rows")
         n, H = len(table.frame), self.pred_len
@@ -117,7 +113,7 @@ class Forecaster(TrainedModel):
         step's timestamp (or row), `step` (1..H), each forecast variate and `<variate>_true` (empty past the
         table's end). Metrics over the windows whose H rows are all in the table: `mse`/`mae` on the standardised
         values (what run.py's test reports), `mse_original`/`mae_original` in the data's units, per variate too."""
-        table = _as_table(frame)
+        table = as_table(frame)
         table.require_columns(self.data["input_columns"], self.data["date_column"])
         table.require_rows(self.seq_len, f"a window reads --seq_len {self.seq_len} rows")
         n, L, H = len(table.frame), self.seq_len, self.pred_len

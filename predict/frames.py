@@ -20,7 +20,7 @@ import pandas as pd
 from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
 from utils.errors import UserInputError
 
-__all__ = ["Table", "future_dates", "read_table"]
+__all__ = ["Table", "as_table", "future_dates", "read_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +123,11 @@ def _step_name(offset: pd.DateOffset) -> str:
         return _duration(pd.Timedelta(offset))
     except ValueError:
         return offset.freqstr
+
+
+def as_table(frame: pd.DataFrame | Table) -> Table:
+    """A DataFrame as a `Table` (a Table unchanged)."""
+    return frame if isinstance(frame, Table) else Table(frame)
 
 
 def read_table(path: str | Path) -> Table:

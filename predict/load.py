@@ -8,7 +8,11 @@ from pathlib import Path
 import torch
 
 from exp.model_card import read_model_card
+from predict.classifier import Classifier
+from predict.detector import Detector
 from predict.forecaster import Forecaster
+from predict.imputer import Imputer
+from predict.short_term import SeriesForecaster
 from predict.trained import TrainedModel, build_trained_model, card_namespace
 from utils.errors import UserInputError
 
@@ -17,14 +21,18 @@ __all__ = ["TASK_MODELS", "load_trained"]
 #: --task_name → the class that uses its checkpoints
 TASK_MODELS: dict[str, type[TrainedModel]] = {
     "long_term_forecast": Forecaster,
+    "short_term_forecast": SeriesForecaster,
+    "imputation": Imputer,
+    "anomaly_detection": Detector,
+    "classification": Classifier,
 }
 
 
 def load_trained(folder: str | os.PathLike, root_path: str | None = None,
                  device: str | torch.device = "cpu") -> TrainedModel:
     """The model trained in `folder` (which holds checkpoint.pth and model_card.json), ready for its task's method:
-    `.forecast(frame)` / `.rolling(frame)` (long_term_forecast), `.impute(frame)`, `.detect(frame)`,
-    `.classify(path)`, or short_term_forecast's `.forecast(frame)`.
+    `.forecast(frame)` / `.rolling(frame)` (long_term_forecast), `.forecast(path)` (short_term_forecast, M4's
+    per-group CSV layout), `.impute(frame)`, `.detect(frame)`, `.classify(path)` (a .ts file).
 
     root_path: the folder holding the training file, needed only by models built from training statistics (Koopa,
     OLinear). Every problem (no card, a weights file other than the card's, a model this checkout lacks) is one

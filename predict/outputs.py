@@ -7,6 +7,11 @@ Files, `<prefix>` being the input's name + "_" for `python -m predict` and empty
 =====================  ====================================================================================
 long_term_forecast     <prefix>forecast.csv, <prefix>forecast.png; with --rolling <prefix>rolling.csv,
                        <prefix>rolling.png and <prefix>rolling_metrics.json (when the file holds the truth)
+short_term_forecast    <prefix>forecast.csv (id, V1..VH) of a CSV in M4's per-group layout
+imputation             <prefix>imputed.csv (the input with its missing cells filled), <prefix>imputed.png
+anomaly_detection      <prefix>anomalies.csv (row, score, anomaly), <prefix>anomalies.png
+classification         <prefix>labels.csv (sample, label, prob_<class>..., true_label), and
+                       <prefix>labels_metrics.json when the .ts file holds labels
 =====================  ====================================================================================
 """
 
@@ -18,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from predict.figures import forecast_figure, rolling_figure
+from predict.figures import forecast_figure, imputation_figure, rolling_figure, scores_figure
 from predict.frames import read_table
 from predict.trained import TrainedModel
 from utils.errors import UserInputError
@@ -70,9 +75,42 @@ def forecast_files(trained: TrainedModel, frame: pd.DataFrame, forecast: pd.Data
             "forecast.png": forecast_figure(_history(trained, frame), forecast, time, columns)}
 
 
+def series_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+    return {"forecast.csv": _csv(trained.forecast(path))}
+
+
+def imputation_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+    table = read_table(path)
+    filled = trained.filled_cells(table)
+    result = trained.impute(table)
+    column = trained.data["date_column"]
+    shown = result.assign(**{column: pd.to_datetime(result[column])}) if column else result
+    return {"imputed.csv": _csv(result),
+            "imputed.png": imputation_figure(shown, filled, column, trained.filled_columns)}
+
+
+def anomaly_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+    result = trained.detect(read_table(path))
+    return {"anomalies.csv": _csv(result),
+            "anomalies.png": scores_figure(result["score"].to_numpy(), trained.threshold,
+                                           result["anomaly"].to_numpy().astype(bool))}
+
+
+def classification_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+    result = trained.classify(path)
+    outputs = {"labels.csv": _csv(result.frame)}
+    if result.metrics is not None:
+        outputs["labels_metrics.json"] = _json(result.metrics)
+    return outputs
+
+
 #: --task_name → what its model writes for one input file (and whether it accepts --rolling)
 TASK_OUTPUTS: dict[str, tuple[Callable[[TrainedModel, Path, bool], Outputs], bool]] = {
     "long_term_forecast": (forecast_outputs, True),
+    "short_term_forecast": (series_outputs, False),
+    "imputation": (imputation_outputs, False),
+    "anomaly_detection": (anomaly_outputs, False),
+    "classification": (classification_outputs, False),
 }
 
 

@@ -23,7 +23,7 @@ from exp.model_registry import MODEL_REGISTRY
 from utils.errors import UserInputError
 from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
 
-__all__ = ["TrainedModel", "build_trained_model", "card_namespace", "verified_state"]
+__all__ = ["TrainedModel", "build_trained_model", "card_namespace", "covering_windows", "verified_state"]
 
 # The run.py flags without a default.
 _REQUIRED = ("task_name", "is_training", "model_id", "model", "data")
@@ -93,6 +93,15 @@ def build_trained_model(folder: Path, card: dict[str, Any], args: argparse.Names
         raise UserInputError(f"--model {args.model}: {err}") from None
     load_model_state(model, state, folder / "checkpoint.pth")
     return model.eval()
+
+
+def covering_windows(rows: int, length: int) -> list[int]:
+    """Starts of windows of `length` rows covering rows 0..rows-1: back to back, the last one ending at the last row
+    (it overlaps the one before when `length` does not divide `rows`)."""
+    starts = list(range(0, rows - length + 1, length))
+    if starts[-1] + length < rows:
+        starts.append(rows - length)
+    return starts
 
 
 class TrainedModel:
