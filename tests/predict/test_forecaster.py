@@ -187,14 +187,23 @@ def test_a_forecaster_has_no_other_tasks_methods(folders):
     assert ".forecast()" in _one_line(lambda: trained.impute(pd.DataFrame()))
 
 
-def test_train_then_forecast_on_etth1(tmp_path, data_mirror, caplog):
-    """The acceptance round trip through run.py on ETTh1 (DLinear, 1 epoch): the forecast of the rows up to the last
-    test window's input is that window's test prediction."""
+#: CAPS and the mission baselines, in each --features mode; the default suite trains DLinear (M) only
+ROUND_TRIPS = [pytest.param(model, features, marks=[] if (model, features) == ("DLinear", "M") else pytest.mark.slow)
+               for model in ("DLinear", "CAPS", "PatchTST", "iTransformer", "TimesNet") for features in ("M", "S", "MS")]
+
+
+@pytest.mark.parametrize(("model", "features"), ROUND_TRIPS)
+def test_train_then_forecast_on_etth1(tmp_path, data_mirror, caplog, model, features):
+    """The acceptance round trip through run.py on ETTh1 (1 epoch): the forecast of the rows up to the last test
+    window's input is that window's test prediction, inverse-scaled."""
+    channels = "1" if features == "S" else "7"
+    c_out = "7" if features == "M" else "1"
     argv = ["--task_name", "long_term_forecast", "--is_training", "1", "--root_path", str(data_mirror / "ETT-small"),
-            "--data_path", "ETTh1.csv", "--model_id", "rt", "--model", "DLinear", "--data", "ETTh1", "--features",
-            "M", "--seq_len", "96", "--label_len", "48", "--pred_len", "24", "--enc_in", "7", "--dec_in", "7",
-            "--c_out", "7", "--batch_size", "256", "--train_epochs", "1", "--num_workers", "0", "--no_progress",
-            "--des", "rt", "--checkpoints", str(tmp_path / "checkpoints")]
+            "--data_path", "ETTh1.csv", "--model_id", "rt", "--model", model, "--data", "ETTh1", "--features",
+            features, "--seq_len", "96", "--label_len", "48", "--pred_len", "24", "--enc_in", channels, "--dec_in",
+            channels, "--c_out", c_out, "--d_model", "8", "--d_ff", "16", "--n_heads", "2", "--e_layers", "1",
+            "--top_k", "2", "--num_kernels", "2", "--batch_size", "256", "--train_epochs", "1", "--num_workers", "0",
+            "--no_progress", "--des", "rt", "--checkpoints", str(tmp_path / "checkpoints")]
     caplog.set_level(logging.WARNING)
     with working_directory(tmp_path):
         assert run.main(argv) == 0
@@ -202,4 +211,6 @@ def test_train_then_forecast_on_etth1(tmp_path, data_mirror, caplog):
     raw = pd.read_csv(data_mirror / "ETT-small" / "ETTh1.csv")
     trained = load_trained(tmp_path / "checkpoints" / make_setting(parse(argv), 0))
     forecast = trained.forecast(raw.iloc[:_last_window_end(test_data, 24)])
-    np.testing.assert_allclose(forecast[list(raw.columns[1:])].to_numpy(), expected, rtol=1e-5, atol=1e-4)
+    columns = list(raw.columns[1:]) if features == "M" else ["OT"]
+    assert list(forecast.columns) == ["date", *columns]
+    np.testing.assert_allclose(forecast[columns].to_numpy(), expected, rtol=1e-5, atol=1e-4)

@@ -26,6 +26,15 @@ from tests.data_provider.uea_files import toy_dataset
 from tests.predict.checkpoints import checkpoint_folder, parse, working_directory, write_hourly_csv
 from utils.errors import UserInputError
 
+#: the mission baselines and CAPS beside each task's default-suite model (slow)
+OTHERS = ("CAPS", "DLinear", "PatchTST", "iTransformer", "TimesNet")
+
+
+def models(default: str) -> list:
+    """`default` in the default suite, the other mission models as slow cases."""
+    return [default, *(pytest.param(m, marks=pytest.mark.slow) for m in OTHERS if m != default)]
+
+
 COMMON = ["--d_model", "8", "--d_ff", "8", "--n_heads", "2", "--e_layers", "1", "--top_k", "2", "--num_kernels", "2",
           "--num_workers", "0", "--no_progress", "--des", "Exp"]
 
@@ -55,7 +64,7 @@ def imputation_argv(root: Path, model: str = "TimesNet", features: str = "M") ->
             "--c_out", c_out, "--batch_size", "16", "--checkpoints", str(root / "checkpoints"), *COMMON]
 
 
-@pytest.mark.parametrize("model", ["TimesNet", pytest.param("CAPS", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("model", models("TimesNet"))
 def test_imputation_fills_what_the_experiment_reconstructs(tmp_path, model):
     write_hourly_csv(tmp_path / "toy.csv")
     argv = imputation_argv(tmp_path, model)
@@ -101,11 +110,12 @@ def test_imputation_refuses_holes_it_cannot_fill(tmp_path):
 
 
 # -- anomaly detection ---------------------------------------------------------------------------------------------
-def test_detection_scores_rows_with_the_experiments_energy_and_threshold(tmp_path):
+@pytest.mark.parametrize("model", models("TimesNet"))
+def test_detection_scores_rows_with_the_experiments_energy_and_threshold(tmp_path, model):
     data = tmp_path / "PSM"
     write_anomaly_files("PSM", data, channels=4)
     argv = ["--task_name", "anomaly_detection", "--is_training", "1", "--root_path", str(data), "--model_id", "PSM",
-            "--model", "TimesNet", "--data", "PSM", "--features", "M", "--seq_len", "20", "--pred_len", "0",
+            "--model", model, "--data", "PSM", "--features", "M", "--seq_len", "20", "--pred_len", "0",
             "--label_len", "0", "--enc_in", "4", "--c_out", "4", "--anomaly_ratio", "5", "--batch_size", "32",
             "--checkpoints", str(tmp_path / "checkpoints"), *COMMON]
     with working_directory(tmp_path):
@@ -140,10 +150,11 @@ def _unlabelled_copy(path: Path, to: Path) -> Path:
     return to
 
 
-def test_classification_labels_are_the_experiments_test_labels(tmp_path):
+@pytest.mark.parametrize("model", models("TimesNet"))
+def test_classification_labels_are_the_experiments_test_labels(tmp_path, model):
     toy_dataset(tmp_path / "Toy")
     argv = ["--task_name", "classification", "--is_training", "1", "--root_path", str(tmp_path / "Toy"),
-            "--model_id", "Toy", "--model", "TimesNet", "--data", "UEA", "--batch_size", "4",
+            "--model_id", "Toy", "--model", model, "--data", "UEA", "--batch_size", "4",
             "--checkpoints", str(tmp_path / "checkpoints"), *COMMON]
     folder = checkpoint_folder(argv)
     exp = _loaded(Exp_Classification, argv)
@@ -166,10 +177,11 @@ def test_classification_labels_are_the_experiments_test_labels(tmp_path):
 
 
 # -- short-term (M4) forecasting -----------------------------------------------------------------------------------
-def test_m4_forecasts_are_the_experiments(tmp_path):
+@pytest.mark.parametrize("model", models("DLinear"))
+def test_m4_forecasts_are_the_experiments(tmp_path, model):
     write_m4(tmp_path / "m4", counts={"Yearly": 4})
     argv = ["--task_name", "short_term_forecast", "--is_training", "1", "--root_path", str(tmp_path / "m4"),
-            "--seasonal_patterns", "Yearly", "--model_id", "m4_Yearly", "--model", "DLinear", "--data", "m4",
+            "--seasonal_patterns", "Yearly", "--model_id", "m4_Yearly", "--model", model, "--data", "m4",
             "--features", "M", "--enc_in", "1", "--dec_in", "1", "--c_out", "1", "--batch_size", "2", "--loss",
             "SMAPE", "--checkpoints", str(tmp_path / "checkpoints"), *COMMON]
     folder = checkpoint_folder(argv)
