@@ -34,7 +34,7 @@ from data_provider.data_factory import build_dataset
 from data_provider.data_loader import WindowDataset
 from data_provider.m4 import FREQUENCIES, Dataset_M4
 from data_provider.uea import UEAloader
-from exp.checkpointing import BEST_FILE
+from exp.checkpointing import BEST_FILE, capture_rng_state, restore_rng_state
 from exp.run_config import REPO_ROOT, code_version, config_hash, run_config
 from utils.errors import UserInputError
 from utils.tools import atomic_write_text
@@ -167,6 +167,19 @@ def describe_dataset(dataset: Any, args: argparse.Namespace) -> dict[str, Any]:
     raise TypeError(f"no model card for a {type(dataset).__name__}")
 
 
+def _training_split(args: argparse.Namespace, model_class: type) -> Any:
+    """The run's training split, read again without touching any random stream (the test that follows a card draws
+    what it would draw without one). Augmentation (seeded by --seed) is skipped unless the model is built from the
+    split, whose fingerprint the card records: the statistics a card saves come before it."""
+    rng = capture_rng_state()
+    try:
+        if needs_train_split(model_class):
+            return build_dataset(args, "train")
+        return build_dataset(argparse.Namespace(**{**vars(args), "augmentation_ratio": 0}), "train")
+    finally:
+        restore_rng_state(rng)
+
+
 def build_model_card(args: argparse.Namespace, config: dict[str, Any], model_class: type, folder: Path,
                      setting: str, test_record: dict | None = None) -> dict[str, Any]:
     """The card of the checkpoint in `folder` trained with the resolved `args`; `config` is the command's
@@ -175,7 +188,7 @@ def build_model_card(args: argparse.Namespace, config: dict[str, Any], model_cla
     checkpoint = folder / BEST_FILE
     if not checkpoint.is_file():
         raise UserInputError(f"no checkpoint at {checkpoint}: train first (--is_training 1)")
-    train = build_dataset(args, "train")
+    train = _training_split(args, model_class)
     data = describe_dataset(train, args)
     if data["kind"] == "segments" and test_record is not None:
         data["threshold"] = test_record.get("threshold")
