@@ -50,7 +50,6 @@ class Forecaster(TrainedModel):
         self._out_index = [columns.index(name) for name in self.forecast_columns]
         self.seq_len, self.label_len, self.pred_len = self.args.seq_len, self.args.label_len, self.args.pred_len
 
-    # -- reading the table -------------------------------------------------------------------------------------
     def _read(self, table: Table, start: int, stop: int,
               extra: int) -> tuple[np.ndarray, np.ndarray, pd.DatetimeIndex | None]:
         """Rows start..stop-1 as read `[rows, C]` float64 and scaled (float32, as the loader serves them), and
@@ -93,7 +92,6 @@ class Forecaster(TrainedModel):
             preds.append(out[..., self.step.target_from:].float().cpu().numpy())
         return np.concatenate(preds)
 
-    # -- the two uses ------------------------------------------------------------------------------------------
     def forecast(self, frame: pd.DataFrame | Table) -> pd.DataFrame:
         """The next pred_len steps after the table's last row: one row per step, the timestamp column (or `row`, the
         position, for files without timestamps) and one column per forecast variate, in the data's units."""
@@ -129,7 +127,6 @@ class Forecaster(TrainedModel):
         metrics = self._rolling_metrics(scaled, truth_scaled, pred, truth)
         return Scored(self._rolling_table(pred, truth, dates), metrics)
 
-    # -- result tables -----------------------------------------------------------------------------------------
     def _time_column(self, dates: pd.DatetimeIndex | None, first_row: int, count: int) -> dict[str, Any]:
         if dates is not None:
             return {self.data["date_column"]: dates}

@@ -55,7 +55,6 @@ def _one_line(call) -> str:
     return str(err.value)
 
 
-# -- imputation ----------------------------------------------------------------------------------------------------
 def imputation_argv(root: Path, model: str = "TimesNet", features: str = "M") -> list[str]:
     c_out = "3" if features == "M" else "1"
     return ["--task_name", "imputation", "--is_training", "1", "--root_path", str(root), "--data_path", "toy.csv",
@@ -109,7 +108,6 @@ def test_imputation_refuses_holes_it_cannot_fill(tmp_path):
     assert ".impute()" in _one_line(lambda: trained.forecast(frame))
 
 
-# -- anomaly detection ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("model", models("TimesNet"))
 def test_detection_scores_rows_with_the_experiments_energy_and_threshold(tmp_path, model):
     data = tmp_path / "PSM"
@@ -141,7 +139,6 @@ def test_detection_scores_rows_with_the_experiments_energy_and_threshold(tmp_pat
     assert not (tmp_path / "out2").exists()
 
 
-# -- classification ------------------------------------------------------------------------------------------------
 def _unlabelled_copy(path: Path, to: Path) -> Path:
     lines = path.read_text().splitlines()
     out = [("@classLabel false" if line.startswith("@classLabel") else
@@ -176,7 +173,6 @@ def test_classification_labels_are_the_experiments_test_labels(tmp_path, model):
     assert "shorten it" in _one_line(lambda: trained.classify(long_sample))
 
 
-# -- short-term (M4) forecasting -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("model", models("DLinear"))
 def test_m4_forecasts_are_the_experiments(tmp_path, model):
     write_m4(tmp_path / "m4", counts={"Yearly": 4})
