@@ -19,10 +19,12 @@ import torch
 
 from exp import distributed
 from exp.arguments import build_parser, make_setting, validate_args
+from exp.model_card import write_model_card
 from exp.run_config import run_config
 from exp.task_lengths import resolve_task_lengths
 from exp.tasks import experiment_class
 from exp.training_guards import TrainingStopped
+from predict.after_run import predict_for_run
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
 from utils.process_guard import die_with_parent
@@ -43,7 +45,11 @@ def _run(args: argparse.Namespace) -> None:
         exp = Experiment(args, config=config)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-        exp.test(setting, test=1)
+        record = exp.test(setting, test=1)
+        # A checkpoint trained before model cards existed gets its card here (exp/model_card.py).
+        write_model_card(exp, setting, record)
+        if args.do_predict and exp.dist.is_main:
+            predict_for_run(args, setting)
         return
     for ii in range(args.itr):
         seed_everything(args.seed + ii)
@@ -56,12 +62,16 @@ def _run(args: argparse.Namespace) -> None:
                 continue
             logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
             exp.train(setting)
+            write_model_card(exp, setting)
             if getattr(args, "vali_only", False):
                 logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
                 continue
             logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-            exp.test(setting)
+            record = exp.test(setting)
+            write_model_card(exp, setting, record)
             exp.mark_complete(setting)
+            if args.do_predict and exp.dist.is_main:
+                predict_for_run(args, setting)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 

@@ -68,12 +68,15 @@ class SegmentDataset(Dataset):
             train, test, labels = self.read(paths)
             check_series_pair(train, test, self.name, root_path)
             labels = check_labels(labels, len(test), f"the test labels of --data {self.name} in {root_path}")
-        scaler = StandardScaler().fit(train)
-        self.train = scaler.transform(train)
-        self.test = scaler.transform(test) if len(test) else test
+        #: fit on the training series; a model card saves its statistics for scoring new files
+        self.scaler = StandardScaler().fit(train)
+        self.train = self.scaler.transform(train)
+        self.test = self.scaler.transform(test) if len(test) else test
         self.val = self.train[int(len(self.train) * VAL_START):]
         self.test_labels = labels.astype(np.float32)
         self.n_channels = self.train.shape[1]
+        #: channel names in order: the csv header where the files have one, else "0".."C-1"
+        self.columns = self.channel_names(paths) or [str(i) for i in range(self.n_channels)]
         self.data_path = root_path
         logger.info("test: %s", self.test.shape)
         logger.info("train: %s", self.train.shape)
@@ -88,6 +91,10 @@ class SegmentDataset(Dataset):
     def read_train(self, paths: list) -> np.ndarray:
         """The train series `[T, C]` alone, from the train file of `paths` (strict train and val splits)."""
         raise NotImplementedError
+
+    def channel_names(self, paths: list) -> list[str] | None:
+        """The names of the C channels in the training file's header; None for files without names (.npy)."""
+        return None
 
     def _series(self) -> np.ndarray:
         return {"train": self.train, "val": self.val}.get(self.flag, self.test)
@@ -209,6 +216,9 @@ class PSMSegLoader(SegmentDataset):
     def read_train(self, paths: list) -> np.ndarray:
         return _read_numeric_csv(paths[0], drop_first=True)
 
+    def channel_names(self, paths: list) -> list[str]:
+        return [str(c).strip() for c in pd.read_csv(paths[0], nrows=0).columns[1:]]
+
 
 class _NpySegLoader(SegmentDataset):
     """<NAME>_train.npy `[T, C]`, <NAME>_test.npy `[T', C]`, <NAME>_test_label.npy `[T']`."""
@@ -248,3 +258,6 @@ class SWATSegLoader(SegmentDataset):
 
     def read_train(self, paths: list) -> np.ndarray:
         return _read_numeric_csv(paths[0], drop_last=True)
+
+    def channel_names(self, paths: list) -> list[str]:
+        return [str(c).strip() for c in pd.read_csv(paths[0], nrows=0).columns[:-1]]

@@ -40,7 +40,8 @@ from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
 from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_marks
 
-__all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset"]
+__all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset",
+           "window_marks"]
 
 logger = logging.getLogger(__name__)
 
@@ -157,11 +158,22 @@ def check_float32_range(values: np.ndarray, path: Path, locate: Callable[[int], 
                              "values); fix the file")
 
 
+def window_marks(dates: pd.DatetimeIndex | None, n: int, freq: str, timeenc: int) -> np.ndarray:
+    """``[n, F]`` float32 marks of `n` rows: timeF (timeenc=1) or integer calendar (timeenc=0) columns of `freq`;
+    all-zero of the same width when the file has no timestamps (dates None)."""
+    if dates is None:
+        width = num_time_features(freq) if timeenc == 1 else num_calendar_features(freq)
+        return np.zeros((n, width), dtype=np.float32)
+    if timeenc == 1:
+        return time_marks(dates, freq)
+    return calendar_features(dates, freq)
+
+
 class WindowDataset(Dataset):
     """Shared core of every forecasting dataset; subclasses define `_load` and `_borders`.
 
     Attributes: `data_x`/`data_y` ``[rows, C]`` float32 (the same split rows), `data_stamp`
-    ``[rows, F]`` float32 marks, `columns` (all feature columns of the file, target last for
+    ``[rows, F]`` float32 marks, `dates` (the split's timestamps or None), `columns` (all feature columns of the file, target last for
     Custom/Solar/PEMS), `used_columns` (the C columns served: all for M/MS, [target] for S),
     `scale`, `scaler` (fit on train rows), `border1s`/`border2s`.
 
@@ -221,6 +233,8 @@ class WindowDataset(Dataset):
             except ValueError as exc:
                 raise UserInputError(str(exc)) from None
         split_dates = dates[border1:border2] if dates is not None else None
+        #: the split's timestamps (None for files without any); a model card infers the step from them
+        self.dates = split_dates
         self.data_stamp = self._marks(split_dates, border2 - border1)  # [rows, F]
 
     def _check_arguments(self, args: argparse.Namespace | None, flag: str, features: str, timeenc: int) -> None:
@@ -276,14 +290,7 @@ class WindowDataset(Dataset):
                              f"({rows} rows); the sum must be at most {rows}")
 
     def _marks(self, dates: pd.DatetimeIndex | None, n: int) -> np.ndarray:
-        """``[n, F]`` float32 marks: timeF (timeenc=1) or integer calendar (timeenc=0) columns;
-        all-zero of the same width when the file has no timestamps."""
-        if dates is None:
-            width = num_time_features(self.freq) if self.timeenc == 1 else num_calendar_features(self.freq)
-            return np.zeros((n, width), dtype=np.float32)
-        if self.timeenc == 1:
-            return time_marks(dates, self.freq)
-        return calendar_features(dates, self.freq)
+        return window_marks(dates, n, self.freq, self.timeenc)
 
     def __len__(self) -> int:
         return len(self.data_x) - self.seq_len - self.pred_len + 1

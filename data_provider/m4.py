@@ -59,7 +59,7 @@ from utils.path_names import check_path_component
 
 __all__ = ["FREQUENCIES", "HISTORY_SIZE", "HORIZONS", "M4_ARRAY_FILES", "M4_FILES", "M4_SERIES_FILES", "SERIES_COUNTS",
            "Dataset_M4", "M4Data", "check_m4_args", "check_seasonal_patterns", "load_m4", "load_naive2",
-           "m4_model_id_rest", "missing_m4_files", "series_csv"]
+           "m4_model_id_rest", "missing_m4_files", "read_series_csv", "series_csv"]
 
 logger = logging.getLogger(__name__)
 
@@ -205,6 +205,15 @@ def _check_values(values: np.ndarray, ids: list[str], columns: list[str], path: 
         raise UserInputError(f"M4 file {path}: series {ids[row]} has an empty cell in column {columns[col]} "
                              "before its last value; only the cells after a series' end may be empty")
     return [values[row, :lengths[row]].copy() for row in range(len(values))]
+
+
+def read_series_csv(path: str | Path) -> dict[str, np.ndarray]:
+    """{id: values} of a CSV in the per-group layout (first column the series id, then its values, empty cells
+    padding a row), checked as the M4 files are: one line for text, infinite values, gaps and repeated ids."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserInputError(f"file {path} not found")
+    return _read_csv_series(path)
 
 
 def _read_csv_series(path: Path) -> dict[str, np.ndarray]:

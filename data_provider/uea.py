@@ -39,8 +39,8 @@ from utils.errors import MissingDataError, UserInputError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["UEAloader", "check_sample", "interpolate_missing", "pad_batch", "read_ts", "subsample",
-           "validation_split"]
+__all__ = ["UEAloader", "check_sample", "interpolate_missing", "normalise_sample", "pad_batch", "read_ts",
+           "read_ts_samples", "subsample", "validation_split"]
 
 # Split of the experiment → the archive file that serves it (TSLib's protocol, then the strict one).
 SPLIT_FILE = {"train": "TRAIN", "val": "TEST", "test": "TEST"}
@@ -88,18 +88,29 @@ def read_ts(path: str | Path) -> tuple[list[np.ndarray], list[str]]:
     Dimensions of unequal length are subsampled (`subsample`); if they still differ the file cannot be
     stacked into `[T, C]` and a UserInputError names it. NaNs are interpolated (`interpolate_missing`).
     """
+    samples, labels = read_ts_samples(path)
+    if labels is None:
+        raise UserInputError(f"{path} holds no class labels (@classLabel false); the TRAIN and TEST files of a "
+                             "classification run need them")
+    return samples, labels
+
+
+def read_ts_samples(path: str | Path) -> tuple[list[np.ndarray], list[str] | None]:
+    """`read_ts` for files with or without class labels: (samples, labels, or None for `@classLabel false`)."""
     path = Path(path)
     stat = path.stat()
     samples, labels = _read_ts_cached(str(path), stat.st_mtime_ns, stat.st_size)
-    return list(samples), list(labels)
+    return list(samples), None if labels is None else list(labels)
 
 
 # The experiment builds each split several times (model size, train/val/test, test again); parsing is the
 # slow part, so parsed files are kept, keyed by path, modification time and size. Arrays are never mutated.
 @functools.lru_cache(maxsize=8)
-def _read_ts_cached(path_str: str, mtime_ns: int, size: int) -> tuple[tuple[np.ndarray, ...], tuple[str, ...]]:
+def _read_ts_cached(path_str: str, mtime_ns: int, size: int) -> tuple[tuple[np.ndarray, ...], tuple[str, ...] | None]:
     path = Path(path_str)
-    frame, labels = _load_ts(path)
+    loaded = _load_ts(path)
+    # sktime returns the frame alone for a file without class labels.
+    frame, labels = loaded if isinstance(loaded, tuple) else (loaded, None)
     cells = frame.to_numpy()  # [N, C] of pandas Series
     samples = []
     for index, row in enumerate(cells):
@@ -113,7 +124,7 @@ def _read_ts_cached(path_str: str, mtime_ns: int, size: int) -> tuple[tuple[np.n
         check_sample(sample, path, index)
         sample.flags.writeable = False
         samples.append(sample)
-    return tuple(samples), tuple(str(label) for label in labels)
+    return tuple(samples), None if labels is None else tuple(str(label) for label in labels)
 
 
 def check_sample(sample: np.ndarray, path: Path, index: int) -> None:
@@ -148,6 +159,16 @@ def validation_split(labels: list[str], seed: int, path: Path, fraction: float =
                              f"{counts[rare[0]] if rare else '-'}, {len(labels)} samples); use --protocol tslib")
     train, val = train_test_split(np.arange(len(labels)), test_size=n_val, stratify=labels, random_state=seed)
     return np.sort(train), np.sort(val)
+
+
+def normalise_sample(sample: np.ndarray, mean: np.ndarray, std: np.ndarray, per_sample: bool) -> np.ndarray:
+    """(sample − mean) / (std + eps) per feature, `[T_i, C]`; with `per_sample` each channel is then standardised
+    over the sample's own steps, (z − mean_t z) / sqrt(var_t z + 1e-5) (EthanolConcentration)."""
+    out = (sample - mean) / (std + np.finfo(float).eps)  # [T_i, C]
+    if per_sample:
+        out = out - out.mean(axis=0, keepdims=True)
+        out = out / np.sqrt(out.var(axis=0, keepdims=True) + 1e-5)
+    return out
 
 
 def pad_batch(series: list[torch.Tensor], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -209,9 +230,10 @@ class UEAloader(Dataset):
         # Feature statistics over every step of every TRAIN sample (ddof 1, as pandas' std).
         stacked = np.concatenate(train, axis=0)  # [sum T_i, C]
         mean, std = np.nanmean(stacked, axis=0), np.nanstd(stacked, axis=0, ddof=1)
-        eps = np.finfo(float).eps
         per_sample = "EthanolConcentration" in str(root_path)
-        self.series = [torch.from_numpy(self._normalise(s, mean, std, eps, per_sample)).float() for s in samples]
+        #: the TRAIN statistics and whether each sample is also standardised on its own (a model card saves them)
+        self.feature_mean, self.feature_std, self.per_sample_norm = mean, std, per_sample
+        self.series = [torch.from_numpy(normalise_sample(s, mean, std, per_sample)).float() for s in samples]
         index = {name: i for i, name in enumerate(self.class_names)}
         self.labels = torch.tensor([[index[label]] for label in labels], dtype=torch.long)  # [N, 1]
 
@@ -222,15 +244,6 @@ class UEAloader(Dataset):
                 f"{path} not found: put {self.name}_TRAIN.ts and {self.name}_TEST.ts (UEA archive, "
                 f"{UEA_ARCHIVE_URL}) in --root_path {self.root_path}; --model_id names the dataset")
         return path
-
-    @staticmethod
-    def _normalise(sample: np.ndarray, mean: np.ndarray, std: np.ndarray, eps: float,
-                   per_sample: bool) -> np.ndarray:
-        out = (sample - mean) / (std + eps)  # [T_i, C]
-        if per_sample:
-            out = out - out.mean(axis=0, keepdims=True)
-            out = out / np.sqrt(out.var(axis=0, keepdims=True) + 1e-5)
-        return out
 
     def __len__(self) -> int:
         return len(self.series)

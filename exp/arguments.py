@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from data_provider.protocol import PROTOCOLS, RUN_DEFAULT, setting_tag
 from exp.model_registry import MODEL_REGISTRY
@@ -207,6 +208,16 @@ def _add_long_runs_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--deterministic", action="store_true", default=False,
                    help="deterministic torch algorithms, cuDNN deterministic without benchmarking, CUBLAS_WORKSPACE_CONFIG")
 
+def _add_use_flags(p: argparse.ArgumentParser) -> None:
+    """The "use a trained model" flags (predict/, README: Use a trained model)."""
+    g = p.add_argument_group("use a trained model (see README: Use a trained model)")
+    g.add_argument("--do_predict", action="store_true", default=False,
+                   help="after the test, use the checkpoint on --predict_data (default for long_term_forecast: the "
+                        "data file itself, forecasting past its end); writes ./results/<setting>/ forecast.csv, "
+                        "forecast.png and real_prediction.npy (or the task's output)")
+    g.add_argument("--predict_data", type=str, default=None,
+                   help="with --do_predict: a file in the training data's format (CSV; .ts for classification)")
+
 def _add_gpu_flags(p: argparse.ArgumentParser) -> None:
     """The "GPU" flags."""
     g = p.add_argument_group("GPU")
@@ -266,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_olinear_flags(p)
     _add_optimization_flags(p)
     _add_long_runs_flags(p)
+    _add_use_flags(p)
     _add_gpu_flags(p)
     _add_metrics_and_augmentation_flags(p)
     # Not a command-line flag: the training split that Koopa/OLinear read when built
@@ -388,9 +400,28 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.vali_only and (args.task_name != "long_term_forecast" or not args.is_training):
         raise UserInputError("--vali_only (tuning trials) applies to --task_name long_term_forecast with "
                              "--is_training 1; drop it")
+    check_predict_flags(args)
     check_numbers(args)
     check_output_names(args)
     check_augmentation(args)
+
+
+def check_predict_flags(args: argparse.Namespace) -> None:
+    """--predict_data needs --do_predict; --do_predict needs a tested checkpoint and, outside long-term
+    forecasting, a file to use it on."""
+    if args.predict_data is not None and not args.do_predict:
+        raise UserInputError(f"--predict_data {args.predict_data} is read by --do_predict only; add --do_predict or "
+                             "drop --predict_data")
+    if not args.do_predict:
+        return
+    if args.predict_data is not None and not Path(args.predict_data).is_file():
+        raise UserInputError(f"--predict_data {args.predict_data} is not a file; pass the CSV (.ts for classification) "
+                             "to use the model on")
+    if args.vali_only:
+        raise UserInputError("--do_predict uses the tested checkpoint, and --vali_only skips the test; drop one")
+    if args.predict_data is None and args.task_name != "long_term_forecast":
+        raise UserInputError(f"--do_predict with --task_name {args.task_name} needs --predict_data FILE (the new data "
+                             "to use the model on)")
 
 
 def check_augmentation(args: argparse.Namespace) -> None:

@@ -1,7 +1,8 @@
 """The floors of the tree import downward only (house style, README "Layout"): entry points (`run.py`,
-`compare/`, `explain/`, `benchmarks/`) → `exp/` → `models/` → `layers/` → `utils/`, with `data_provider/`
-beside `exp/`. Every `import` statement of every module is read with `ast`, function-level imports included.
-The two applications `compare/` and `explain/` stand side by side and import neither the other. The same
+`compare/`, `explain/`, `predict/`, `benchmarks/`) → `exp/` → `models/` → `layers/` → `utils/`, with
+`data_provider/` beside `exp/`. Every `import` statement of every module is read with `ast`, function-level imports
+included. The applications `compare/`, `explain/` and `predict/` stand side by side and import none of the others;
+run.py imports `predict/` for its `--do_predict`. The same
 statements, resolved to modules, form an import graph that must hold no circle (Tarjan's strongly connected
 components).
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FLOORS = ("utils", "layers", "models", "data_provider", "exp", "compare", "explain", "benchmarks", "run")
+FLOORS = ("utils", "layers", "models", "data_provider", "exp", "compare", "explain", "predict", "benchmarks", "run")
 # What each floor may import from the project (itself included).
 ALLOWED = {
     "utils": {"utils"},
@@ -24,8 +25,9 @@ ALLOWED = {
     "exp": {"exp", "models", "layers", "data_provider", "utils"},
     "compare": {"compare", "exp", "models", "layers", "data_provider", "utils"},
     "explain": {"explain", "exp", "models", "layers", "data_provider", "utils"},
+    "predict": {"predict", "exp", "models", "layers", "data_provider", "utils"},
     "benchmarks": {"compare", "exp", "models", "layers", "data_provider", "utils"},
-    "run": {"exp", "models", "layers", "data_provider", "utils"},
+    "run": {"predict", "exp", "models", "layers", "data_provider", "utils"},
 }
 
 

@@ -101,6 +101,11 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, never a partial one."""
+    _atomic_write(path, lambda f: f.write(data))
+
+
 def append_text(path: str | os.PathLike, text: str) -> None:
     """Append `text` with a single write call under an exclusive lock on the file, then fsync: concurrent
     writers (other processes running the same script) never interleave partial records. A short write

@@ -1,0 +1,7 @@
+"""`python -m predict CHECKPOINT_FOLDER FILE [--out DIR] [--rolling]` (`predict.cli`)."""
+
+import sys
+
+from predict.cli import main
+
+sys.exit(main())
