@@ -94,8 +94,8 @@ def test_nan_validation_loss_is_no_improvement_and_stops_the_run(in_tmp, toy, re
 
 
 def test_nan_test_predictions_record_nothing(in_tmp, toy, results, monkeypatch, capsys):
-    def nan_forecast(self, test_data, test_loader):
-        preds, trues = original(self, test_data, test_loader)
+    def nan_forecast(self, test_data, test_loader, naive=None):
+        preds, trues = original(self, test_data, test_loader, naive)
         return preds * np.nan, trues
 
     original = Exp_Long_Term_Forecast._forecast
