@@ -18,9 +18,10 @@ import sys
 import torch
 
 from exp import distributed
-from exp.arguments import build_parser, make_setting, validate_args
+from exp.arguments import build_parser, differing_from_defaults, make_setting, validate_args
 from exp.run_config import run_config
 from exp.tasks import experiment_class
+from exp.trackers.run_trackers import open_trackers
 from exp.training_guards import TrainingStopped
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
@@ -30,18 +31,29 @@ from utils.seeding import deterministic_mode, seed_everything
 logger = logging.getLogger("run")
 
 
+def _log_arguments(args: argparse.Namespace) -> None:
+    """TSLib's printout of every argument under --print_all_args, else those that differ from the defaults."""
+    if args.print_all_args:
+        shown, title = vars(args), "Args in experiment:"
+    else:
+        shown = differing_from_defaults(args)
+        title = f"Args in experiment (the {len(shown)} of {len(vars(args))} not at their defaults; --print_all_args shows all):"
+    logger.info("%s\n%s", title, "\n".join(f"  {k}: {v}" for k, v in sorted(shown.items())))
+
+
 def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
     # The command's flags, before any experiment derives some from the data (classification's seq_len).
     config = run_config(args)
 
-    logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
+    _log_arguments(args)
     if not args.is_training:
         seed_everything(args.seed)
         exp = Experiment(args, config=config)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-        exp.test(setting, test=1)
+        with open_trackers(args, setting, config, exp.dist.is_main) as exp.trackers:
+            exp.trackers.log_result(exp.test(setting, test=1), config)
         return
     for ii in range(args.itr):
         seed_everything(args.seed + ii)
@@ -52,13 +64,15 @@ def _run(args: argparse.Namespace) -> None:
             if args.resume and exp.is_complete(setting):
                 logger.info("--resume: %s was already trained and tested; skipping it", setting)
                 continue
-            logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
-            exp.train(setting)
-            if getattr(args, "vali_only", False):
-                logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
-                continue
-            logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-            exp.test(setting)
+            # --logger: the experiment reports to these trackers until the setting is tested.
+            with open_trackers(args, setting, config, exp.dist.is_main) as exp.trackers:
+                logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
+                exp.train(setting)
+                if getattr(args, "vali_only", False):
+                    logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
+                    continue
+                logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+                exp.trackers.log_result(exp.test(setting), config)
             exp.mark_complete(setting)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
