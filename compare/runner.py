@@ -89,7 +89,8 @@ from pathlib import Path
 # code edited meanwhile (a module changed under a running process fails to import against the old ones).
 import compare.efficiency  # noqa: F401
 from compare.local_process import RunStopper
-from compare.plan import PlannedRun, Row, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.plan import PlannedRun, Row, grid_name, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.plan_file import expand_plan_file
 from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
 from compare.records import CONFIG_FILE, RUNS_DIR, machine_info
 from compare.report import write_report
@@ -108,6 +109,7 @@ from compare.run_state import (
 from compare.scheduler import Executor, Grid, GridOptions, LocalExecutor, duration
 from compare.seeds import focus_rows
 from compare.tasks import LONG_TERM, TASK_CHOICES
+from exp.trackers.options import TRACKERS, LoggerNames
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.path_names import check_path_component
@@ -157,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extra", default="",
                    help="run.py flags applied to every run, as one string after '=': --extra='--d_model 16'")
     p.add_argument("--inverse", action="store_true", help="score and plot in original units (--inverse)")
+    p.add_argument("--logger", nargs="+", action=LoggerNames, default=[], metavar="NAME",
+                   help=f"run.py --logger for every run ({' '.join(TRACKERS)}): one TensorBoard folder per run under "
+                        "OUT/runs/tracking/tensorboard/<grid>/, one MLflow experiment and one W&B group named after "
+                        "the grid (OUT's folder name)")
+    p.add_argument("--plan", default=None, metavar="PLAN.yaml",
+                   help="read the comparison's flags from a YAML file (docs/compare.md: Plan files); flags given on "
+                        "the command line as well override the file's")
     p.add_argument("--root", default=None, help="dataset root replacing the recipes' ./dataset (e.g. a mirror)")
     p.add_argument("--out", default="comparison", help="output folder (runs go to OUT/runs)")
     # Recipes come from compare/recipes.py now; the old flag stays only to say so.
@@ -244,6 +253,9 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "inverse": args.inverse,
         "root": args.root,
         "seeds": args.seeds,
+        # --plan: the file's path as given and what it held (the command above names only the file)
+        "plan": getattr(args, "plan_file", None),
+        "logger": args.logger,
         "machine": machine_info(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
     })
@@ -295,7 +307,9 @@ def _check_budget_flags(args: argparse.Namespace) -> None:
 def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
                   start_time: float) -> tuple[argparse.Namespace, list[Row], list[PlannedRun], float | None]:
     """Parse and check the runner's flags, then plan: (args, rows, plan, stop time); UserInputError otherwise."""
+    argv, plan_file = expand_plan_file(argv, build_parser())
     args = build_parser().parse_args(argv)
+    args.plan_file = plan_file
     if args.scripts is not None:
         raise UserInputError("--scripts is gone: recipes come from compare/recipes.py (scripts/ is generated "
                              "from it); add a row there or use --variant NAME=BASE:FLAGS")
@@ -315,6 +329,8 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
     _check_task_flags(args, argv, Path(args.out))
     if args.reference and not Path(args.reference).is_file():
         raise UserInputError(f"--reference {args.reference} does not exist")
+    if args.logger:
+        check_path_component("--out's folder name (the trackers' group)", grid_name(args))
     if args.task == LONG_TERM:
         args.data = [book.dataset(name).name for name in args.data]
     else:
