@@ -109,7 +109,8 @@ from compare.run_state import (
 from compare.scheduler import Executor, Grid, GridOptions, LocalExecutor, duration
 from compare.seeds import focus_rows
 from compare.tasks import LONG_TERM, TASK_CHOICES
-from exp.trackers.options import TRACKERS, LoggerNames
+from exp.trackers.mlflow_tracker import experiment_id as mlflow_experiment
+from exp.trackers.options import DEFAULT_LOGGER_DIR, TRACKERS, LoggerNames
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.path_names import check_path_component
@@ -361,6 +362,9 @@ def _check_executor_flags(args: argparse.Namespace) -> None:
         raise UserInputError(f"--cpus_per_run {args.cpus_per_run:g}: give a positive number of CPUs")
     if args.executor == "local" and args.cpus_per_run is not None and args.cpus_per_run != int(args.cpus_per_run):
         raise UserInputError(f"--cpus_per_run {args.cpus_per_run:g}: a local run's threads are a whole number")
+    if args.executor == "ray" and "mlflow" in args.logger:
+        raise UserInputError("--logger mlflow writes one SQLite store that runs on other nodes cannot share: under "
+                             "--executor ray use --logger tensorboard or wandb (their folders come back with the results)")
     if not args.gpus_per_run >= 0:
         raise UserInputError(f"--gpus_per_run {args.gpus_per_run:g}: give 0 or a positive fraction of a GPU")
 
@@ -408,6 +412,9 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
         print(f"error: {err}", file=sys.stderr)
         return 2
     runs_dir.mkdir(parents=True, exist_ok=True)
+    if "mlflow" in args.logger and todo:
+        # The store and the grid's experiment exist before runs start, so parallel runs never race to create them.
+        mlflow_experiment(runs_dir / DEFAULT_LOGGER_DIR, grid_name(args))
     # Run artefacts (checkpoints, predictions) are large; only the report files are meant for git.
     (runs_dir / ".gitignore").write_text("*\n")
     _write_config(out, args, argv, rows, plan)
