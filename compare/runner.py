@@ -88,6 +88,7 @@ from pathlib import Path
 # Imported now although only the final report uses it: a grid runs for hours, and the report must not import
 # code edited meanwhile (a module changed under a running process fails to import against the old ones).
 import compare.efficiency  # noqa: F401
+from compare.eta import RunTimes
 from compare.local_process import RunStopper
 from compare.plan import PlannedRun, Row, grid_name, parse_variant, plan_runs, rows_from_args, task_dataset
 from compare.plan_file import expand_plan_file
@@ -202,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "under Ray; cpu_count // --jobs locally)")
     p.add_argument("--gpus_per_run", type=float, default=0.0, metavar="F",
                    help="--executor ray: GPUs each run asks for; a fraction lets runs share a GPU (0.0625: 16 runs)")
+    p.add_argument("--no-probe", action="store_true",
+                   help="no up-front probe of each planned run's step time: the ETA then comes from each run's own "
+                        "estimate once it trains (compare/eta.py)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--efficiency-device", default="cpu", choices=("cpu", "cuda"),
                    help="device of the efficiency.md measurements")
@@ -486,8 +490,12 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
                           run_timeout=args.run_timeout, threads=_threads(args),
                           parallel=executor.capacity() if args.executor == "ray" else args.jobs)
     aborted = False
+    times = RunTimes(options.parallel, out / RUNS_DIR)
+    if todo and not args.no_probe:
+        logger.info("probing each planned run's training step for the ETA (--no-probe skips it):")
+        times.probe(todo, options.threads)
     with StopSignals() as signals, RunStopper(stop_at, args.grace, clock, signals) as stopper:
-        grid = Grid(todo=todo, options=options, stopper=stopper)
+        grid = Grid(todo=todo, options=options, stopper=stopper, times=times)
         try:
             executor.run_grid(grid, list(enumerate(todo, start=1)))
         except KeyboardInterrupt:
