@@ -203,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "under Ray; cpu_count // --jobs locally)")
     p.add_argument("--gpus_per_run", type=float, default=0.0, metavar="F",
                    help="--executor ray: GPUs each run asks for; a fraction lets runs share a GPU (0.0625: 16 runs)")
+    p.add_argument("--estimate", action="store_true",
+                   help="probe each planned run's training step, print what each run and the grid will take at the "
+                        "configured epochs on this machine, and exit (writes nothing)")
     p.add_argument("--no-probe", action="store_true",
                    help="no up-front probe of each planned run's step time: the ETA then comes from each run's own "
                         "estimate once it trains (compare/eta.py)")
@@ -400,13 +403,16 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     _report_stale(stale, states, args.rerun_stale)
     pending += stale if args.rerun_stale else []
     broken = [r for r in plan if r.error is not None]
-    if args.rerun_stale and not args.dry_run:
+    if args.rerun_stale and not (args.dry_run or args.estimate):
         for run in stale:
             logger.info("  %s: its old folders moved to %s", run.label, move_stale(runs_dir, run))
     given_up = [r for r in pending if not args.retry_failed and crashes[tuple(r.settings)] >= args.max_crashes]
     todo = [r for r in pending if r not in given_up]
     _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
     if args.dry_run:
+        return 1 if broken else 0
+    if args.estimate:
+        RunTimes(args.jobs, runs_dir).probe(todo, _threads(args))
         return 1 if broken else 0
     executor = _executor(args)
     try:
@@ -440,7 +446,7 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
     """Restore committed resume copies, then log what will run, resume, be skipped or cannot run (with
     --dry-run: every command)."""
     runs_dir = out / RUNS_DIR
-    if not args.dry_run:
+    if not (args.dry_run or args.estimate):
         for run in todo:
             for path in restore_resume_copies(out, last_files(runs_dir, run)):
                 logger.info("%s: restored from the committed copy in %s/", path, out / RESUME_DIR)

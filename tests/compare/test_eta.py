@@ -58,3 +58,14 @@ def test_logged_estimate_takes_the_last_line_after_the_offset(tmp_path):
     assert logged_estimate(log, 0) == 50.0
     assert logged_estimate(log, log.stat().st_size) is None
     assert logged_estimate(tmp_path / "missing.log", 0) is None
+
+
+def test_estimate_prints_each_runs_time_and_the_grids_and_writes_nothing(tmp_path):
+    from test_runner import base_argv, invoke
+
+    write_toy_csv(tmp_path / "data" / "toy" / "toy.csv")
+    code, log = invoke([*base_argv(tmp_path, tmp_path / "out", "DLinear", "iTransformer"), "--estimate"])
+    assert code == 0
+    assert "  probe DLinear | toy | H=12: " in log and "  probe iTransformer | toy | H=12: " in log
+    assert "estimate: the 2 runs take about " in log and "[1/2]" not in log
+    assert not (tmp_path / "out").exists()
