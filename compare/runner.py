@@ -323,6 +323,8 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
                              "from it); add a row there or use --variant NAME=BASE:FLAGS")
     if args.jobs < 1:
         raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
+    if args.estimate and (args.dry_run or args.no_probe):
+        raise UserInputError(f"--estimate probes the runs and exits: drop {'--dry-run' if args.dry_run else '--no-probe'}")
     _check_budget_flags(args)
     _check_executor_flags(args)
     stop_at = _stop_time(args, start_time)

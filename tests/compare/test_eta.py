@@ -69,3 +69,11 @@ def test_estimate_prints_each_runs_time_and_the_grids_and_writes_nothing(tmp_pat
     assert "  probe DLinear | toy | H=12: " in log and "  probe iTransformer | toy | H=12: " in log
     assert "estimate: the 2 runs take about " in log and "[1/2]" not in log
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag", ["--dry-run", "--no-probe"])
+def test_estimate_with_a_flag_it_would_ignore_is_a_usage_error(tmp_path, capsys, flag):
+    from test_runner import base_argv, invoke
+
+    code, _ = invoke([*base_argv(tmp_path, tmp_path / "out", "DLinear"), "--estimate", flag])
+    assert code == 2 and f"drop {flag}" in capsys.readouterr().err
