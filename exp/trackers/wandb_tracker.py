@@ -26,11 +26,13 @@ class WandbTracker:
 
     def __init__(self, root: Path, group: str, name: str, config: Mapping[str, Any]) -> None:
         folder = (root / "wandb").resolve()
-        for variable, sub in _FOLDERS.items():
+        settings = {variable: str(folder / sub) for variable, sub in _FOLDERS.items()}
+        settings.update(WANDB_MODE="offline", WANDB_SILENT="true")
+        # Restored by close(), so a process that goes on (a test, a notebook) keeps its own environment.
+        self._environment = {variable: os.environ.get(variable) for variable in settings}
+        for sub in _FOLDERS.values():
             (folder / sub).mkdir(parents=True, exist_ok=True)
-            os.environ[variable] = str(folder / sub)
-        os.environ["WANDB_MODE"] = "offline"
-        os.environ["WANDB_SILENT"] = "true"
+        os.environ.update(settings)
         import wandb
 
         self.wandb = wandb
@@ -50,4 +52,11 @@ class WandbTracker:
         self.run.summary.update(dict(values))
 
     def close(self, status: str) -> None:
-        self.run.finish(exit_code=0 if status == "finished" else 1)
+        try:
+            self.run.finish(exit_code=0 if status == "finished" else 1)
+        finally:
+            for variable, value in self._environment.items():
+                if value is None:
+                    os.environ.pop(variable, None)
+                else:
+                    os.environ[variable] = value

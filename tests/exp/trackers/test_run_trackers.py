@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,3 +97,11 @@ def test_a_tracker_that_fails_while_training_is_dropped_with_one_warning(caplog)
     assert not trackers.enabled
     assert [r.getMessage() for r in caplog.records] == [
         "--logger mlflow stopped logging (OSError: No space left on device); the run goes on without it"]
+
+
+def test_the_wandb_environment_is_restored_after_the_run(tracked_run):
+    import os
+
+    # the run pointed W&B's folders into its tracking/wandb/ while it ran
+    assert not any(os.environ.get(v, "").startswith(str(Path(tracked_run[0][tracked_run[0].index("--logger_dir") + 1])))
+                   for v in ("WANDB_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"))
