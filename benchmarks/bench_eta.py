@@ -25,7 +25,9 @@ REPO = Path(__file__).resolve().parents[1]
 DURATION = re.compile(r"(?:(\d+)h(\d+)m|(\d+)m(\d+)s)")
 MOMENT = re.compile(r"^(estimate: the \d+ runs take about (\S+)|\[(\d+)/(\d+)\] .*\(ETA (\S+)\)|"
                     r"grid: .*\(ETA (\S+)\))")
-DONE = re.compile(r"^\s+(?:done|FAILED) (?:in|after) (\S+):")
+DONE = re.compile(r"^\s+(?:done|FAILED) (?:in|after) (\S+): ([^:]+):")
+PROBE = re.compile(r"^\s+probe (.+?): .* about (\S+)$")
+OWN = re.compile(r"this run: about \S+ \((\d+) s\)")
 
 
 def seconds(text: str) -> float:
@@ -34,6 +36,11 @@ def seconds(text: str) -> float:
         raise ValueError(text)
     h, hm, m_, s = m.groups()
     return int(h) * 3600 + int(hm) * 60 if h else int(m_) * 60 + int(s)
+
+
+def _first_own_estimate(log: str) -> str:
+    found = OWN.search(log)
+    return f"{found[1]} s" if found else "-"
 
 
 def header() -> str:
@@ -67,6 +74,10 @@ def main() -> int:
             for line in proc.stdout:
                 lines.append((time.monotonic() - start, line.rstrip("\n")))
         end = time.monotonic() - start
+        runs_log = {}
+        for log in (Path(tmp) / "grid" / "runs" / "logs").glob("*.log"):
+            model = log.name.split("_96_96_")[1].split("_ETTh1_")[0]
+            runs_log[f"{model} | ETTh1 | H=96"] = log.read_text()
         if proc.returncode != 0:
             print("\n".join(text for _, text in lines))
             raise SystemExit(f"the comparison failed with exit code {proc.returncode}")
@@ -90,7 +101,16 @@ def main() -> int:
                   else f"after {len(durations)} run(s)")
         truth = end - at
         print(f"| {moment} | {at:.0f} s | {eta:.0f} s | {old} | {truth:.0f} s | {eta / truth:.2f} |")
-    print(f"\ngrid wall time {end:.0f} s; runs took {', '.join(f'{d:.0f} s' for d in durations)}")
+    print(f"\ngrid wall time {end:.0f} s")
+    probes = {m[1]: seconds(m[2]) for _, text in lines if (m := PROBE.match(text))}
+    print("\n| run | probed prediction | run's first own estimate (training only) | measured (process) |")
+    print("|---|---|---|---|")
+    for _, text in lines:
+        done = DONE.match(text)
+        if done:
+            label = done[2].strip()
+            own = _first_own_estimate(runs_log.get(label, ""))
+            print(f"| {label} | {probes.get(label, float('nan')):.0f} s | {own} | {seconds(done[1]):.0f} s |")
     return 0
 
 

@@ -8,6 +8,9 @@
   after its first steps and again after every epoch (exp/progress.py), read from the run's log.
 - The ETA is (the in-flight runs' time left + the waiting runs' predicted times) / the runs at once. A run
   whose probe failed counts at the mean prediction of the others (named in the probe's line).
+- Once runs have finished, the waiting runs' predictions are scaled by (their measured times / their
+  predictions), bounded to [1/5, 5]: a machine busier or idler than during the probe, or early stopping,
+  corrects the rest.
 
 Predictions are at the configured epochs: early stopping makes a run shorter, never longer.
 """
@@ -63,6 +66,8 @@ class RunTimes:
         self.setup: dict[int, float] = {}
         self._started: dict[int, tuple[float, int, PlannedRun]] = {}
         self._ended: set[int] = set()
+        #: (measured, predicted) seconds of the finished runs that had a prediction
+        self._finished: list[tuple[float, float]] = []
         self._lock = threading.Lock()
 
     def probe(self, runs: list[PlannedRun], threads: int | None) -> None:
@@ -96,10 +101,20 @@ class RunTimes:
         with self._lock:
             self._started[id(run)] = (time.monotonic(), offset, run)
 
-    def ended(self, run: PlannedRun) -> None:
+    def ended(self, run: PlannedRun, seconds: float | None = None) -> None:
+        """`run` has ended; `seconds` is its measured time when it finished (None: it failed or was stopped)."""
         with self._lock:
             self._started.pop(id(run), None)
             self._ended.add(id(run))
+            if seconds is not None and id(run) in self.predicted:
+                self._finished.append((seconds, self.predicted[id(run)]))
+
+    def _scale(self) -> float:
+        """Measured / predicted time of the finished runs, in [1/5, 5]; 1 before any has finished."""
+        if not self._finished:
+            return 1.0
+        ratio = sum(m for m, _ in self._finished) / sum(p for _, p in self._finished)
+        return min(max(ratio, 0.2), 5.0)
 
     def _left(self, run: PlannedRun, since: float, offset: int, now: float) -> float:
         own = logged_estimate(self.runs_dir / "logs" / f"{run.settings[0]}.log", offset)
@@ -107,7 +122,7 @@ class RunTimes:
             # The run's own figure counts from its training start, after the process start and its set-up.
             total = own + PROCESS_START_SECONDS + self.setup.get(id(run), 0.0)
         else:
-            total = self.predicted.get(id(run), self._mean())
+            total = self.predicted.get(id(run), self._mean()) * self._scale()
         return max(total - (now - since), 0.0)
 
     def _mean(self) -> float:
@@ -121,7 +136,8 @@ class RunTimes:
             gone = self._ended | {id(r) for r in not_started}
         in_flight = sum(self._left(run, since, offset, now) for since, offset, run in started.values())
         waiting = [r for r in todo if id(r) not in started and id(r) not in gone]
-        return (in_flight + sum(self.predicted.get(id(r), self._mean()) for r in waiting)) / self.parallel
+        predicted = sum(self.predicted.get(id(r), self._mean()) for r in waiting) * self._scale()
+        return (in_flight + predicted) / self.parallel
 
     def known(self) -> bool:
         """Whether any run has a prediction or has logged its own estimate."""

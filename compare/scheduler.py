@@ -117,7 +117,7 @@ class Grid:
             drop_resume_copies(self.options.out, run.settings)
         append_manifest(self.runs_dir, entry)
         if self.times is not None:
-            self.times.ended(run)
+            self.times.ended(run, seconds if status == "ok" else None)
         with self._lock:
             self.running -= 1
             self.durations.append(seconds)

@@ -52,6 +52,17 @@ def test_a_runs_own_estimate_replaces_its_prediction(toy_plan, tmp_path):
     assert times.seconds_left(toy_plan, now + 10.0, []) == 40.0
 
 
+def test_finished_runs_scale_the_waiting_runs_predictions(toy_plan, tmp_path):
+    times = RunTimes(parallel=2, runs_dir=tmp_path / "runs")
+    first, second = toy_plan
+    times.predicted = {id(first): 100.0, id(second): 40.0}
+    times.started(first)
+    times.ended(first, 50.0)  # the machine runs at twice the probed speed
+    assert times.seconds_left(toy_plan, 0.0, []) == pytest.approx(40.0 * 0.5 / 2)
+    times.ended(second, 4000.0)
+    assert times._scale() == 5.0  # bounded
+
+
 def test_logged_estimate_takes_the_last_line_after_the_offset(tmp_path):
     log = tmp_path / "run.log"
     log.write_text("this run: about 1m00s (60 s)\nx\ntime: epoch 1 took 0m20s; this run: about 0m50s (50 s)\n")
