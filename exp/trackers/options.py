@@ -38,6 +38,8 @@ def split_logger_names(values: Sequence[str]) -> list[str]:
                                      f"{', '.join(TRACKERS)}{did_you_mean(name, TRACKERS)}")
             if name not in names:
                 names.append(name)
+    if values and not names:
+        raise UserInputError(f"--logger needs a tracker name: {', '.join(TRACKERS)}")
     return names
 
 

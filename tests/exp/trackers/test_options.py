@@ -20,6 +20,11 @@ def test_names_split_on_spaces_and_commas(values, names):
     assert split_logger_names(values) == names
 
 
+def test_an_empty_name_list_is_refused():
+    with pytest.raises(UserInputError, match="--logger needs a tracker name"):
+        split_logger_names([","])
+
+
 def test_an_unknown_tracker_is_a_one_line_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "x",
