@@ -5,7 +5,7 @@ progress through the validation and test passes.
 The estimate, printed once per invocation as soon as `ESTIMATE_AFTER_STEPS` steps after the first (which
 pays for warm-up) are timed, or `ESTIMATE_AFTER_SECONDS` have passed, or the epoch ends:
 
-    train step time s (measured), evaluation batch time e = s * EVAL_STEP_SHARE (predicted: a forward pass
+    train step time s (the median of the timed steps), evaluation batch time e = s * EVAL_STEP_SHARE (predicted: a forward pass
     without backward is about a third of a training step), per epoch: S * s + V * e (S train steps, V
     validation and test batches), this run: epochs * (S * s + V * e) + T * e (T final test batches).
 
@@ -18,6 +18,7 @@ reads that number from the run's log (compare/eta.py).
 from __future__ import annotations
 
 import logging
+import statistics
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ class TrainClock:
         self.start = time.monotonic()
         self.first_step_end: float | None = None
         self.measured = 0
+        self._step_times: list[float] = []
+        self._last_step_end = self.start
         self.estimated = False
         self.epochs_done = 0
         self._line_time = self._epoch_start = self.start
@@ -97,6 +100,9 @@ class TrainClock:
             self.first_step_end = now
         else:
             self.measured += 1
+            if not self.estimated:
+                self._step_times.append(now - self._last_step_end)
+        self._last_step_end = now
         if not self.estimated and (self.measured >= ESTIMATE_AFTER_STEPS or i + 1 >= self.shape.steps_per_epoch
                                    or (self.measured and now - self.first_step_end >= ESTIMATE_AFTER_SECONDS)):
             self._log_estimate(now)
@@ -111,7 +117,8 @@ class TrainClock:
     def _log_estimate(self, now: float) -> None:
         self.estimated = True
         if self.measured:
-            step_seconds, how = (now - self.first_step_end) / self.measured, f"over {self.measured} steps"
+            # The median: one slow step (a page fault, another process) does not set the whole run's figure.
+            step_seconds, how = statistics.median(self._step_times), f"median of {self.measured} steps"
         else:
             step_seconds, how = now - self.start, "the first step, warm-up included"
         eval_seconds = self.shape.eval_batches * step_seconds * EVAL_STEP_SHARE

@@ -29,7 +29,7 @@ def test_the_estimate_comes_after_the_measured_steps_and_lines_are_due_by_time(m
         for i in range(4):
             clock.step_done(i, 0, 0.25, text_lines=i == 3)
     lines = [r.getMessage() for r in caplog.records]
-    assert lines[0].startswith("estimate: ") and "over 3 steps" in lines[0] and "x 50 steps" in lines[0]
+    assert lines[0].startswith("estimate: ") and "median of 3 steps" in lines[0] and "x 50 steps" in lines[0]
     assert re.search(r"this run: about \S+ \(\d+ s\) at 2 epochs", lines[0])
     assert lines[1:] == ["\titers: 4, epoch: 1 | loss: 0.2500000", lines[2]] and lines[2].startswith("\tspeed: ")
 
