@@ -8,9 +8,10 @@
   after its first steps and again after every epoch (exp/progress.py), read from the run's log.
 - The ETA is (the in-flight runs' time left + the waiting runs' predicted times) / the runs at once. A run
   whose probe failed counts at the mean prediction of the others (named in the probe's line).
-- Once runs have finished, the waiting runs' predictions are scaled by (their measured times / their
-  predictions), bounded to [1/5, 5]: a machine busier or idler than during the probe, or early stopping,
-  corrects the rest.
+- Once runs have finished, the waiting runs' predictions are scaled by the finished runs' measured / predicted
+  time, both less the fixed part (process start and set-up), bounded to [1/5, 5], and only once at least
+  `SCALE_AFTER_SECONDS` of predicted training lie behind it: a machine busier or idler than during the probe, or
+  early stopping, corrects the rest, while a few tiny runs (mostly process start) do not.
 
 Predictions are at the configured epochs: early stopping makes a run shorter, never longer.
 """
@@ -32,8 +33,11 @@ __all__ = ["PROCESS_START_SECONDS", "RunTimes", "logged_estimate", "probe_key"]
 
 logger = logging.getLogger("compare")
 
-#: a run.py process's own start (Python, torch and the library imported) before its set-up begins
-PROCESS_START_SECONDS = 5.0
+#: a run.py process's own start (Python, torch and the library imported) before its set-up begins (from
+#: bench_eta.py: DLinear on ETTh1 took 10 s in all, 1-2 s of them set-up and training)
+PROCESS_START_SECONDS = 7.0
+#: predicted training seconds of finished runs needed before their measured times scale the predictions
+SCALE_AFTER_SECONDS = 30.0
 _ESTIMATE = re.compile(r"this run: about \S+ \((\d+) s\)")
 #: flags that do not change a run's cost: runs differing only in them share one probe
 _COST_FREE = ("model_id", "des", "seed", "root_path", "checkpoints", "logger", "logger_group", "logger_dir")
@@ -107,13 +111,16 @@ class RunTimes:
             self._started.pop(id(run), None)
             self._ended.add(id(run))
             if seconds is not None and id(run) in self.predicted:
-                self._finished.append((seconds, self.predicted[id(run)]))
+                fixed = PROCESS_START_SECONDS + self.setup.get(id(run), 0.0)
+                self._finished.append((seconds - fixed, self.predicted[id(run)] - fixed))
 
     def _scale(self) -> float:
-        """Measured / predicted time of the finished runs, in [1/5, 5]; 1 before any has finished."""
-        if not self._finished:
+        """Measured / predicted training time of the finished runs, in [1/5, 5]; 1 until SCALE_AFTER_SECONDS of
+        predicted training have finished."""
+        predicted = sum(p for _, p in self._finished)
+        if predicted < SCALE_AFTER_SECONDS:
             return 1.0
-        ratio = sum(m for m, _ in self._finished) / sum(p for _, p in self._finished)
+        ratio = max(sum(m for m, _ in self._finished), 0.0) / predicted
         return min(max(ratio, 0.2), 5.0)
 
     def _left(self, run: PlannedRun, since: float, offset: int, now: float) -> float:

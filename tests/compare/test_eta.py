@@ -55,12 +55,21 @@ def test_a_runs_own_estimate_replaces_its_prediction(toy_plan, tmp_path):
 def test_finished_runs_scale_the_waiting_runs_predictions(toy_plan, tmp_path):
     times = RunTimes(parallel=2, runs_dir=tmp_path / "runs")
     first, second = toy_plan
-    times.predicted = {id(first): 100.0, id(second): 40.0}
+    fixed = PROCESS_START_SECONDS
+    times.predicted = {id(first): fixed + 100.0, id(second): fixed + 40.0}
     times.started(first)
-    times.ended(first, 50.0)  # the machine runs at twice the probed speed
-    assert times.seconds_left(toy_plan, 0.0, []) == pytest.approx(40.0 * 0.5 / 2)
-    times.ended(second, 4000.0)
+    times.ended(first, fixed + 50.0)  # it trained at twice the probed speed
+    assert times.seconds_left(toy_plan, 0.0, []) == pytest.approx((fixed + 40.0) * 0.5 / 2)
+    times.ended(second, fixed + 4000.0)
     assert times._scale() == 5.0  # bounded
+
+
+def test_tiny_finished_runs_do_not_scale_the_predictions(toy_plan, tmp_path):
+    times = RunTimes(parallel=1, runs_dir=tmp_path / "runs")
+    first, second = toy_plan
+    times.predicted = {id(first): PROCESS_START_SECONDS + 2.0, id(second): 300.0}
+    times.ended(first, PROCESS_START_SECONDS + 6.0)  # 3x, but 2 s of predicted training say little
+    assert times.seconds_left(toy_plan, 0.0, []) == 300.0
 
 
 def test_logged_estimate_takes_the_last_line_after_the_offset(tmp_path):
