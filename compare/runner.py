@@ -81,6 +81,7 @@ import logging
 import os
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -206,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimate", action="store_true",
                    help="probe each planned run's training step, print what each run and the grid will take at the "
                         "configured epochs on this machine, and exit (writes nothing)")
+    p.add_argument("--progress-every", type=float, default=300.0, metavar="SECONDS",
+                   help="log the progress line with the ETA this often while runs are in flight")
     p.add_argument("--no-probe", action="store_true",
                    help="no up-front probe of each planned run's step time: the ETA then comes from each run's own "
                         "estimate once it trains (compare/eta.py)")
@@ -323,6 +326,8 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
                              "from it); add a row there or use --variant NAME=BASE:FLAGS")
     if args.jobs < 1:
         raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
+    if not args.progress_every > 0:
+        raise UserInputError(f"--progress-every {args.progress_every:g}: give a positive number of seconds")
     if args.estimate and (args.dry_run or args.no_probe):
         raise UserInputError(f"--estimate probes the runs and exits: drop {'--dry-run' if args.dry_run else '--no-probe'}")
     _check_budget_flags(args)
@@ -504,6 +509,8 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
         times.probe(todo, options.threads)
     with StopSignals() as signals, RunStopper(stop_at, args.grace, clock, signals) as stopper:
         grid = Grid(todo=todo, options=options, stopper=stopper, times=times)
+        stop_reports = threading.Event()
+        threading.Thread(target=grid.report_every, args=(args.progress_every, stop_reports), daemon=True).start()
         try:
             executor.run_grid(grid, list(enumerate(todo, start=1)))
         except KeyboardInterrupt:
@@ -511,6 +518,8 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
             stopper.kill_all()
             logger.info("interrupted: rerun the same command to continue (finished runs are kept)")
             aborted = True
+        finally:
+            stop_reports.set()
         runner_signal = signals.signum
     return grid, aborted, runner_signal
 

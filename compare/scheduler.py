@@ -101,6 +101,14 @@ class Grid:
         return (f"grid: {len(self.finished)} finished, {self.running} running, {len(self.failures)} failed, "
                 f"{len(self.stopped)} interrupted, {remaining} waiting ({self._eta()})")
 
+    def report_every(self, seconds: float, stop: threading.Event) -> None:
+        """Log the progress line every `seconds` while runs are in flight, until `stop` is set (a thread of its
+        own: a long run's ETA, which follows its own estimate, shows between run ends)."""
+        while not stop.wait(seconds):
+            with self._lock:
+                if self.running:
+                    logger.info("%s", self.progress_line())
+
     def finish(self, run: PlannedRun, outcome: RunOutcome, seconds: float, resumed: bool) -> None:
         """Classify an ended attempt (its files are in runs/ already), write its manifest line and log it."""
         status, error = self._status(run, outcome, resumed)
