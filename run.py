@@ -18,11 +18,12 @@ import sys
 import torch
 
 from exp import distributed
-from exp.arguments import build_parser, make_setting, validate_args
+from exp.arguments import build_parser, differing_from_defaults, make_setting, validate_args
 from exp.model_card import write_model_card
 from exp.run_config import run_config
 from exp.task_lengths import resolve_task_lengths
 from exp.tasks import experiment_class
+from exp.trackers.run_trackers import open_trackers
 from exp.training_guards import TrainingStopped
 from predict.after_run import predict_for_run
 from utils.errors import UserInputError
@@ -33,19 +34,31 @@ from utils.seeding import deterministic_mode, seed_everything
 logger = logging.getLogger("run")
 
 
+def _log_arguments(args: argparse.Namespace) -> None:
+    """TSLib's printout of every argument under --print_all_args, else those that differ from the defaults."""
+    if args.print_all_args:
+        shown, title = vars(args), "Args in experiment:"
+    else:
+        shown = differing_from_defaults(args)
+        title = f"Args in experiment (the {len(shown)} of {len(vars(args))} not at their defaults; --print_all_args shows all):"
+    logger.info("%s\n%s", title, "\n".join(f"  {k}: {v}" for k, v in sorted(shown.items())))
+
+
 def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
     # The command's flags as typed, then the lengths the task derives from its data (M4, UEA), once.
     config = run_config(args)
     args = resolve_task_lengths(args)
 
-    logger.info("Args in experiment:\n%s", "\n".join(f"  {k}: {v}" for k, v in sorted(vars(args).items())))
+    _log_arguments(args)
     if not args.is_training:
         seed_everything(args.seed)
         exp = Experiment(args, config=config)
         setting = make_setting(args, 0)
         logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-        record = exp.test(setting, test=1)
+        with open_trackers(args, setting, config, exp.dist.is_main) as exp.trackers:
+            record = exp.test(setting, test=1)
+            exp.trackers.log_result(record, config)
         # A checkpoint trained before model cards existed gets its card here (exp/model_card.py).
         write_model_card(exp, setting, record)
         if args.do_predict and exp.dist.is_main:
@@ -60,14 +73,17 @@ def _run(args: argparse.Namespace) -> None:
             if args.resume and exp.is_complete(setting):
                 logger.info("--resume: %s was already trained and tested; skipping it", setting)
                 continue
-            logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
-            exp.train(setting)
-            write_model_card(exp, setting)
-            if getattr(args, "vali_only", False):
-                logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
-                continue
-            logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
-            record = exp.test(setting)
+            # --logger: the experiment reports to these trackers until the setting is tested.
+            with open_trackers(args, setting, config, exp.dist.is_main) as exp.trackers:
+                logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
+                exp.train(setting)
+                write_model_card(exp, setting)
+                if getattr(args, "vali_only", False):
+                    logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
+                    continue
+                logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+                record = exp.test(setting)
+                exp.trackers.log_result(record, config)
             write_model_card(exp, setting, record)
             exp.mark_complete(setting)
             if args.do_predict and exp.dist.is_main:

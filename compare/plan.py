@@ -25,8 +25,8 @@ from exp.run_config import run_config
 from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 
-__all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "parse_variant", "plan_runs", "protocol_flags",
-           "resolve_root",
+__all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "grid_name", "parse_variant", "plan_runs",
+           "protocol_flags", "resolve_root",
            "rows_from_args", "tag_name", "task_dataset", "task_model"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -137,7 +137,15 @@ def global_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--num_workers", str(args.num_workers)]
     if args.inverse:
         flags.append("--inverse")
+    if getattr(args, "logger", None):
+        # One group per grid: MLflow's experiment, W&B's group, TensorBoard's folder under <out>/runs/tracking/.
+        flags += ["--logger", *args.logger, "--logger_group", grid_name(args)]
     return flags + list(args.extra_flags)
+
+
+def grid_name(args: argparse.Namespace) -> str:
+    """The comparison's name in the trackers: the name of its --out folder."""
+    return Path(args.out).resolve().name
 
 
 def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECIPES,

@@ -11,7 +11,7 @@ driver's `<out>/runs/` (paths checked to stay inside it):
 - before starting, the task pulls the run's `checkpoints/<setting>/` (a `last.pth` means `--resume`);
 - while it trains, every changed file of that folder and its log are pushed back every `SYNC_SECONDS`
   (run.py writes `last.pth` at every epoch end and every `--save_every_steps` steps);
-- at the end it pushes its result folders and appends its `results.jsonl` / `result_*.txt` lines.
+- at the end it pushes its result folders (and `tracking/` of --logger) and appends its `results.jsonl` / `result_*.txt` lines.
 So the driver's `<out>/runs/` has the local executor's layout, manifest and report, and the driver always
 holds the newest `last.pth` of every run.
 
@@ -195,7 +195,8 @@ def _push_results(folder, scratch: Path, run: PlannedRun, ray) -> None:
         path = scratch / name
         if path.is_file():
             refs.append(folder.append.remote(name, path.read_text()))
-    for top in ("results", "test_results", "m4_results"):
+    # tracking/: --logger tensorboard / wandb (one folder per run; mlflow is refused under Ray)
+    for top in ("results", "test_results", "m4_results", "tracking"):
         base = scratch / top
         for path in sorted(base.rglob("*")) if base.is_dir() else []:
             if path.is_file():

@@ -88,6 +88,7 @@ import logging
 import os
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -95,8 +96,10 @@ from pathlib import Path
 # Imported now although only the final report uses it: a grid runs for hours, and the report must not import
 # code edited meanwhile (a module changed under a running process fails to import against the old ones).
 import compare.efficiency  # noqa: F401
+from compare.eta import RunTimes
 from compare.local_process import RunStopper
-from compare.plan import PlannedRun, Row, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.plan import PlannedRun, Row, grid_name, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.plan_file import expand_plan_file
 from compare.protocol_notes import protocol_summary
 from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
 from compare.records import CONFIG_FILE, RUNS_DIR, machine_info
@@ -117,6 +120,8 @@ from compare.scheduler import Executor, Grid, GridOptions, LocalExecutor, durati
 from compare.seeds import focus_rows
 from compare.tasks import LONG_TERM, TASK_CHOICES
 from data_provider.protocol import PROTOCOLS, RUNNER_DEFAULT, changes_results
+from exp.trackers.mlflow_tracker import experiment_id as mlflow_experiment
+from exp.trackers.options import DEFAULT_LOGGER_DIR, TRACKERS, LoggerNames
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.path_names import check_path_component
@@ -170,6 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extra", default="",
                    help="run.py flags applied to every run, as one string after '=': --extra='--d_model 16'")
     p.add_argument("--inverse", action="store_true", help="score and plot in original units (--inverse)")
+    p.add_argument("--logger", nargs="+", action=LoggerNames, default=[], metavar="NAME",
+                   help=f"run.py --logger for every run ({' '.join(TRACKERS)}): one TensorBoard folder per run under "
+                        "OUT/runs/tracking/tensorboard/<grid>/, one MLflow experiment and one W&B group named after "
+                        "the grid (OUT's folder name)")
+    p.add_argument("--plan", default=None, metavar="PLAN.yaml",
+                   help="read the comparison's flags from a YAML file (docs/compare.md: Plan files); flags given on "
+                        "the command line as well override the file's")
     p.add_argument("--root", default=None, help="dataset root replacing the recipes' ./dataset (e.g. a mirror)")
     p.add_argument("--out", default="comparison", help="output folder (runs go to OUT/runs)")
     # Recipes come from compare/recipes.py now; the old flag stays only to say so.
@@ -205,6 +217,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "under Ray; cpu_count // --jobs locally)")
     p.add_argument("--gpus_per_run", type=float, default=0.0, metavar="F",
                    help="--executor ray: GPUs each run asks for; a fraction lets runs share a GPU (0.0625: 16 runs)")
+    p.add_argument("--estimate", action="store_true",
+                   help="probe each planned run's training step, print what each run and the grid will take at the "
+                        "configured epochs on this machine, and exit (writes nothing)")
+    p.add_argument("--progress-every", type=float, default=300.0, metavar="SECONDS",
+                   help="log the progress line with the ETA this often while runs are in flight")
+    p.add_argument("--no-probe", action="store_true",
+                   help="no up-front probe of each planned run's step time: the ETA then comes from each run's own "
+                        "estimate once it trains (compare/eta.py)")
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--efficiency-device", default="cpu", choices=("cpu", "cuda"),
                    help="device of the efficiency.md measurements")
@@ -259,6 +279,9 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "root": args.root,
         "seeds": args.seeds,
         "protocol": args.protocol,
+        # --plan: the file's path as given and what it held (the command above names only the file)
+        "plan": getattr(args, "plan_file", None),
+        "logger": args.logger,
         "machine": machine_info(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
     })
@@ -319,12 +342,18 @@ def _check_budget_flags(args: argparse.Namespace) -> None:
 def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
                   start_time: float) -> tuple[argparse.Namespace, list[Row], list[PlannedRun], float | None]:
     """Parse and check the runner's flags, then plan: (args, rows, plan, stop time); UserInputError otherwise."""
+    argv, plan_file = expand_plan_file(argv, build_parser())
     args = build_parser().parse_args(argv)
+    args.plan_file = plan_file
     if args.scripts is not None:
         raise UserInputError("--scripts is gone: recipes come from compare/recipes.py (scripts/ is generated "
                              "from it); add a row there or use --variant NAME=BASE:FLAGS")
     if args.jobs < 1:
         raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
+    if not args.progress_every > 0:
+        raise UserInputError(f"--progress-every {args.progress_every:g}: give a positive number of seconds")
+    if args.estimate and (args.dry_run or args.no_probe):
+        raise UserInputError(f"--estimate probes the runs and exits: drop {'--dry-run' if args.dry_run else '--no-probe'}")
     _check_budget_flags(args)
     _check_executor_flags(args)
     stop_at = _stop_time(args, start_time)
@@ -339,6 +368,8 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
     _check_task_flags(args, argv, Path(args.out))
     if args.reference and not Path(args.reference).is_file():
         raise UserInputError(f"--reference {args.reference} does not exist")
+    if args.logger:
+        check_path_component("--out's folder name (the trackers' group)", grid_name(args))
     if args.task == LONG_TERM:
         args.data = [book.dataset(name).name for name in args.data]
     else:
@@ -369,6 +400,9 @@ def _check_executor_flags(args: argparse.Namespace) -> None:
         raise UserInputError(f"--cpus_per_run {args.cpus_per_run:g}: give a positive number of CPUs")
     if args.executor == "local" and args.cpus_per_run is not None and args.cpus_per_run != int(args.cpus_per_run):
         raise UserInputError(f"--cpus_per_run {args.cpus_per_run:g}: a local run's threads are a whole number")
+    if args.executor == "ray" and "mlflow" in args.logger:
+        raise UserInputError("--logger mlflow writes one SQLite store that runs on other nodes cannot share: under "
+                             "--executor ray use --logger tensorboard or wandb (their folders come back with the results)")
     if not args.gpus_per_run >= 0:
         raise UserInputError(f"--gpus_per_run {args.gpus_per_run:g}: give 0 or a positive fraction of a GPU")
 
@@ -400,13 +434,16 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     _report_stale(stale, states, args.rerun_stale)
     pending += stale if args.rerun_stale else []
     broken = [r for r in plan if r.error is not None]
-    if args.rerun_stale and not args.dry_run:
+    if args.rerun_stale and not (args.dry_run or args.estimate):
         for run in stale:
             logger.info("  %s: its old folders moved to %s", run.label, move_stale(runs_dir, run))
     given_up = [r for r in pending if not args.retry_failed and crashes[tuple(r.settings)] >= args.max_crashes]
     todo = [r for r in pending if r not in given_up]
     _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
     if args.dry_run:
+        return 1 if broken else 0
+    if args.estimate:
+        RunTimes(args.jobs, runs_dir).probe(todo, _threads(args))
         return 1 if broken else 0
     executor = _executor(args)
     try:
@@ -416,6 +453,9 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
         print(f"error: {err}", file=sys.stderr)
         return 2
     runs_dir.mkdir(parents=True, exist_ok=True)
+    if "mlflow" in args.logger and todo:
+        # The store and the grid's experiment exist before runs start, so parallel runs never race to create them.
+        mlflow_experiment(runs_dir / DEFAULT_LOGGER_DIR, grid_name(args))
     # Run artefacts (checkpoints, predictions) are large; only the report files are meant for git.
     (runs_dir / ".gitignore").write_text("*\n")
     _write_config(out, args, argv, rows, plan)
@@ -437,7 +477,7 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
     """Restore committed resume copies, then log what will run, resume, be skipped or cannot run (with
     --dry-run: every command)."""
     runs_dir = out / RUNS_DIR
-    if not args.dry_run:
+    if not (args.dry_run or args.estimate):
         for run in todo:
             for path in restore_resume_copies(out, last_files(runs_dir, run)):
                 logger.info("%s: restored from the committed copy in %s/", path, out / RESUME_DIR)
@@ -488,8 +528,14 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
                           run_timeout=args.run_timeout, threads=_threads(args),
                           parallel=executor.capacity() if args.executor == "ray" else args.jobs)
     aborted = False
+    times = RunTimes(options.parallel, out / RUNS_DIR)
+    if todo and not args.no_probe:
+        logger.info("probing each planned run's training step for the ETA (--no-probe skips it):")
+        times.probe(todo, options.threads)
     with StopSignals() as signals, RunStopper(stop_at, args.grace, clock, signals) as stopper:
-        grid = Grid(todo=todo, options=options, stopper=stopper)
+        grid = Grid(todo=todo, options=options, stopper=stopper, times=times)
+        stop_reports = threading.Event()
+        threading.Thread(target=grid.report_every, args=(args.progress_every, stop_reports), daemon=True).start()
         try:
             executor.run_grid(grid, list(enumerate(todo, start=1)))
         except KeyboardInterrupt:
@@ -497,6 +543,8 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
             stopper.kill_all()
             logger.info("interrupted: rerun the same command to continue (finished runs are kept)")
             aborted = True
+        finally:
+            stop_reports.set()
         runner_signal = signals.signum
     return grid, aborted, runner_signal
 

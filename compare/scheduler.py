@@ -20,22 +20,17 @@ from pathlib import Path
 from typing import Protocol
 
 from compare import local_process
+from compare.eta import RunTimes
 from compare.local_process import INTERRUPTED_CODES, RunOutcome, RunStopper
 from compare.plan import PlannedRun
 from compare.records import finished_settings
 from compare.resume_copies import drop_resume_copies, keep_resume_copies
 from compare.run_state import append_manifest, has_last, last_files, result_line, saved_progress
+from exp.progress import duration
 
 __all__ = ["Executor", "Grid", "GridOptions", "LocalExecutor", "duration"]
 
 logger = logging.getLogger("compare")
-
-
-def duration(seconds: float) -> str:
-    """`1h05m`, `4m07s`."""
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
 @dataclass(frozen=True)
@@ -64,6 +59,8 @@ class Grid:
     not_started: list[PlannedRun] = field(default_factory=list)
     failures: list[tuple[PlannedRun, str]] = field(default_factory=list)
     running: int = 0
+    #: predicted and measured run times (compare/eta.py); None: the ETA is the mean of finished runs
+    times: RunTimes | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -78,6 +75,8 @@ class Grid:
                 self.not_started.append(run)
                 return False
             self.running += 1
+            if self.times is not None:
+                self.times.started(run)
             resuming = "  resuming from last.pth" if has_last(self.runs_dir, run) else ""
             logger.info("[%d/%d] %s  (%s)%s", k, len(self.todo), run.label, self._eta(), resuming)
             return True
@@ -88,6 +87,8 @@ class Grid:
             self.not_started.append(run)
 
     def _eta(self) -> str:
+        if self.times is not None and self.times.known():
+            return f"ETA {duration(self.times.seconds_left(self.todo, time.monotonic(), self.not_started))}"
         if not self.durations:
             return "ETA ?"
         left = len(self.todo) - len(self.durations) - len(self.not_started)
@@ -99,6 +100,14 @@ class Grid:
         remaining = len(self.todo) - done - len(self.not_started) - self.running
         return (f"grid: {len(self.finished)} finished, {self.running} running, {len(self.failures)} failed, "
                 f"{len(self.stopped)} interrupted, {remaining} waiting ({self._eta()})")
+
+    def report_every(self, seconds: float, stop: threading.Event) -> None:
+        """Log the progress line every `seconds` while runs are in flight, until `stop` is set (a thread of its
+        own: a long run's ETA, which follows its own estimate, shows between run ends)."""
+        while not stop.wait(seconds):
+            with self._lock:
+                if self.running:
+                    logger.info("%s", self.progress_line())
 
     def finish(self, run: PlannedRun, outcome: RunOutcome, seconds: float, resumed: bool) -> None:
         """Classify an ended attempt (its files are in runs/ already), write its manifest line and log it."""
@@ -115,6 +124,8 @@ class Grid:
         elif status == "ok" and self.options.resume_copies:
             drop_resume_copies(self.options.out, run.settings)
         append_manifest(self.runs_dir, entry)
+        if self.times is not None:
+            self.times.ended(run, seconds if status == "ok" else None)
         with self._lock:
             self.running -= 1
             self.durations.append(seconds)

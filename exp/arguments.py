@@ -13,6 +13,7 @@ from pathlib import Path
 from data_provider.protocol import PROTOCOLS, RUN_DEFAULT, setting_tag
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
+from exp.trackers.options import TRACKERS, LoggerNames, check_logger_flags
 from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.caps.options import CAPS_OPTIONS
 from layers.config_checks import EMBED_TYPES
@@ -247,6 +248,23 @@ def _add_metrics_and_augmentation_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")
 
 
+def _add_tracking_flags(p: argparse.ArgumentParser) -> None:
+    """The "trackers and printout" flags (exp/trackers/)."""
+    g = p.add_argument_group("trackers and printout")
+    g.add_argument("--logger", nargs="+", action=LoggerNames, default=[], metavar="NAME",
+                   help=f"experiment trackers to log to, offline, several allowed ({' '.join(TRACKERS)}; or a comma "
+                        "list): per-step train loss and learning rate, per-epoch losses, the configuration, the "
+                        "final metrics and the forecast figures")
+    g.add_argument("--logger_dir", type=str, default=None,
+                   help="with --logger: the trackers' folder (default ./tracking, beside ./results)")
+    g.add_argument("--logger_group", type=str, default=None,
+                   help="with --logger: the group of runs (MLflow experiment, W&B group, TensorBoard sub-folder); "
+                        "default: the task name")
+    g.add_argument("--print_all_args", action="store_true", default=False,
+                   help="print every argument at the start (TSLib's printout) instead of those that differ from "
+                        "the defaults")
+
+
 #: The flag groups that configure a model (rather than data, training or the machine): a flag they add and a model
 #: never reads, set away from its default, is named in one warning line (exp/model_flags.py). A new group of
 #: model flags goes here, and the warning covers it by construction.
@@ -280,10 +298,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_use_flags(p)
     _add_gpu_flags(p)
     _add_metrics_and_augmentation_flags(p)
+    _add_tracking_flags(p)
     # Not a command-line flag: the training split that Koopa/OLinear read when built
     # (utils/train_split.py); the experiment attaches it to a copy of the args.
     p.set_defaults(train_split=None)
     return p
+
+
+def differing_from_defaults(args: argparse.Namespace) -> dict:
+    """The arguments whose values differ from run.py's defaults (required flags always), sorted by name."""
+    parser = build_parser()
+    required = {action.dest for action in parser._actions if action.required}
+    return {key: value for key, value in sorted(vars(args).items())
+            if key in required or value != parser.get_default(key)}
 
 
 def make_setting(args: argparse.Namespace, ii: int) -> str:
@@ -404,6 +431,7 @@ def validate_args(args: argparse.Namespace) -> None:
     check_numbers(args)
     check_output_names(args)
     check_augmentation(args)
+    check_logger_flags(args)
 
 
 def check_predict_flags(args: argparse.Namespace) -> None:

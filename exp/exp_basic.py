@@ -10,6 +10,7 @@ import torch.nn as nn
 
 from exp import distributed
 from exp.model_registry import MODEL_REGISTRY
+from exp.trackers.run_trackers import RunTrackers
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ class Exp_Basic:  # noqa: N801 - TSLib's public name
         self.device = self._acquire_device()
         self.device_ids = multi_gpu_ids(args) if args.use_multi_gpu else None
         self.model = self._wrap_model(self._build_model().to(self.device))
+        #: where the run reports its curves (--logger); run.py opens them per setting
+        self.trackers = RunTrackers()
 
     def _acquire_device(self) -> torch.device:
         return select_device(self.args, self.dist.local_rank if self.dist.enabled else None)

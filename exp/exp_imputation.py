@@ -100,6 +100,7 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
             w = i * batch_size
             filled = trues[w, :, -1] * masks[w, :, -1] + preds[w, :, -1] * (1 - masks[w, :, -1])
             visual(trues[w, :, -1], filled, os.path.join(folder, f"{i}.pdf"))
+            self.trackers.log_forecast(f"forecast/{i}", trues[w, :, -1], filled, os.path.join(folder, f"{i}.pdf"))
 
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args

@@ -23,7 +23,6 @@ import logging
 import math
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -54,6 +53,7 @@ from exp.distributed import all_reduce_sum, broadcast_from_main, gather_to_main
 from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
 from exp.naive_forecast import NaiveScores
+from exp.progress import RunShape, TrainClock, bars_wanted, eval_progress
 from exp.run_config import record_fields, run_config
 from exp.run_folder import RunFolder
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
@@ -135,6 +135,7 @@ class _Training:
     progress: TrainProgress = field(default_factory=TrainProgress)
     stop: StopSignals = field(default_factory=StopSignals)
     clock_zero: float = 0.0  # time.monotonic() at which progress.seconds would have been 0
+    clock: TrainClock | None = None  # the estimate and progress lines (exp/progress.py)
 
     def elapsed(self) -> float:
         """Training wall time so far, earlier invocations included (seconds)."""
@@ -261,7 +262,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         self.model.eval()
         average = ValidationAverage(self.args.vali_loss)
         with torch.no_grad():
-            for batch in vali_loader:
+            for batch in eval_progress(vali_loader, getattr(vali_data, "flag", "vali"), self._bars()):
                 out, y = self.step.targets(*self._predict(batch, self.eval_runner))
                 average.add(F.mse_loss(out, y, reduction="sum").item(), y.numel())
         self.model.train()
@@ -469,20 +470,18 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         loader.sampler.skip(p.step * args.batch_size)
         self.model.train()
         t.optimizer.zero_grad(set_to_none=True)
-        show_bar = not args.no_progress and sys.stdout.isatty() and self.dist.is_main
+        show_bar = self._bars()
         bar = tqdm(loader, desc=f"epoch {p.epoch + 1}/{args.train_epochs}", initial=p.step,
                    total=t.steps_per_epoch, leave=False, disable=not show_bar, dynamic_ncols=True)
-        epoch_start = iter_time = time.time()
+        epoch_start = time.time()
+        t.clock.epoch_start(p.step)
         for i, batch in enumerate(bar, start=p.step):
             batch_loss = self._train_batch(t, i, batch)
+            self.trackers.log_batch(p.epoch * t.steps_per_epoch + i + 1, batch_loss, t.optimizer.param_groups[0]["lr"])
             if show_bar:
                 bar.set_postfix(loss=f"{batch_loss:.4f}")
-            elif (i + 1) % 100 == 0:
-                speed = (time.time() - iter_time) / 100
-                left = speed * ((args.train_epochs - p.epoch) * t.steps_per_epoch - i)
-                logger.info("\titers: %d, epoch: %d | loss: %.7f", i + 1, p.epoch + 1, batch_loss)
-                logger.info("\tspeed: %.4fs/iter; left time: %.4fs", speed, left)
-                iter_time = time.time()
+            # TSLib's progress lines without a bar, and the run's estimate
+            t.clock.step_done(i, p.epoch, batch_loss, text_lines=not show_bar)
         bar.close()
         logger.info("Epoch: %d cost time: %s", p.epoch + 1, time.time() - epoch_start)
 
@@ -518,10 +517,14 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         if self.args.resume:
             self._resume(t, setting)
         t.clock_zero = time.monotonic() - t.progress.seconds
+        t.clock = TrainClock(self._run_shape(t), self.args.train_epochs)
         with t.stop, torch.autograd.set_detect_anomaly(self.args.detect_anomaly):
             while not t.progress.finished:
                 self._train_epoch(t)
+                lr = t.optimizer.param_groups[0]["lr"]  # the epoch's, before the schedule moves it
                 self._finish_epoch(t)
+                self.trackers.log_epoch(t.progress.curve[-1], lr)
+                t.clock.epoch_end(t.progress.epoch, t.progress.finished)
         self._load_best(t.path / BEST_FILE)
         self.train_stats = {
             "epochs_run": t.progress.epoch,
@@ -530,6 +533,16 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "curve": t.progress.curve,
         }
         return self.model
+
+    def _bars(self) -> bool:
+        return bars_wanted(self.args.no_progress, self.dist.is_main)
+
+    def _run_shape(self, t: _Training) -> RunShape:
+        """The work left to this invocation (exp/progress.py): epochs, steps and evaluation batches."""
+        vali_only = getattr(self.args, "vali_only", False)
+        test_batches = 0 if vali_only else len(t.data["test"][1])
+        return RunShape(steps_per_epoch=t.steps_per_epoch, eval_batches=len(t.data["val"][1]) + test_batches,
+                        test_batches=test_batches, epochs=self.args.train_epochs - t.progress.epoch)
 
     def _load_best(self, path: Path) -> None:
         state = self._on_main(lambda: load_checkpoint(path))
@@ -576,7 +589,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         preds, trues = [], []
         self.model.eval()
         with torch.no_grad():
-            for batch in test_loader:
+            for batch in eval_progress(test_loader, "test", self._bars()):
                 out, y = self._predict(batch, self.eval_runner)
                 if naive is not None:
                     naive.add_batch(batch, (lambda a: self._inverse(test_data, a)) if invert else None, f_dim)
@@ -606,6 +619,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             gt = np.concatenate([history[:, -1], trues[window, :, -1]])
             pd = np.concatenate([history[:, -1], preds[window, :, -1]])
             visual(gt, pd, os.path.join(folder, f"{i}.pdf"))
+            self.trackers.log_forecast(f"forecast/{i}", gt, pd, os.path.join(folder, f"{i}.pdf"))
 
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args

@@ -33,14 +33,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: checkpoints live (root_path, checkpoints), how the run is carried out (is_training: a test-only run scores
 #: the trained configuration; itr: run ii is `--seed + ii` and has its own setting; resume, save_every_steps,
 #: num_workers, no_progress, host_malloc, detect_anomaly), on which device (use_gpu, gpu, gpu_type,
-#: use_multi_gpu, devices, compile, compile_mode) and what is done with the model afterwards (do_predict,
-#: predict_data). A resumed run may differ from the interrupted one in them too
+#: use_multi_gpu, devices, compile, compile_mode), what is done with the model afterwards (do_predict,
+#: predict_data) and what it reports to (logger, logger_dir, logger_group, print_all_args). A resumed run may
+#: differ from the interrupted one in them too
 #: (exp/checkpointing.py), and the comparison runner's skip key is the hash without them.
 RESULT_FREE_FLAGS = frozenset({
     "root_path", "checkpoints",
     "is_training", "itr", "resume", "save_every_steps", "num_workers", "no_progress", "host_malloc", "detect_anomaly",
     "use_gpu", "gpu", "gpu_type", "use_multi_gpu", "devices", "compile", "compile_mode",
     "do_predict", "predict_data",
+    "logger", "logger_dir", "logger_group", "print_all_args",
 })
 
 _PLAIN = (bool, int, float, str, type(None))

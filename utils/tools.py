@@ -195,8 +195,8 @@ class dotdict(dict):  # noqa: N801 - TSLib's public name
     __delattr__ = dict.__delitem__
 
 
-def visual(true: np.ndarray, preds: np.ndarray | None = None, name: str = "./pic/test.pdf") -> None:
-    """Plot the ground truth and (optionally) the prediction of one series and save it to `name`."""
+def forecast_figure(true: np.ndarray, preds: np.ndarray | None = None):
+    """A matplotlib figure of the ground truth and (optionally) the prediction of one series `[T]`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -208,5 +208,13 @@ def visual(true: np.ndarray, preds: np.ndarray | None = None, name: str = "./pic
     ax.plot(true, label="GroundTruth", linewidth=2)
     ax.legend()
     fig.tight_layout()
+    return fig
+
+
+def visual(true: np.ndarray, preds: np.ndarray | None = None, name: str = "./pic/test.pdf") -> None:
+    """Plot the ground truth and (optionally) the prediction of one series and save it to `name`."""
+    fig = forecast_figure(true, preds)
+    import matplotlib.pyplot as plt
+
     fig.savefig(name, bbox_inches="tight")
     plt.close(fig)

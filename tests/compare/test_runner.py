@@ -121,8 +121,9 @@ def test_table_holds_measured_metrics_and_failures(first_run):
 def test_progress_lines_and_summary(first_run):
     _, _, log = first_run
     assert "comparison: 4 runs planned, 0 already finished, 3 to run, 1 cannot run" in log
-    assert "[1/3] DLinear | toy | H=12  (ETA ?)" in log
-    assert "[2/3] iTransformer | toy | H=12  (ETA " in log and "ETA ?)" not in log.split("[2/3]")[1]
+    # the ETA comes from each run's probed step time (compare/eta.py), known before the first run starts
+    assert "  probe DLinear | toy | H=12: " in log and " s/step x " in log
+    assert "[1/3] DLinear | toy | H=12  (ETA " in log and "ETA ?)" not in log
     assert "DLinear | toy | H=12  epoch 1/1  train " in log
     assert "summary: 3 ran (1 failed), 0 skipped as finished, 1 could not start" in log
 
