@@ -539,8 +539,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
 
     def _run_shape(self, t: _Training) -> RunShape:
         """The work left to this invocation (exp/progress.py): epochs, steps and evaluation batches."""
-        vali_only = getattr(self.args, "vali_only", False)
-        test_batches = 0 if vali_only else len(t.data["test"][1])
+        # No test pass per epoch under --vali_only, nor under --protocol strict where the task reads TEST once.
+        skipped = getattr(self.args, "vali_only", False) or "test" not in t.data
+        test_batches = 0 if skipped else len(t.data["test"][1])
         return RunShape(steps_per_epoch=t.steps_per_epoch, eval_batches=len(t.data["val"][1]) + test_batches,
                         test_batches=test_batches, epochs=self.args.train_epochs - t.progress.epoch)
 
