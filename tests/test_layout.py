@@ -31,8 +31,8 @@ ALLOWED = {
 }
 
 
-def project_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, top-level project package) of every import in `path`."""
+def absolute_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level module) of every absolute import in `path`, function-level ones included."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -41,8 +41,13 @@ def project_imports(path: Path) -> list[tuple[int, str]]:
             names = [node.module]
         else:
             continue
-        found += [(node.lineno, name.split(".")[0]) for name in names if name.split(".")[0] in FLOORS]
+        found += [(node.lineno, name.split(".")[0]) for name in names]
     return found
+
+
+def project_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level project package) of every import in `path`."""
+    return [(line, name) for line, name in absolute_imports(path) if name in FLOORS]
 
 
 def modules() -> list[tuple[str, Path]]:

@@ -5,11 +5,12 @@ distributions with `importlib.metadata.packages_distributions()`)."""
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from tests.test_layout import absolute_imports
 
 REPO = Path(__file__).resolve().parents[1]
 SKIPPED = {"tests", ".venv", "build", "dist", ".git"}
@@ -46,15 +47,8 @@ def third_party_imports(root: Path) -> dict[str, list[str]]:
         if SKIPPED & set(relative.parts):
             continue
         local = {p.stem for p in path.parent.glob("*.py")}
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in {n.split(".")[0] for n in names} - set(sys.stdlib_module_names) - project - local:
-                found.setdefault(name, []).append(str(relative))
+        for name in {n for _, n in absolute_imports(path)} - set(sys.stdlib_module_names) - project - local:
+            found.setdefault(name, []).append(str(relative))
     return found
 
 
