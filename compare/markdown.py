@@ -201,7 +201,8 @@ def _unfinished_lines(entry: dict, where: str) -> list[str]:
 
 def run_status_sections(failed: Sequence[dict], unfinished: Sequence[dict], axis_column: str = "H",
                         axis_field: str = "pred_len") -> list[str]:
-    """Markdown sections for the runs without a result: *Failed runs* (reason, log) and *Unfinished runs*
+    """Markdown sections for the runs without a result: *Failed runs* (reason, log), *Stale runs* (status
+    `stale`: finished by older code, `compare.behaviour_changes`, or with other flags than planned) and *Unfinished runs*
     (latest attempt interrupted; where the runner read its last.pth: the epoch it stopped in, the epochs
     finished and, at the best validation epoch so far, the validation and test losses, which the finished
     run reports unless a later epoch validates better). `axis_field` names the manifest field shown under
@@ -212,11 +213,20 @@ def run_status_sections(failed: Sequence[dict], unfinished: Sequence[dict], axis
         seed = f" (seed {entry['seed']})" if entry.get("seed") is not None else ""
         return f"| {entry['row']} | {entry['dataset']} | {entry.get(axis_field)}{seed} |"
 
+    stale = [entry for entry in failed if entry.get("status") == "stale"]
+    failed = [entry for entry in failed if entry.get("status") != "stale"]
     if failed:
         md += ["## Failed runs", "", f"| Model | Dataset | {axis_column} | Reason | Log |", "|---|---|---|---|---|"]
         for entry in failed:
             md.append(f"{where(entry)} {_escape(entry.get('error') or 'no result recorded')} | "
                       f"{entry.get('log') or '—'} |")
+        md.append("")
+    if stale:
+        md += ["## Stale runs (not in the table)", "",
+               "Finished, but by code older than a change of what the run computes (`compare/behaviour_changes.py`) "
+               "or with other flags than the plan's: the same command with `--rerun-stale` runs them again.", "",
+               f"| Model | Dataset | {axis_column} | Why stale |", "|---|---|---|---|"]
+        md += [f"{where(entry)} {_escape(entry['error'])} |" for entry in stale]
         md.append("")
     if unfinished:
         md += ["## Unfinished runs", "",

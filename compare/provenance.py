@@ -111,8 +111,11 @@ def production_notes(config: dict, runs: Sequence, failed: Sequence[dict], out: 
     epochs = sorted({r.epochs_run for r in runs if r.epochs_run is not None})
     if epochs:
         lines.append(f"Epochs actually run (early stopping included): {', '.join(map(str, epochs))}.")
-    if failed:
-        lines.append(f"{len(failed)} runs failed and are shown as —; see *Failed runs* below.")
+    stale = [entry for entry in failed if entry.get("status") == "stale"]
+    if len(failed) > len(stale):
+        lines.append(f"{len(failed) - len(stale)} runs failed and are shown as —; see *Failed runs* below.")
+    if stale:
+        lines.append(f"{len(stale)} runs are stale (finished by older code or with other flags) and are shown as —; see *Stale runs* below.")
     return lines
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from compare.behaviour_changes import stale_reason
 from compare.tasks import TaskSpec
 from exp.naive_forecast import NAIVE_METHODS
 
@@ -178,7 +179,9 @@ def latest_attempts(manifest: list[dict], results: dict[str, dict], key: Callabl
                     ) -> tuple[list[tuple[tuple, int, dict, list[dict]]], list[dict]]:
     """The latest attempt per (key(entry), seed) of the runner's manifest, in manifest order: finished ones
     as ((*key, seed), manifest index, entry, their results.jsonl records) and failed entries; an attempt
-    stopped by the time budget (`interrupted`) is in neither (see `latest_interrupted`). A run made
+    stopped by the time budget (`interrupted`) is in neither (see `latest_interrupted`). A finished attempt
+    whose records a later behaviour change made stale (`compare.behaviour_changes`) is returned among the
+    failed ones as a copy with status `stale` and the reason as its `error`, never as a result. A run made
     without --seeds counts under the seed run.py recorded."""
     finished, failed = [], []
     for full_key, number, entry in _latest(manifest, key):
@@ -187,6 +190,10 @@ def latest_attempts(manifest: list[dict], results: dict[str, dict], key: Callabl
             continue
         if entry["status"] != "ok" or not found or None in found:
             failed.append(entry)
+            continue
+        reasons = [reason for reason in map(stale_reason, found) if reason]
+        if reasons:
+            failed.append({**entry, "status": "stale", "error": f"stale: {reasons[0]}; rerun with --rerun-stale"})
             continue
         seed = full_key[-1] if full_key[-1] is not None else found[0].get("seed")
         finished.append(((*full_key[:-1], seed), number, entry, found))

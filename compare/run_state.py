@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from compare.behaviour_changes import stale_reason
 from compare.plan import PlannedRun
 from compare.records import MANIFEST_FILE, RESULTS_JSONL, read_jsonl
 from compare.run_args import flag_value
@@ -20,7 +21,7 @@ from exp.checkpointing import LAST_FILE, read_progress
 from exp.run_config import differing_flags
 from utils.tools import append_text
 
-__all__ = ["STALE_DIR", "append_manifest", "crash_counts", "move_stale", "record_state", "has_last", "last_files", "restore_committed_records",
+__all__ = ["CODE_REASON", "STALE_DIR", "append_manifest", "crash_counts", "move_stale", "record_state", "has_last", "last_files", "restore_committed_records",
            "result_line", "saved_progress", "warn_changed_recipes"]
 
 logger = logging.getLogger("compare")
@@ -121,34 +122,49 @@ def result_line(runs_dir: Path, settings: list[str], task: str = LONG_TERM) -> s
 STALE_DIR = "stale"
 
 
-def _recorded_configs(runs_dir: Path) -> dict[str, list[dict | None]]:
-    """setting -> the `config` of each of its records (None for a record written before configs were kept)."""
-    found: dict[str, list[dict | None]] = {}
+def _recorded(runs_dir: Path) -> dict[str, list[dict]]:
+    """setting -> each of its records, in file order."""
+    found: dict[str, list[dict]] = {}
     for record in read_jsonl(runs_dir / RESULTS_JSONL):
         if isinstance(record, dict) and "setting" in record:
-            found.setdefault(str(record["setting"]), []).append(record.get("config"))
+            found.setdefault(str(record["setting"]), []).append(record)
     return found
+
+
+#: how a reason of `record_state` that is not a flag name begins: older code made the record
+CODE_REASON = "code: "
 
 
 def record_state(runs_dir: Path, runs: list[PlannedRun]) -> dict[int, tuple[str, list[str]]]:
     """Per run (by id): ("todo", []) when a setting has no record, ("done", []) when every setting has one made
-    with the planned flags (or an older record without its flags), else ("stale", the differing flags)."""
-    recorded = _recorded_configs(runs_dir)
+    with the planned flags (or an older record without its flags) by code no later behaviour change made stale
+    (`compare.behaviour_changes`), else ("stale", reasons): the differing flag names, or one reason that
+    begins with `CODE_REASON`."""
+    recorded = _recorded(runs_dir)
     states = {}
     for run in runs:
-        configs = [recorded.get(setting) for setting in run.settings]
-        if not all(configs):
+        candidates_per_setting = [recorded.get(setting) for setting in run.settings]
+        if not all(candidates_per_setting):
             states[id(run)] = ("todo", [])
             continue
-        differ: list[str] = []
-        current = True
-        for candidates in configs:
-            if any(c is None or not run.config or not differing_flags(c, run.config) for c in candidates):
+        reasons: list[str] = []
+        for candidates in candidates_per_setting:
+            if any(_current(record, run) for record in candidates):
                 continue
-            current = False
-            differ = differ or differing_flags(candidates[-1], run.config)
-        states[id(run)] = ("done", []) if current else ("stale", differ)
+            last = candidates[-1]
+            code = stale_reason(last)
+            reasons = reasons or ([CODE_REASON + code] if code else differing_flags(last["config"], run.config))
+        states[id(run)] = ("stale", reasons) if reasons else ("done", [])
     return states
+
+
+def _current(record: dict, run: PlannedRun) -> bool:
+    """Whether `record` is a current result of `run`: no later behaviour change, and its flags (when kept)
+    are the planned ones."""
+    if stale_reason(record):
+        return False
+    config = record.get("config")
+    return config is None or not run.config or not differing_flags(config, run.config)
 
 
 def move_stale(runs_dir: Path, run: PlannedRun) -> Path:

@@ -107,6 +107,7 @@ from compare.report import write_report
 from compare.resume_copies import RESUME_DIR, drop_resume_copies, restore_resume_copies
 from compare.run_args import flag_value
 from compare.run_state import (
+    CODE_REASON,
     append_manifest,
     crash_counts,
     has_last,
@@ -380,12 +381,17 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
 
 
 def _report_stale(stale: list[PlannedRun], states: dict, rerun: bool) -> None:
-    """One line per finished run whose record came from other flags than the planned ones."""
+    """One line per finished run whose record came from other flags than the planned ones, or from code older
+    than a change of what the run computes (`compare.behaviour_changes`)."""
     for run in stale:
-        flags = ", ".join(f"--{name}" for name in states[id(run)][1][:6]) or "its flags"
-        run.error = None if rerun else (f"stale: its recorded result was made with other {flags}; pass --rerun-stale "
-                                        "to move the old run aside and run it with the planned flags")
-        logger.info("  %s: recorded with other %s: %s", run.label, flags,
+        reasons = states[id(run)][1]
+        if reasons and reasons[0].startswith(CODE_REASON):
+            short = f"recorded by older code ({reasons[0].removeprefix(CODE_REASON)})"
+        else:
+            short = "recorded with other " + (", ".join(f"--{n}" for n in reasons[:6]) or "flags")
+        run.error = None if rerun else (f"stale: its result was {short}; pass --rerun-stale to move the old run "
+                                        "aside and run it with the planned flags and the current code")
+        logger.info("  %s: %s: %s", run.label, short,
                     "rerun (--rerun-stale)" if rerun else "not current; pass --rerun-stale to rerun it")
 
 
@@ -459,8 +465,10 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     # Run artefacts (checkpoints, predictions) are large; only the report files are meant for git.
     (runs_dir / ".gitignore").write_text("*\n")
     _write_config(out, args, argv, rows, plan)
+    not_rerun = set() if args.rerun_stale else {id(run) for run in stale}
     for run in broken:
-        append_manifest(runs_dir, {**run.where(), "status": "failed", "error": run.error, "settings": [], "argv": [],
+        status = "stale" if id(run) in not_rerun else "failed"
+        append_manifest(runs_dir, {**run.where(), "status": status, "error": run.error, "settings": [], "argv": [],
                                    "seconds": 0.0, "log": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
     failures = [(r, r.error) for r in broken]
     failures += [(r, f"given up after {crashes[tuple(r.settings)]} crashes") for r in given_up]

@@ -343,6 +343,30 @@ def test_a_record_made_with_other_flags_is_stale_not_reused(workspace):
     assert code == 0 and "1 already finished, 0 to run" in log
 
 
+def test_a_record_older_than_a_behaviour_change_is_stale_in_the_runner_and_the_report(workspace):
+    out = workspace / "older_code"
+    argv = base_argv(workspace, out, "DLinear", "iTransformer")
+    assert invoke(argv)[0] == 0
+    # Date DLinear's record before the random-stream change of compare/behaviour_changes.py: older code made it.
+    records = results(out)
+    old = next(r for r in records if r["model"] == "DLinear")
+    old["time"] = "2026-11-20T10:00:00"
+    (out / "runs" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, log = invoke(argv)
+    assert code == 1 and len(results(out)) == 2
+    assert "DLinear | toy | H=12: recorded by older code (made 2026-11-20T10:00:00, before commit a79d9ee" in log
+    table = (out / "table.md").read_text()
+    assert "## Stale runs (not in the table)" in table and "1 runs are stale" in table
+    shown, stale_part = table.split("## Stale runs (not in the table)")
+    assert ("| DLinear | toy | 12 | stale: its result was recorded by older code (made 2026-11-20T10:00:00, before "
+            "commit a79d9ee") in stale_part
+    assert "| DLinear |" not in shown.split("\n\n## ")[0] and "| iTransformer |" in shown
+    code, log = invoke([*argv, "--rerun-stale"])
+    assert code == 0, log
+    assert len(results(out)) == 3 and "## Stale runs" not in (out / "table.md").read_text()
+    assert "| DLinear |" in (out / "table.md").read_text() and invoke(argv)[0] == 0
+
+
 def test_regenerating_without_timing_keeps_every_measured_figure(first_run, tmp_path):
     import shutil
 

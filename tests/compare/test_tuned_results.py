@@ -41,7 +41,7 @@ def test_the_tuned_rows_trained_the_best_trials_flags(tuning):
     rows = {row["name"]: row for row in json.loads((FOLDER / "compare.json").read_text())["rows"]}
     for cell in tuning["cells"]:
         flags = rows[cell["row"] + TUNED_SUFFIX]["flags"]
-        given = dict(zip(flags[::2], flags[1::2]))
+        given = dict(zip(flags[::2], flags[1::2], strict=True))
         assert set(given) == {f"--{name}" for name in cell["best_params"]}
         for name, value in cell["best_params"].items():
             assert float(given[f"--{name}"]) == pytest.approx(value, rel=1e-5)
