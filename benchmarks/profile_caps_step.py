@@ -35,7 +35,7 @@ import layers.CAPS_Attention as caps_layer  # noqa: E402
 from compare.efficiency import build_model, make_train_step  # noqa: E402
 from compare.recipes import RECIPES  # noqa: E402
 from compare.run_args import merge_flags, parse_run_args  # noqa: E402
-from exp.train_step import COMPILE_MODES  # noqa: E402
+from exp.train_options import COMPILE_MODES  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
 # CUDA runtime calls of a profiled step: those that launch a kernel, and those that make the host wait.

@@ -14,13 +14,10 @@ from data_provider.protocol import PROTOCOLS, RUN_DEFAULT, setting_tag
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
 from exp.trackers.options import TRACKERS, LoggerNames, check_logger_flags
-from exp.train_step import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
+from exp.train_options import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
+from layers.caps.model_options import CAPS_MODEL_OPTIONS
 from layers.caps.options import CAPS_OPTIONS
-from layers.config_checks import EMBED_TYPES
-from layers.HeadLayout import OUTPUT_LAYOUTS
-from layers.SelfAttention_Family import PROB_EVAL_SAMPLING
-from models.CAPS import CAPS_MODEL_OPTIONS
-from models.OLinear import EMBED_SIZE_DEFAULT as OLINEAR_EMBED_SIZE
+from layers.config_checks import EMBED_TYPES, OLINEAR_EMBED_SIZE, OUTPUT_LAYOUTS, PROB_EVAL_SAMPLING
 from utils.cli_parser import OneLineArgumentParser, did_you_mean
 from utils.errors import UserInputError
 from utils.host_memory import HOST_MALLOC_CHOICES

@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-
-import torch.nn as nn
+from typing import TYPE_CHECKING
 
 from utils.errors import UserInputError
+
+if TYPE_CHECKING:  # the registry imports no torch until a model is loaded
+    import torch.nn as nn
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 # TSLib's zero-shot foundation models: they run pretrained weights from the Hugging Face hub, which this

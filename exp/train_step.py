@@ -37,9 +37,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from exp.train_options import OFFICIAL_COUNTER_PERIOD, TRAIN_LOOPS, unknown_train_loop
+
 Batch = Sequence[torch.Tensor]
-# torch.compile's modes, as --compile_mode spells them (None: torch's default mode).
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 def compiled_runner(model: nn.Module, args: argparse.Namespace) -> Callable[..., torch.Tensor]:
@@ -48,44 +48,6 @@ def compiled_runner(model: nn.Module, args: argparse.Namespace) -> Callable[...,
     if not getattr(args, "compile", False):
         return model
     return torch.compile(model, mode=getattr(args, "compile_mode", None))
-
-
-
-TRAIN_LOOPS = ("ours", "official")
-TRAIN_LOOP_HELP = (
-    "ours: AdamW's beta1 stays as set (no OneCycle momentum cycling), the gradient is unscaled before it is "
-    "clipped, no loss scaling under bf16, and --grad_accum averages k micro-batches; official: the official "
-    "CAPS code's loop, quirks included: OneCycle cycles beta1 between 0.85 and 0.95 and steps every "
-    "micro-batch, the gradient is clipped while still loss-scaled (so under AMP the applied gradient has "
-    "norm ~ --max_grad_norm / 65536), the GradScaler runs under bf16 too, and gradients are zeroed every "
-    "micro-batch so only the last of a --grad_accum group is applied, at the batches the official counter "
-    "picks (it restarts every 100 batches). Needs --lradj onecycle, and --amp_dtype bf16 with --use_amp; "
-    "on CPU (no AMP, no loss scaling) the clip bounds the true gradient")
-
-# The official loop's iteration counter restarts every this many batches (it doubles as its log period).
-OFFICIAL_COUNTER_PERIOD = 100
-
-
-def _unknown_train_loop(value: object) -> ValueError:
-    return ValueError(f"--train_loop {value!r} is not supported; valid choices: {', '.join(TRAIN_LOOPS)}")
-
-
-def check_train_loop(args: argparse.Namespace) -> None:
-    """Raise ValueError naming the flag and the fix when --train_loop or the flags it needs are unusable."""
-    if args.train_loop not in TRAIN_LOOPS:
-        raise _unknown_train_loop(args.train_loop)
-    if args.train_loop != "official":
-        return
-    if args.lradj != "onecycle":
-        raise ValueError(f"--train_loop official reproduces the official OneCycle schedule stepped every batch; "
-                         f"pass --lradj onecycle instead of --lradj {args.lradj}")
-    if args.use_amp and args.amp_dtype != "bf16":
-        raise ValueError("--train_loop official autocasts in bf16 as the official code does; pass --amp_dtype bf16 "
-                         "with --use_amp")
-    if args.grad_accum > OFFICIAL_COUNTER_PERIOD:
-        raise ValueError(f"--train_loop official never steps the optimiser with --grad_accum {args.grad_accum}: "
-                         f"its batch counter restarts every {OFFICIAL_COUNTER_PERIOD} batches; use --grad_accum "
-                         f"<= {OFFICIAL_COUNTER_PERIOD}")
 
 
 def official_steps_optimizer(batch: int, group_size: int) -> bool:
@@ -203,7 +165,7 @@ class ForecastStep:
                  scaler: torch.amp.GradScaler | None = None,
                  scheduler: torch.optim.lr_scheduler.LRScheduler | None = None) -> None:
         if args.train_loop not in TRAIN_LOOPS:
-            raise _unknown_train_loop(args.train_loop)
+            raise unknown_train_loop(args.train_loop)
         self.model, self.runner, self.device = model, model if runner is None else runner, device
         self.label_len, self.pred_len = args.label_len, args.pred_len
         self.target_from = -1 if args.features == "MS" else 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import torch
 
-OUTPUT_LAYOUTS = ("per_step", "tslib")
+from layers.config_checks import OUTPUT_LAYOUTS
 
 
 def check_output_layout(layout: str) -> None:

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import torch
 import torch.nn as nn
 
+from layers.config_checks import PROB_EVAL_SAMPLING
 from layers.HeadLayout import check_output_layout, head_major_to_steps
 
 
@@ -244,10 +245,6 @@ def prob_sparse_attention_reference(queries: torch.Tensor, keys: torch.Tensor, v
     out = torch.stack(rows).view(b, h, q_len, -1).transpose(1, 2)  # [B, L, H, D]
     top_index = torch.stack(tops).view(b, h, n_top)
     return ProbSparseResult(out, top_index, torch.stack(top_weights).view(b, h, n_top, k_len))
-
-
-#: ProbSparse key sampling in eval mode: a fixed generator (seed 0) or the global stream (TSLib)
-PROB_EVAL_SAMPLING = ("fixed", "global")
 
 
 def eval_sample_seed(sampling: str) -> int | None:

@@ -1,7 +1,8 @@
-"""Shared checks for model configurations (the argparse namespace of `run.py`).
+"""Shared checks for model configurations (the argparse namespace of `run.py`), and the choice lists they check.
 
 Each model calls these once in `__init__`, so a bad flag fails before any tensor is built, with a
-`UserInputError` (a `ValueError`) that names the flag, the value given and how to fix it.
+`UserInputError` (a `ValueError`) that names the flag, the value given and how to fix it. This file imports no
+torch: run.py's parser reads its choice lists without importing a layer or a model.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ WINDOW_TASKS = (IMPUTATION, ANOMALY_DETECTION, CLASSIFICATION)
 ALL_TASKS = FORECAST_TASKS + WINDOW_TASKS
 EMBED_TYPES = ("timeF", "fixed", "learned")
 ACTIVATIONS = ("relu", "gelu")
+#: --attn_output_layout (`layers/HeadLayout.py`): our per-step layout, or TSLib's head-major one
+OUTPUT_LAYOUTS = ("per_step", "tslib")
+#: --prob_eval_sampling: ProbSparse key sampling in eval mode, a fixed generator (seed 0) or the global stream (TSLib)
+PROB_EVAL_SAMPLING = ("fixed", "global")
+#: --embed_size's default: the width d of OLinear's dimension extension in the paper's ETTh1 setting
+OLINEAR_EMBED_SIZE = 16
 
 
 def check_task(configs: argparse.Namespace, model: str, tasks: Iterable[str] = FORECAST_TASKS) -> None:

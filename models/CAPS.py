@@ -14,10 +14,10 @@ Pipeline for x `[B, L, C]`, horizon H, T = L + H, Ct decoded channels (the last 
 Width rule of the official code (the paper states other widths): d_emb = 4·nearest_pow2_sqrt(C + F); d_input = the same rule
 when `--d_model 0`, else `--d_model`; D = d_input + d_emb; heads = `--n_heads` or d_input // 8.
 
-Drop-in: this file imports only torch, the standard library and `layers.CAPS_Attention`, and reads
-every CAPS option with `getattr(configs, name, default)` (defaults from the attention's CAPS_OPTIONS and
-this file's CAPS_MODEL_OPTIONS, which exp/arguments.py also turns into run.py flags), so it runs in a
-stock TSLib checkout.
+Drop-in: this file imports only torch, the standard library, `layers.CAPS_Attention` and the `layers/caps/`
+folder beside it, and reads every CAPS option with `getattr(configs, name, default)` (defaults from the
+attention's CAPS_OPTIONS and the model's CAPS_MODEL_OPTIONS in `layers/caps/model_options.py`, which
+exp/arguments.py also turns into run.py flags), so it runs in a stock TSLib checkout.
 
 Time features without a `--time_emb_dim` flag: the channel-token mixer always has C + F inputs with
 F = `time_emb_dim` (default 4, the width of TSLib's hourly timeF marks), so parameter shapes never
@@ -40,35 +40,16 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+from layers.caps.model_options import (
+    CAPS_MODEL_OPTIONS,
+    MARK_NORM_CHOICES,
+)
 from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, follow_numerics, parse_paths
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
 # TSLib's tasks CAPS serves; the last three read the whole window (CAPS_Attention.md, "CAPS in TSLib's other tasks").
 CAPS_TASKS = (*FORECAST_TASKS, "imputation", "anomaly_detection", "classification")
 TASKS = CAPS_TASKS  # the name every model module declares its tasks under
-DIRECTION_CHOICES = ("auto", "causal", "bidirectional")
-# Time-mark normalisation (`normalise_marks`); auto follows --caps_numerics (paper: window, official: official).
-MARK_NORM_CHOICES = ("auto", "window", "official", "shift", "raw", "floored")
-# Survivor rescale of the random-ratio channel dropout (`random_ratio_channel_dropout`); auto follows --caps_numerics.
-DROPOUT_RESCALE_CHOICES = ("auto", "paper", "official")
-# The model's own options (the attention's are CAPS_OPTIONS, beside the layer); run.py's flags come from both.
-CAPS_MODEL_OPTIONS: dict[str, CAPSOption] = {
-    "caps_checkpoint_rows": CAPSOption(0, None, "CAPS: recompute the blocks in backward over groups of this many "
-                                       "channel sequences (activation checkpointing; 0 = off): less memory, more time"),
-    "time_emb_dim": CAPSOption(4, None, "CAPS: number of time-feature channels used (0 disables them)"),
-    "random_channel_dropout": CAPSOption(1, None, "CAPS: random-ratio channel dropout in training (1 on, 0 off)"),
-    "number_of_targets": CAPSOption(0, None, "CAPS: decode only the last k channels; 0 = the last --c_out "
-                                    "channels (all with --c_out = --enc_in, the target with --features MS --c_out 1)"),
-    "caps_direction": CAPSOption("auto", DIRECTION_CHOICES, "CAPS: causal blocks, or bidirectional (each attention "
-                                 "layer averages the causal kernel over the window and over the time-reversed "
-                                 "window); auto = causal for forecasting, bidirectional for imputation, anomaly "
-                                 "detection and classification"),
-    "caps_mark_norm": CAPSOption("auto", MARK_NORM_CHOICES, "CAPS: time marks m over the window, (m - m_L) / s with "
-                                 "s = the window std of m (1 below 1e-6; window), std + 1e-8 (official), 1 (shift), "
-                                 "max(std, 0.1) (floored), or m as TSLib gives it (raw); auto = --caps_numerics"),
-    "caps_dropout_rescale": CAPSOption("auto", DROPOUT_RESCALE_CHOICES, "CAPS: channel-dropout survivors x 1/(1 - r) "
-                                       "(paper) or x 1/(kept fraction) (official); auto = --caps_numerics"),
-}
 # Floor on the kept fraction (official) and on 1 − r (paper): keeps the survivor rescale finite.
 KEEP_FLOOR = 1e-6
 # Added to the per-window standard deviation of each time-feature channel (as the official code).

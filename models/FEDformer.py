@@ -65,6 +65,7 @@ from layers.config_checks import (
     ALL_TASKS,
     EMBED_TYPES,
     FORECAST_TASKS,
+    OUTPUT_LAYOUTS,
     WINDOW_TASKS,
     check_choice,
     check_decoder_from_encoder,
@@ -77,7 +78,6 @@ from layers.config_checks import (
 from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.FourierCorrelation import MODE_SELECT_METHODS, FourierBlock, FourierCrossAttention
-from layers.HeadLayout import OUTPUT_LAYOUTS
 from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
 

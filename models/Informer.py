@@ -46,6 +46,8 @@ from layers.config_checks import (
     ALL_TASKS,
     EMBED_TYPES,
     FORECAST_TASKS,
+    OUTPUT_LAYOUTS,
+    PROB_EVAL_SAMPLING,
     WINDOW_TASKS,
     check_choice,
     check_heads,
@@ -56,8 +58,7 @@ from layers.config_checks import (
 )
 from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
-from layers.HeadLayout import OUTPUT_LAYOUTS
-from layers.SelfAttention_Family import PROB_EVAL_SAMPLING, AttentionLayer, ProbAttention, eval_sample_seed
+from layers.SelfAttention_Family import AttentionLayer, ProbAttention, eval_sample_seed
 from layers.StandardNorm import Normalize
 from layers.TaskDispatch import window_task_output
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer

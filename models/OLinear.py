@@ -35,6 +35,7 @@ import torch.nn as nn
 
 from layers.config_checks import (
     ACTIVATIONS,
+    OLINEAR_EMBED_SIZE,
     check_choice,
     check_forecast_config,
     check_output_channels,
@@ -46,7 +47,7 @@ from layers.StandardNorm import Normalize
 from utils.train_split import require_train_split
 
 #: --embed_size's default: the width d of the dimension extension in the paper's ETTh1 setting.
-EMBED_SIZE_DEFAULT = 16
+EMBED_SIZE_DEFAULT = OLINEAR_EMBED_SIZE
 
 
 class Model(nn.Module):

@@ -2,6 +2,7 @@
 every public name. Imports run down this list only (tests/test_layout.py forbids import circles):
 
     options     choice lists, defaults, CAPS_OPTIONS and the checks of a value (no torch)
+    model_options  the CAPS model's own options, CAPS_MODEL_OPTIONS (no torch)
     rope        RoPE frequencies, angles and rotation
     official    the official code's features and RoPE layout
     maths       each path as features of one decayed linear attention; chunk helpers

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from exp.arguments import build_parser, make_setting, validate_args
+from layers.caps.model_options import CAPS_MODEL_OPTIONS
 from layers.CAPS_Attention import CAPS_OPTIONS
-from models.CAPS import CAPS_MODEL_OPTIONS
 from utils.errors import UserInputError
 
 REQUIRED = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "ETTh1_96_96",
@@ -127,3 +127,18 @@ def test_m4_model_id_rest_cannot_leave_m4_results(make_configs, model_id):
     with pytest.raises(UserInputError, match=r"--model_id .* cannot name an output folder \(it becomes part of "
                                              r"the ./m4_results folder\)"):
         validate_args(args)
+
+
+def test_the_parser_imports_no_torch_and_no_model():
+    """run.py's flags and choice lists come from torch-free option files (`exp/train_options.py`,
+    `layers/config_checks.py`, `layers/caps/options.py`, `layers/caps/model_options.py`), not from the models
+    (validate_args then reads the data registry, which loads torch)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom exp.arguments import build_parser\n"
+            "args = build_parser().parse_args(" + repr(REQUIRED + ["--model", "CAPS"]) + ")\n"
+            "loaded = sorted(m for m in sys.modules if m == 'torch' or m.startswith(('models.', 'torch.')))\n"
+            "print(','.join(loaded))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""

@@ -14,10 +14,9 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 
 import run
 from exp.arguments import build_parser, make_setting, validate_args
+from exp.train_options import TRAIN_LOOP_HELP, TRAIN_LOOPS
 from exp.train_step import (
     CLIP_AND_STEP,
-    TRAIN_LOOP_HELP,
-    TRAIN_LOOPS,
     ForecastStep,
     make_onecycle,
     official_optimizer_steps,
