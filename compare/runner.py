@@ -143,6 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m compare",
         description="Run models side by side with their recipes (compare/recipes.py) and write a comparison report.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _add_grid_flags(p)
+    _add_run_flags(p)
+    _add_schedule_flags(p)
+    _add_report_flags(p)
+    return p
+
+
+def _add_grid_flags(p: argparse.ArgumentParser) -> None:
+    """The grid: task, protocol, datasets, rows, horizons or blocks, variants, seeds and the focus."""
     p.add_argument("--task", default=LONG_TERM, choices=TASK_CHOICES,
                    help="TSLib task: its recipes (compare/recipes.py TASK_RECIPES), axis and report metrics")
     p.add_argument("--protocol", default=RUNNER_DEFAULT, choices=PROTOCOLS,
@@ -170,6 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--focus", nargs="+", default=None, metavar="ROW",
                    help="row(s) each compared with every other over (dataset, horizon, seed) cells in the report "
                         "(default: the first row)")
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """What every run gets: overrides of the recipes, trackers, the plan file, data and output folders."""
     p.add_argument("--epochs", type=int, default=None, help="override every recipe's --train_epochs")
     p.add_argument("--patience", type=int, default=None, help="override every recipe's --patience")
     p.add_argument("--num_workers", type=int, default=None, help="override --num_workers (0 loads in-process)")
@@ -188,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
     # Recipes come from compare/recipes.py now; the old flag stays only to say so.
     p.add_argument("--scripts", default=None, help=argparse.SUPPRESS)
     p.add_argument("--reference", default=None, help="CSV dataset,pred_len,model,mse,mae shown beside ours")
+
+
+def _add_schedule_flags(p: argparse.ArgumentParser) -> None:
+    """Where and when runs execute: time limits, crashes, stale records, executors and resources."""
     p.add_argument("--run-timeout", type=float, default=None, help="kill a run after this many seconds")
     p.add_argument("--time_budget", "--time-budget", type=float, default=None, metavar="MINUTES",
                    help="end within this many minutes: stop the runs in flight (they save last.pth), write the "
@@ -203,8 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not start again a run that crashed this many times (see --retry-failed)")
     p.add_argument("--retry-failed", action="store_true", help="start runs again whatever their crash count")
     p.add_argument("--rerun-stale", action="store_true",
-                   help="rerun finished runs whose recorded flags differ from the planned ones (their old folders "
-                        "move to OUT/runs/stale/; their records stay, with their flags)")
+                   help="rerun finished runs whose recorded flags differ from the planned ones, or that older code "
+                        "recorded (compare/behaviour_changes.py); their old folders move to OUT/runs/stale/, their "
+                        "records stay, with their flags")
     p.add_argument("--jobs", type=int, default=1,
                    help="--executor local: runs at once (each gets cpu_count // jobs threads unless "
                         "OMP_NUM_THREADS or --cpus_per_run is set)")
@@ -226,6 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-probe", action="store_true",
                    help="no up-front probe of each planned run's step time: the ETA then comes from each run's own "
                         "estimate once it trains (compare/eta.py)")
+
+
+def _add_report_flags(p: argparse.ArgumentParser) -> None:
+    """The report and the dry forms (plan, estimate) of an invocation."""
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--efficiency-device", default="cpu", choices=("cpu", "cuda"),
                    help="device of the efficiency.md measurements")

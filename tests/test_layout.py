@@ -184,3 +184,35 @@ def test_the_check_sees_an_import_circle(tmp_path):
     assert graph["pkg.a"] == {"pkg": 1, "pkg.b": 1}
     assert graph["pkg.b"] == {"pkg": 2, "pkg.a": 2}
     assert sorted(map(sorted, strongly_connected(graph))) == [["pkg.a", "pkg.b"], ["pkg.d", "pkg.e"]]
+
+
+MAX_FILE_LINES, MAX_FUNCTION_LINES = 700, 80
+
+
+def oversized(root: Path) -> list[str]:
+    """Every Python file outside scripts/ over MAX_FILE_LINES lines and every function over MAX_FUNCTION_LINES
+    (decorators excluded, docstring included), as `path: what`."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("scripts", ".git") or any(part.startswith(".") for part in relative.parts):
+            continue
+        text = path.read_text()
+        if text.count("\n") > MAX_FILE_LINES:
+            found.append(f"{relative}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    found.append(f"{relative}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_no_room_outgrows_a_reader():
+    assert oversized(REPO) == []
+
+
+def test_the_size_check_sees_a_long_function_and_a_long_file(tmp_path):
+    (tmp_path / "long.py").write_text("def f():\n" + "    x = 1\n" * MAX_FUNCTION_LINES)
+    (tmp_path / "big.py").write_text("x = 1\n" * (MAX_FILE_LINES + 1))
+    assert oversized(tmp_path) == ["big.py: 701 lines", "long.py:1 f: 81 lines"]
