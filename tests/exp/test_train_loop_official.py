@@ -23,18 +23,10 @@ from exp.train_step import (
     official_steps_optimizer,
     onecycle_steps_per_epoch,
 )
+from tests.numerics import assert_close
 from utils.errors import UserInputError
 
 CPU = torch.device("cpu")
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float = 1e-6, atol: float = 0.0) -> None:
-    """Fail with the max-abs and max-relative error on a miss."""
-    actual, expected = actual.double(), expected.double()
-    err = (actual - expected).abs()
-    rel = err / expected.abs().clamp_min(1e-300)
-    assert bool((err <= atol + rtol * expected.abs()).all()), (
-        f"max abs err {err.max().item():.3e}, max rel err {rel.max().item():.3e}\n{actual}\n{expected}")
 
 
 def onecycle(make_configs, train_loop: str, pct_start: float, steps_per_epoch: int):
@@ -140,7 +132,7 @@ def applied(params: list[nn.Parameter]) -> torch.Tensor:
 ], ids=["official", "ours"])
 def test_clip_and_step_at_scale_65536_as_worked_out_by_hand(loop, expected):
     params, scaler = scaled_gradients(65536.0, loop, max_grad_norm=1.0)
-    assert_close(applied(params), expected)
+    assert_close(applied(params), expected, rtol=1e-6, atol=0.0)
     assert scaler.get_scale() == 65536.0  # a finite step leaves the scale (growth comes after 2000 of them)
 
 
@@ -148,15 +140,15 @@ def test_official_applied_norm_is_max_norm_over_scale_in_the_same_direction():
     official, ours = (applied(scaled_gradients(65536.0, loop, max_grad_norm=1.0)[0]) for loop in ("official", "ours"))
     assert official.norm().item() == pytest.approx(1 / 65536, rel=1e-6)  # 1.5e-5
     assert ours.norm().item() == pytest.approx(1.0, rel=1e-6)
-    assert_close(official * 65536, ours, rtol=1e-6)  # same direction, 1 / scale the length
+    assert_close(official * 65536, ours, rtol=1e-6, atol=0.0)  # same direction, 1 / scale the length
 
 
 @pytest.mark.parametrize("loop", TRAIN_LOOPS)
 def test_without_loss_scaling_both_orders_clip_the_true_gradient(loop):
     # Scale 1 is the CPU case (AMP off): clipping before or after unscaling is the same.
-    assert_close(applied(scaled_gradients(1.0, loop, max_grad_norm=1.0)[0]), G / (5 + 1e-6))
+    assert_close(applied(scaled_gradients(1.0, loop, max_grad_norm=1.0)[0]), G / (5 + 1e-6), rtol=1e-6, atol=0.0)
     # A bound above ‖g‖ leaves g as it is.
-    assert_close(applied(scaled_gradients(1.0, loop, max_grad_norm=10.0)[0]), G)
+    assert_close(applied(scaled_gradients(1.0, loop, max_grad_norm=10.0)[0]), G, rtol=1e-6, atol=0.0)
 
 
 @pytest.mark.parametrize("loop", TRAIN_LOOPS)
@@ -202,7 +194,7 @@ def test_accumulation_official_applies_only_the_last_micro_batch(make_configs, l
         step.update() if last else step.skip_update()
     first, second = gradient_of(0, configs), gradient_of(1, configs)
     expected = second if loop == "official" else (first + second) / 2  # official: undivided, last only
-    assert_close(0.5 - model.w.detach(), expected)
+    assert_close(0.5 - model.w.detach(), expected, rtol=1e-6, atol=0.0)
     # The official OneCycle steps every micro-batch; ours once per optimiser step.
     assert scheduler.last_epoch == (2 if loop == "official" else 1)
 
@@ -218,7 +210,7 @@ def test_step_with_an_explicit_scale_clips_in_the_documented_order(make_configs,
     scale = 1024.0 if loop == "official" else 1.0  # ours unscales before clipping
     expected = g * min(1.0, 0.01 / (scale * g.abs().item() + 1e-6))
     assert g.abs().item() > 0.01  # the clip binds in both orders
-    assert_close(0.5 - model.w.detach(), expected, rtol=1e-5)
+    assert_close(0.5 - model.w.detach(), expected, rtol=1e-5, atol=0.0)
 
 
 def test_cpu_official_has_no_loss_scaling_even_with_use_amp(make_configs):

@@ -21,6 +21,7 @@ from explain.cli import main
 from explain.paths import WEIGHT_FILES, capture_layers, look_at_layer, path_matrices
 from layers.CAPS_Attention import path_weights
 from models.CAPS import Model
+from tests.numerics import assert_close_to_scale
 from utils.errors import UserInputError
 from utils.tools import atomic_torch_save
 
@@ -85,12 +86,6 @@ def window_looks(run_folder: Path, root: Path, window: int = 3):
     return [look_at_layer(*call) for call in calls]
 
 
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, tol: float = 1e-12) -> None:
-    err = (actual - expected).abs().max().item()
-    scale = expected.abs().max().item()
-    assert err <= tol * max(1.0, scale), f"max-abs error {err:.3e}, relative {err / max(scale, 1e-300):.3e}"
-
-
 def test_flags_come_from_last_pth_and_the_command_line_overrides_them(run_folder, root):
     args = run_arguments(run_folder, ["--root_path", str(root), "--caps_impl", "naive"])
     assert (args.model, args.d_model, args.e_layers, args.caps_impl, args.is_training) == ("CAPS", 16, 2, "naive", 0)
@@ -102,10 +97,10 @@ def test_path_outputs_add_up_to_each_layers_output(run_folder, root):
     assert len(looks) == LAYERS
     for look in looks:
         assert look.total.dtype == torch.float64 and tuple(look.outputs) == (1, 2, 3)
-        assert_close(sum(look.outputs.values()), look.total)
+        assert_close_to_scale(sum(look.outputs.values()), look.total, 1e-12, scale_floor=1.0)
         # The layer's own forward: c_proj of the summed heads (dropout is off in eval mode).
         summed = rearrange(sum(look.outputs.values()), "b t h e -> b t (h e)")
-        assert_close(look.layer.c_proj(summed), look.layer_output)
+        assert_close_to_scale(look.layer.c_proj(summed), look.layer_output, 1e-12, scale_floor=1.0)
 
 
 def test_path_weights_applied_to_the_values_give_each_paths_output(run_folder, root):
@@ -116,7 +111,7 @@ def test_path_weights_applied_to_the_values_give_each_paths_output(run_folder, r
                 assert weights.shape == (HEADS, STEPS, STEPS)
                 assert torch.all(weights.triu(1) == 0) and torch.all(scores.triu(1) == 0)
                 v = look.inputs["v"][row]  # [T, H, Ev]
-                assert_close(torch.einsum("hti,ihv->thv", scores, v), output[row])
+                assert_close_to_scale(torch.einsum("hti,ihv->thv", scores, v), output[row], 1e-12, scale_floor=1.0)
 
 
 def test_path_weights_are_the_papers_weights(run_folder, root):
@@ -125,9 +120,9 @@ def test_path_weights_are_the_papers_weights(run_folder, root):
     p, g, clock = inputs["p"], inputs["g"], inputs["clock"]
     ones = torch.ones(1, dtype=torch.float64)
     riemann, decay, average = (path_weights(p, g, clock, (path,)) for path in (1, 2, 3))  # [Ct, H, T, T, *]
-    assert_close(riemann.sum(3), ones.expand_as(riemann.sum(3)))
-    assert_close(average.sum(3), ones.expand_as(average.sum(3)))
-    assert_close(decay.diagonal(dim1=2, dim2=3), ones.expand_as(decay.diagonal(dim1=2, dim2=3)))
+    assert_close_to_scale(riemann.sum(3), ones.expand_as(riemann.sum(3)), 1e-12, scale_floor=1.0)
+    assert_close_to_scale(average.sum(3), ones.expand_as(average.sum(3)), 1e-12, scale_floor=1.0)
+    assert_close_to_scale(decay.diagonal(dim1=2, dim2=3), ones.expand_as(decay.diagonal(dim1=2, dim2=3)), 1e-12, scale_floor=1.0)
     assert torch.all(decay[:, :, 1:, 0] <= decay[:, :, :-1, 0])
 
 

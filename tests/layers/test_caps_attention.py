@@ -18,6 +18,7 @@ import torch.nn.functional as F
 import layers.CAPS_Attention as caps
 from layers.caps import decayed, dispatch, maths, native
 from layers.CAPS_Attention import caps_attention
+from tests.numerics import assert_close_to_scale
 
 F64_TOL = 1e-12
 F32_TOL = 1e-5
@@ -29,17 +30,6 @@ NATIVE_REASON = native.disabled_reason()
 needs_native_kernel = pytest.mark.skipif(NATIVE_REASON is not None,
                                          reason=f"native CPU kernel cannot be built here: {NATIVE_REASON}")
 NATIVE = pytest.param("native", marks=needs_native_kernel)
-
-
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, tol: float, what: str = "",
-                 scale_floor: float = 0.0) -> None:
-    """Fail unless max|actual - expected| <= tol * max(max|expected|, scale_floor); report both errors."""
-    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
-    diff = (actual.double() - expected.double()).abs().max().item() if actual.numel() else 0.0
-    scale = max(expected.double().abs().max().item() if expected.numel() else 0.0, scale_floor)
-    rel = diff / scale if scale > 0 else diff
-    assert torch.isfinite(actual).all(), f"{what}: non-finite values"
-    assert rel <= tol, f"{what}: max-abs error {diff:.3e}, relative {rel:.3e} > tolerance {tol:.1e}"
 
 
 def make_inputs(B: int, T: int, H: int, E: int, regime: str = "default", dtype=torch.float64, seed: int = 0):
@@ -64,10 +54,10 @@ def check_all(actual, expected, tol: float, what: str) -> None:
     """Outputs, then each gradient relative to the largest gradient entry of the same loss (a gradient
     that is zero in exact arithmetic, e.g. d/dclock at T = 1, has no scale of its own)."""
     (o_a, g_a), (o_e, g_e) = actual, expected
-    assert_close(o_a, o_e, tol, f"{what} output")
+    assert_close_to_scale(o_a, o_e, tol, f"{what} output")
     floor = max(ge.abs().max().item() for ge in g_e)
     for name, ga, ge in zip("q k v p g clock".split(), g_a, g_e, strict=True):
-        assert_close(ga, ge, tol, f"{what} grad {name}", scale_floor=floor)
+        assert_close_to_scale(ga, ge, tol, f"{what} grad {name}", scale_floor=floor)
 
 
 @pytest.mark.parametrize("impl", ["recurrent", "chunked", NATIVE])
@@ -112,7 +102,7 @@ def test_long_sequence_float32_matches_float64(regime: str) -> None:
     got = run_with_grads([x.float() for x in inputs], weight, impl="chunked")
     with torch.no_grad():
         naive = caps_attention(*inputs, impl="naive")
-    assert_close(got[0], naive, F32_TOL, "T2048 chunked float32 vs naive float64")
+    assert_close_to_scale(got[0], naive, F32_TOL, "T2048 chunked float32 vs naive float64")
     check_all(got, run_with_grads(inputs, weight, impl="recurrent"), F32_TOL,
               "T2048 chunked float32 vs recurrent float64")
 
@@ -123,8 +113,8 @@ def test_chunk_sizes_equivalent(regime: str) -> None:
     ref = caps_attention(*[x.double() for x in inputs], impl="naive")
     outs = {c: caps_attention(*inputs, impl="chunked", chunk_size=c) for c in (16, 32, 64, 128)}
     for c, o in outs.items():
-        assert_close(o, ref, F32_TOL, f"chunk {c} vs naive float64")
-        assert_close(o, outs[64], F32_TOL, f"chunk {c} vs chunk 64")
+        assert_close_to_scale(o, ref, F32_TOL, f"chunk {c} vs naive float64")
+        assert_close_to_scale(o, outs[64], F32_TOL, f"chunk {c} vs chunk 64")
 
 
 def test_fallback_is_taken_and_exact() -> None:
@@ -133,7 +123,7 @@ def test_fallback_is_taken_and_exact() -> None:
     qt, kt, ell = maths._path_features(q, k, p, g, clock, (1, 2, 3))
     assert not bool(caps.factorised_is_safe(ell, 64))
     ref = caps_attention(*[x.double() for x in (q, k, v, p, g, clock)], impl="naive")
-    assert_close(caps_attention(q, k, v, p, g, clock, impl="chunked"), ref, F32_TOL, "fallback vs naive")
+    assert_close_to_scale(caps_attention(q, k, v, p, g, clock, impl="chunked"), ref, F32_TOL, "fallback vs naive")
 
 
 @pytest.mark.parametrize("shift,expected", [(2.0, "factorised-32"), (3.0, "factorised-16"), (12.0, "pairwise")],
@@ -153,7 +143,7 @@ def test_fallback_ladder_halves_the_chunk_before_going_pairwise(monkeypatch, shi
     out = caps_attention(q, k, v, p, g, clock, impl="chunked", chunk_size=64)
     assert taken == [expected]
     ref = caps_attention(*[x.double() for x in (q, k, v, p, g, clock)], impl="naive")
-    assert_close(out, ref, F32_TOL, f"{expected} vs naive float64")
+    assert_close_to_scale(out, ref, F32_TOL, f"{expected} vs naive float64")
 
 
 def test_factorised_and_pairwise_forms_agree_when_safe() -> None:
@@ -162,7 +152,7 @@ def test_factorised_and_pairwise_forms_agree_when_safe() -> None:
     vt = v.transpose(1, 2)
     assert bool(caps.factorised_is_safe(ell, 32))
     fast = decayed._chunked_factorised(qt, kt, vt, ell, 32)
-    assert_close(fast, decayed._chunked_pairwise(qt, kt, vt, ell, 32), F64_TOL, "factorised vs pairwise")
+    assert_close_to_scale(fast, decayed._chunked_pairwise(qt, kt, vt, ell, 32), F64_TOL, "factorised vs pairwise")
 
 
 def dense_reference(q, k, v, p, g, clock, attn: str, paths: str) -> torch.Tensor:
@@ -194,7 +184,7 @@ def test_naive_matches_dense_formula(paths: str, attn: str, monkeypatch: pytest.
     # A tiny block budget forces the row blocking of the naive reference (several blocks of rows).
     monkeypatch.setattr("layers.caps.naive.NAIVE_BLOCK_ELEMENTS", 2 * 2 * 40 * 4 * 7)
     inputs = make_inputs(2, 40, 2, 4, seed=5)
-    assert_close(caps_attention(*inputs, attn=attn, paths=paths, impl="naive"), dense_reference(*inputs, attn, paths),
+    assert_close_to_scale(caps_attention(*inputs, attn=attn, paths=paths, impl="naive"), dense_reference(*inputs, attn, paths),
                  F64_TOL, f"naive {attn}")
 
 
@@ -231,7 +221,7 @@ def test_bf16_inputs_are_computed_in_float32() -> None:
         o = caps_attention(*[x.bfloat16() for x in inputs])
     assert o.dtype == torch.bfloat16
     ref = caps_attention(*[x.bfloat16().double() for x in inputs], impl="naive")
-    assert_close(o, ref, 1e-2, "bf16 inputs")
+    assert_close_to_scale(o, ref, 1e-2, "bf16 inputs")
 
 
 def test_step_form_matches_chunked() -> None:
@@ -240,7 +230,7 @@ def test_step_form_matches_chunked() -> None:
     for t in range(30):
         o, state = caps.caps_attention_step(state, *(x[:, t] for x in (q, k, v, p, g, clock)), paths=(1, 2, 3))
         outs.append(o)
-    assert_close(torch.stack(outs, 1), caps_attention(q, k, v, p, g, clock), F64_TOL, "step form")
+    assert_close_to_scale(torch.stack(outs, 1), caps_attention(q, k, v, p, g, clock), F64_TOL, "step form")
 
 
 def test_kernels_share_one_signature() -> None:
@@ -268,10 +258,10 @@ def test_kernels_by_name_with_rope_agree_float64(paths: tuple[int, ...], name: s
     weight = torch.randn(2, 97, 2, 6, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
     ref = _kernel_grads(caps.CAPS_KERNELS["naive"], inputs, omega, weight, paths)
     got = _kernel_grads(caps.CAPS_KERNELS[name], inputs, omega, weight, paths)
-    assert_close(got[0], ref[0], F64_TOL, f"{name} output")
+    assert_close_to_scale(got[0], ref[0], F64_TOL, f"{name} output")
     floor = max(g.abs().max().item() for g in ref[1])
     for label, a, b in zip("q k v p g clock omega".split(), got[1], ref[1], strict=True):
-        assert_close(a, b, F64_TOL, f"{name} grad {label}", scale_floor=floor)
+        assert_close_to_scale(a, b, F64_TOL, f"{name} grad {label}", scale_floor=floor)
 
 
 @pytest.mark.parametrize("name", ["recurrent", "chunked", NATIVE])

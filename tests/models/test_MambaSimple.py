@@ -16,6 +16,7 @@ from layers.Mamba_Blocks import (
 )
 from models.MambaSimple import Model
 from tests.models.tslib_reference import assert_tslib_initial_weights
+from tests.numerics import assert_close
 
 B, L, H, N, F = 2, 12, 6, 3, 4
 
@@ -90,13 +91,6 @@ def scan_closed_form(u, delta, A, B, C, D) -> torch.Tensor:
     return (states * C.unsqueeze(2)).sum(-1) + u * D
 
 
-def assert_close(name: str, actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> None:
-    """assert_close that reports the max-abs and max-relative error of `name`."""
-    err = (actual - expected).abs()
-    rel = (err / expected.abs().clamp_min(atol)).max().item()
-    assert torch.allclose(actual, expected, rtol=rtol, atol=atol), f"{name}: max-abs {err.max().item():.3e}, max-rel {rel:.3e}"
-
-
 def outputs_and_grads(scan, inputs: list[torch.Tensor], weight: torch.Tensor) -> list[torch.Tensor]:
     y = scan(*inputs)
     # A length-1 scan never applies a decay: the gradients of A (and the decay part of Δ) are zero.
@@ -118,7 +112,7 @@ def test_parallel_scan_matches_the_sequential_reference(batch, length, inner, st
     actual = outputs_and_grads(selective_scan_parallel, inputs, weight)
     for name, mine, ref in zip(NAMES, actual, expected, strict=True):
         assert torch.isfinite(mine).all(), name
-        assert_close(name, mine, ref, rtol=1e-9, atol=1e-9)
+        assert_close(mine, ref, rtol=1e-9, atol=1e-9, what=name)
 
 
 @pytest.mark.parametrize("scan", list(SELECTIVE_SCANS))
@@ -131,7 +125,7 @@ def test_scans_match_the_closed_form(scan, length, dt):
     actual = outputs_and_grads(SELECTIVE_SCANS[scan], inputs, weight)
     # rtol 1e-6: the closed form subtracts cumulative sums of Δ up to ~1e6 (cancellation), the scans do not.
     for name, mine, ref in zip(NAMES, actual, expected, strict=True):
-        assert_close(name, mine, ref, rtol=1e-6, atol=1e-8)
+        assert_close(mine, ref, rtol=1e-6, atol=1e-8, what=name)
 
 
 def test_extreme_steps_forget_or_freeze_the_state():
@@ -140,8 +134,8 @@ def test_extreme_steps_forget_or_freeze_the_state():
     for scan in SELECTIVE_SCANS.values():
         y = scan(u, delta, A, Bm, C, D)
         only_now = ((delta.unsqueeze(-1) * Bm.unsqueeze(2) * u.unsqueeze(-1)) * C.unsqueeze(2)).sum(-1) + u * D
-        assert_close("y (huge Δ)", y, only_now, rtol=1e-12, atol=1e-12)
-        assert_close("y (tiny Δ)", scan(u, torch.full_like(delta, 1e-12), A, Bm, C, D), u * D, rtol=0, atol=1e-9)
+        assert_close(y, only_now, rtol=1e-12, atol=1e-12, what="y (huge Δ)")
+        assert_close(scan(u, torch.full_like(delta, 1e-12), A, Bm, C, D), u * D, rtol=0, atol=1e-9, what="y (tiny Δ)")
 
 
 def test_block_is_causal():
@@ -164,7 +158,7 @@ def test_scan_choice_does_not_change_the_model(make_configs):
     x = torch.randn(B, L, N, dtype=torch.float64)
     marks = torch.rand(B, L, F, dtype=torch.float64) - 0.5
     with torch.no_grad():
-        assert_close("forecast", parallel(x, marks, None, None), sequential(x, marks, None, None), 1e-10, 1e-10)
+        assert_close(parallel(x, marks, None, None), sequential(x, marks, None, None), what="forecast")
 
 
 def test_forecast_is_the_last_steps_of_the_denormalised_output(make_configs):
@@ -182,7 +176,7 @@ def test_forecast_is_the_last_steps_of_the_denormalised_output(make_configs):
         raw = model.out_layer(model.norm(z))[:, -H:]  # [B, H, c_out]
         expected = raw * std[..., -c_out:] + mean[..., -c_out:]
         with torch.no_grad():
-            assert_close(f"c_out {c_out}", model(x, marks, None, None), expected.detach(), 1e-10, 1e-10)
+            assert_close(model(x, marks, None, None), expected.detach(), what=f"c_out {c_out}")
 
 
 @pytest.mark.parametrize(
