@@ -84,6 +84,7 @@ from compare.records import (
 )
 from compare.reference import load_reference
 from compare.run_args import parse_run_args
+from compare.run_state import restore_committed_records
 from compare.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
 from compare.task_report import write_task_report
 from utils.errors import UserInputError
@@ -294,6 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     args = build_parser().parse_args(argv)
+    if args.runs is None:
+        # In a fresh clone runs/ is missing (git-ignored): the committed record copies stand in for it.
+        restore_committed_records(Path(args.out), Path(args.out) / RUNS_DIR)
     try:
         paths = write_report(args.out, runs_dir=args.runs, reference=args.reference, timing=not args.no_timing,
                              steps=args.steps, window=args.window, device=args.device, focus=args.focus,

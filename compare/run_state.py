@@ -36,6 +36,8 @@ def restore_committed_records(out: Path, runs_dir: Path) -> None:
         committed, local = out / name, runs_dir / name
         if committed.is_file() and not local.exists():
             runs_dir.mkdir(parents=True, exist_ok=True)
+            if not (runs_dir / ".gitignore").exists():  # run artefacts stay out of git, as the runner keeps them
+                (runs_dir / ".gitignore").write_text("*\n")
             local.write_text(committed.read_text())
             logger.info("%s: restored from the committed %s", local, committed)
 

@@ -383,3 +383,17 @@ def test_regenerating_without_timing_keeps_every_measured_figure(first_run, tmp_
     # batch, step ms, peak memory kept from the measurement; s/epoch read again from the run records
     assert [c.strip() for c in kept[0].split("|")[-5:-1]] == [c.strip() for c in measured[0].split("|")[-5:-1]]
     assert "are the earlier measurement's, kept" in after
+
+
+def test_a_fresh_clone_regenerates_the_report_from_the_committed_records(first_run, tmp_path):
+    """runs/ is git-ignored: compare.report rebuilds the table from the committed results.jsonl and manifest."""
+    import shutil
+
+    from compare import report
+
+    out = tmp_path / "clone"
+    shutil.copytree(first_run[0], out, ignore=shutil.ignore_patterns("runs"))
+    before = (out / "table.md").read_text().split("## How these numbers were produced")[0]
+    assert report.main(["--out", str(out), "--no-timing"]) == 0
+    assert (out / "table.md").read_text().split("## How these numbers were produced")[0] == before
+    assert (out / "runs" / ".gitignore").read_text() == "*\n"
