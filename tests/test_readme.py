@@ -167,3 +167,8 @@ def test_the_explain_command_writes_its_figures(dataset):
         done = subprocess.run(python(words), capture_output=True, text=True, env=IN_CLONE)
     assert done.returncode == 0, done.stderr[-2000:]
     assert any(tmp_path.rglob("*.png")), "explain wrote no figure"
+
+
+def test_the_readme_stays_a_manual():
+    """A manual a newcomer reads through: at most 200 lines (findings live in docs/results/)."""
+    assert (REPO / "README.md").read_text().count("\n") <= 200
