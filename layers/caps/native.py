@@ -6,7 +6,10 @@ with the per-path features qt, kt, decay of layers/caps/README.md, section 1 (pa
 path 3's clock prefix are scans inside the same pass). `layers/caps/native.cpp` runs it with float64 states
 and its exact reverse-mode gradient. It is compiled with `torch.utils.cpp_extension` the first time it
 is needed (about 30 s on 2 cores), then cached per torch version and CPU under TORCH_EXTENSIONS_DIR
-(default ~/.cache/torch_extensions); a lock left by an interrupted build is cleared after 10 minutes.
+(default ~/.cache/torch_extensions). Every process builds or loads it holding an exclusive `flock` on the
+folder's `caps_build.flock` (released by the OS when the process dies), so torch's own `lock` file, found while
+holding it, was left by a killed process and is removed at once; where `fcntl` is missing (Windows) such a
+lock is cleared after 10 minutes.
 Without a C++ compiler or ninja, or with CAPS_NATIVE_KERNEL=0 in the environment, `load()` returns None
 and CAPS uses the pure-torch chunked kernel, which computes the same function (tests compare both with
 a float64 reference).
@@ -27,6 +30,8 @@ import os
 import platform
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -43,8 +48,10 @@ SOURCE = Path(__file__).with_name("native.cpp")
 # 1 / SEGMENT of a full state history ([B, H, T / SEGMENT, F, Ev] float64).
 SEGMENT = 64
 ENV_SWITCH = "CAPS_NATIVE_KERNEL"
-# A build lock older than this was left by a killed build (a build takes ~30 s on 2 cores).
+# Without fcntl, a build lock older than this was left by a killed build (a build takes ~30 s on 2 cores).
 STALE_LOCK_S = 600.0
+# The file every builder holds an exclusive flock on while it builds or loads the extension.
+BUILD_GUARD = "caps_build.flock"
 # Widest head (E and Ev) the kernel's stack arrays hold: kMaxHeadDim in native.cpp, which
 # must equal it (tests/layers/test_caps_cpu_kernel.py reads the .cpp). Wider heads use the chunked kernel.
 MAX_HEAD_DIM = 256
@@ -108,6 +115,30 @@ def clear_stale_lock(directory: Path, max_age_s: float = STALE_LOCK_S) -> bool:
     return True
 
 
+@contextmanager
+def build_guard(directory: Path) -> Iterator[None]:
+    """Hold the exclusive build flock of `directory` (waiting, with one log line, while another process holds
+    it); inside, no other process builds or loads there, so a torch `lock` file left there is stale and is
+    removed. The OS releases the flock when its process dies, so a killed build never blocks the next one."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the age rule alone
+        clear_stale_lock(directory)
+        yield
+        return
+    with open(directory / BUILD_GUARD, "a") as guard:
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.info("CAPS native CPU kernel: waiting for another process building it in %s", directory)
+            fcntl.flock(guard, fcntl.LOCK_EX)
+        clear_stale_lock(directory, max_age_s=-1.0)
+        try:
+            yield
+        finally:
+            fcntl.flock(guard, fcntl.LOCK_UN)
+
+
 _extension: ModuleType | None = None
 
 
@@ -135,9 +166,9 @@ def _build() -> ModuleType | None:
     logger.info("CAPS: loading the native CPU kernel from %s (compiled on first use, about 30 s)", directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        clear_stale_lock(directory)
-        return _cpp_extension().load(name=name, sources=[str(SOURCE)], extra_cflags=flags,
-                                     extra_ldflags=["-fopenmp"], build_directory=str(directory), verbose=False)
+        with build_guard(directory):
+            return _cpp_extension().load(name=name, sources=[str(SOURCE)], extra_cflags=flags,
+                                         extra_ldflags=["-fopenmp"], build_directory=str(directory), verbose=False)
     except (RuntimeError, OSError, ImportError) as err:
         lines = str(err).splitlines() or [type(err).__name__]
         # The first line of a build error is the compiler command; the compiler's own "error:" says why.

@@ -22,12 +22,12 @@ from layers.caps import dispatch, native
 from layers.CAPS_Attention import CAPSAttention, caps_attention, resolve_impl
 from tests.layers.test_caps_attention import (
     F32_TOL,
-    assert_close,
     check_all,
     make_inputs,
     needs_native_kernel,
     run_with_grads,
 )
+from tests.numerics import assert_close_to_scale
 
 
 @needs_native_kernel
@@ -86,9 +86,9 @@ def _rope_grads(inputs, omega, weight, **kwargs):
 
 def _check_rope(actual, expected, tol: float, what: str) -> None:
     (o_a, g_a), (o_e, g_e) = actual, expected
-    assert_close(o_a, o_e, tol, f"{what} output")
+    assert_close_to_scale(o_a, o_e, tol, f"{what} output")
     for name, ga, ge in zip("q k v p g clock omega".split(), g_a, g_e, strict=True):
-        assert_close(ga, ge, tol, f"{what} grad {name}", scale_floor=ge.abs().max().item())
+        assert_close_to_scale(ga, ge, tol, f"{what} grad {name}", scale_floor=ge.abs().max().item())
 
 
 @needs_native_kernel
@@ -167,7 +167,7 @@ def test_native_accepts_strided_views() -> None:
     clock = torch.rand(B, T, H, generator=gen) + 0.1
     strided = caps_attention(q, k, v, p, g, clock, impl="native")
     contiguous = caps_attention(*(x.contiguous() for x in (q, k, v, p, g)), clock, impl="native")
-    assert_close(strided, contiguous, 1e-6, "strided vs contiguous inputs")
+    assert_close_to_scale(strided, contiguous, 1e-6, "strided vs contiguous inputs")
 
 
 @needs_native_kernel
@@ -192,8 +192,8 @@ def test_layer_auto_is_native_on_cpu_and_matches_chunked() -> None:
     layer.impl = "chunked"
     ref = layer(x)
     (grad_ref,) = torch.autograd.grad(ref.square().sum(), x)
-    assert_close(out, ref, F32_TOL, "layer auto (native) vs chunked")
-    assert_close(grad_auto, grad_ref, F32_TOL, "layer input gradient")
+    assert_close_to_scale(out, ref, F32_TOL, "layer auto (native) vs chunked")
+    assert_close_to_scale(grad_auto, grad_ref, F32_TOL, "layer input gradient")
 
 
 def test_auto_falls_back_to_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,6 +232,41 @@ def test_stale_build_lock_is_cleared(tmp_path) -> None:
     assert native.clear_stale_lock(tmp_path, max_age_s=600)
     assert not lock.exists()
     assert not native.clear_stale_lock(tmp_path)
+
+
+def test_a_fresh_lock_left_by_a_killed_process_is_removed_under_the_build_guard(tmp_path) -> None:
+    """Holding the guard, no other process builds: torch's lock file, however fresh, is stale."""
+    lock = tmp_path / "lock"
+    lock.touch()
+    with native.build_guard(tmp_path):
+        assert not lock.exists()
+    assert (tmp_path / native.BUILD_GUARD).exists()
+
+
+def test_the_build_guard_waits_for_a_live_holder_and_not_for_a_dead_one(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    released = tmp_path / "released"
+    holder = ("import fcntl, sys, time\n"
+              f"f = open({str(tmp_path / native.BUILD_GUARD)!r}, 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+              "print('held', flush=True); time.sleep(1.0)\n"
+              f"open({str(released)!r}, 'w').close()\n")
+    process = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "held"
+    (tmp_path / "lock").touch()  # the live holder's build lock: must survive until the holder is done
+    with native.build_guard(tmp_path):
+        assert released.exists()
+    process.wait()
+    # A holder killed while it builds releases the flock with its death: the next builder does not wait.
+    process = subprocess.Popen([sys.executable, "-c", holder.replace("time.sleep(1.0)", "time.sleep(600)")],
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "held"
+    process.kill()
+    process.wait()
+    (tmp_path / "lock").touch()
+    with native.build_guard(tmp_path):
+        assert not (tmp_path / "lock").exists()
 
 
 def test_build_directory_names_the_torch_version(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
@@ -276,4 +311,4 @@ def test_auto_runs_wide_heads_on_the_chunked_kernel_and_logs_once(caplog: pytest
                      "layers/caps/native.py); --caps_impl auto uses the chunked kernel"]
     assert resolve_impl("auto", torch.device("cpu"), head_dim=WIDE // 2) == "chunked"
     layers[0].impl = "chunked"
-    assert_close(outs[0], layers[0](x), 0.0, "auto vs chunked on wide heads")
+    assert_close_to_scale(outs[0], layers[0](x), 0.0, "auto vs chunked on wide heads")

@@ -12,7 +12,8 @@ import torch
 
 import layers.CAPS_Attention as caps
 from layers.caps import chunked, decayed, maths
-from tests.layers.test_caps_attention import F32_TOL, F64_TOL, assert_close, make_inputs
+from tests.layers.test_caps_attention import F32_TOL, F64_TOL, make_inputs
+from tests.numerics import assert_close_to_scale
 
 
 def factorised_inputs(B: int, H: int, N: int, C: int, F: int, Ev: int, dtype, spread: float, seed: int = 0):
@@ -45,8 +46,8 @@ def test_factorised_backward_matches_autograd(spread: float) -> None:
     x32 = [x.detach().float().requires_grad_() for x in x64]
     fast32 = torch.autograd.grad((decayed._FactorisedAttention.apply(*x32) * weight.float()).sum(), x32)
     for name, a, b, c in zip(["qc", "kc", "vc", "local", "first"], fast, ref, fast32, strict=True):
-        assert_close(a, b, F64_TOL, f"d{name} analytic vs autograd, float64")
-        assert_close(c, b, F32_TOL, f"d{name} analytic float32 vs autograd float64")
+        assert_close_to_scale(a, b, F64_TOL, f"d{name} analytic vs autograd, float64")
+        assert_close_to_scale(c, b, F32_TOL, f"d{name} analytic float32 vs autograd float64")
 
 
 def path1_parts(T: int, chunk: int, jump: float, dtype=torch.float64):
@@ -63,9 +64,9 @@ def path1_parts(T: int, chunk: int, jump: float, dtype=torch.float64):
 def test_riemann_normaliser_matches_logcumsumexp(T: int) -> None:
     w, ell, ref = path1_parts(T, 64, jump=3.0)
     assert bool(caps.factorised_is_safe(ell, 64))
-    assert_close(maths._riemann_normaliser(w, ell, 64), ref, F64_TOL, "normaliser float64")
+    assert_close_to_scale(maths._riemann_normaliser(w, ell, 64), ref, F64_TOL, "normaliser float64")
     w32, ell32, _ = path1_parts(T, 64, jump=3.0, dtype=torch.float32)
-    assert_close(maths._riemann_normaliser(w32, ell32, 64), ref, F32_TOL, "normaliser float32 vs float64")
+    assert_close_to_scale(maths._riemann_normaliser(w32, ell32, 64), ref, F32_TOL, "normaliser float32 vs float64")
 
 
 def test_path1_features_agree_across_normaliser_branches() -> None:
@@ -78,8 +79,8 @@ def test_path1_features_agree_across_normaliser_branches() -> None:
     ref = maths._path_features(*(x.double() for x in (q, k, p, g, clock)), (1,), chunk_size=64)
     for chunk in (4, 64):
         qt, kt, ell = maths._path_features(q, k, p, g, clock, (1,), chunk_size=chunk)
-        assert_close(qt, ref[0], F32_TOL, f"qt chunk {chunk}")
-        assert_close(kt, ref[1], F32_TOL, f"kt chunk {chunk}")
+        assert_close_to_scale(qt, ref[0], F32_TOL, f"qt chunk {chunk}")
+        assert_close_to_scale(kt, ref[1], F32_TOL, f"kt chunk {chunk}")
 
 
 @pytest.mark.parametrize("regime", ["default", "gates_x10"])
@@ -104,8 +105,8 @@ def test_blocked_kernel_matches_unblocked_and_naive(paths: str, regime: str, mon
     monkeypatch.setattr(chunked, "BLOCK_ELEMENTS", block)
     blocked = run(lambda *x: caps.CAPS_KERNELS["chunked"](*x, ids), torch.float32)
     for name, b, s, r in zip(["o", "dq", "dk", "dv", "dp", "dg", "dclock"], blocked, single, ref, strict=True):
-        assert_close(b, s, F32_TOL, f"{name} blocked vs single block")
-        assert_close(b, r, F32_TOL, f"{name} blocked float32 vs naive float64")
+        assert_close_to_scale(b, s, F32_TOL, f"{name} blocked vs single block")
+        assert_close_to_scale(b, r, F32_TOL, f"{name} blocked float32 vs naive float64")
 
 
 def test_blocked_kernel_only_returns_requested_gradients(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,6 +118,6 @@ def test_blocked_kernel_only_returns_requested_gradients(monkeypatch: pytest.Mon
     monkeypatch.setattr(chunked, "BLOCK_ELEMENTS", 40 * 2 * 4 * 3)
     blocked = caps.caps_attention_chunked(q, k, v, p, g, clock, (1, 2, 3))
     dq, dv = torch.autograd.grad(blocked.sum(), [q, v])
-    assert_close(dq, ref_dq, F32_TOL, "dq")
-    assert_close(dv, ref_dv, F32_TOL, "dv")
+    assert_close_to_scale(dq, ref_dq, F32_TOL, "dq")
+    assert_close_to_scale(dv, ref_dv, F32_TOL, "dv")
     assert k.grad is None and clock.grad is None

@@ -25,11 +25,11 @@ from tests.layers.test_caps_attention import (
     F64_TOL,
     REGIMES,
     _kernel_grads,
-    assert_close,
     check_all,
     make_inputs,
     run_with_grads,
 )
+from tests.numerics import assert_close_to_scale
 
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
 
@@ -64,9 +64,9 @@ def test_reference_gla_is_the_chunked_primitive(regime: str) -> None:
     o, state = caps.gated_linear_attention_recurrent(q, k, v, ell, scale=1.0)
     q_, k_, v_, ell_ = (x.transpose(1, 2) for x in (q, k, v, ell))  # [B, H, T, E], the chunked kernel's layout
     expected = caps.decayed_linear_attention_chunked(q_, k_, v_, ell_, chunk_size=16).transpose(1, 2)
-    assert_close(o, expected, F64_TOL, "reference GLA vs chunked primitive")
+    assert_close_to_scale(o, expected, F64_TOL, "reference GLA vs chunked primitive")
     assert state.shape == (2, 3, 5, 5)
-    assert_close(caps.gated_linear_attention_recurrent(q, k, v, ell)[0], o / 5 ** 0.5, F64_TOL, "default scale")
+    assert_close_to_scale(caps.gated_linear_attention_recurrent(q, k, v, ell)[0], o / 5 ** 0.5, F64_TOL, "default scale")
 
 
 @pytest.mark.parametrize("regime", list(REGIMES))
@@ -80,10 +80,10 @@ def test_one_gla_call_is_caps(paths: tuple[int, ...], regime: str, reference_gla
     weight = torch.randn(2, 97, 2, 6, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
     ref = _kernel_grads(caps.CAPS_KERNELS["naive"], inputs, omega, weight, paths)
     got = _kernel_grads(caps.CAPS_KERNELS["fla"], inputs, omega, weight, paths)
-    assert_close(got[0], ref[0], F64_TOL, "fla form output")
+    assert_close_to_scale(got[0], ref[0], F64_TOL, "fla form output")
     floor = max(g.abs().max().item() for g in ref[1])
     for label, a, b in zip("q k v p g clock omega".split(), got[1], ref[1], strict=True):
-        assert_close(a, b, F64_TOL, f"fla form grad {label}", scale_floor=floor)
+        assert_close_to_scale(a, b, F64_TOL, f"fla form grad {label}", scale_floor=floor)
 
 
 def _float64_reference(inputs: list[torch.Tensor], weight: torch.Tensor, T: int, device: torch.device = CPU):
@@ -123,7 +123,7 @@ def test_fla_falls_back_to_chunked_with_one_log_line(no_fla: None, caplog: pytes
     assert len(lines) == 2, lines  # one per reason: no CUDA here, fla-core missing on the CUDA device
     assert "not on cpu" in lines[0] and "running the torch chunked kernel" in lines[0]
     assert "ModuleNotFoundError" in lines[1]
-    assert_close(outs[0], caps_attention(*inputs, impl="chunked"), 0.0, "fallback is the chunked kernel")
+    assert_close_to_scale(outs[0], caps_attention(*inputs, impl="chunked"), 0.0, "fallback is the chunked kernel")
 
 
 def test_narrow_heads_are_padded_for_chunk_gla(reference_gla: None) -> None:
@@ -133,7 +133,7 @@ def test_narrow_heads_are_padded_for_chunk_gla(reference_gla: None) -> None:
     for paths in [(), (1,), (1, 2, 3)]:
         out = caps.CAPS_KERNELS["fla"](*inputs, paths)
         assert out.shape == inputs[2].shape
-        assert_close(out, caps.CAPS_KERNELS["naive"](*inputs, paths), F64_TOL, f"padded fla paths={paths}")
+        assert_close_to_scale(out, caps.CAPS_KERNELS["naive"](*inputs, paths), F64_TOL, f"padded fla paths={paths}")
 
 
 def test_auto_picks_fla_on_cuda_only_when_enabled_and_it_imports(reference_gla: None,
@@ -171,7 +171,7 @@ def test_float64_is_refused_by_fla_and_kept_exact_by_auto(monkeypatch: pytest.Mo
         caps_attention(*inputs, impl="fla")
     monkeypatch.setattr(dispatch, "resolve_impl", lambda impl, device, head_dim=None: "fla" if impl == "auto" else impl)
     monkeypatch.setitem(caps.CAPS_KERNELS, "fla", None)  # must not be called
-    assert_close(caps_attention(*inputs, impl="auto"), caps_attention(*inputs, impl="chunked"), 0.0, "auto float64")
+    assert_close_to_scale(caps_attention(*inputs, impl="auto"), caps_attention(*inputs, impl="chunked"), 0.0, "auto float64")
 
 
 def test_layer_accepts_fla_and_runs_on_cpu(make_configs) -> None:

@@ -15,7 +15,8 @@ import torch.nn.functional as F
 
 import layers.CAPS_Attention as caps
 from layers.CAPS_Attention import CAPSAttention, caps_attention
-from tests.layers.test_caps_attention import F32_TOL, F64_TOL, assert_close, dense_reference, make_inputs
+from tests.layers.test_caps_attention import F32_TOL, F64_TOL, dense_reference, make_inputs
+from tests.numerics import assert_close_to_scale
 
 # ---- normalised linear attention ----------------------------------------------------------------------
 
@@ -57,10 +58,10 @@ def grads_of(fn, inputs, weight):
 
 def check(actual, expected, tol: float, what: str, names: str) -> None:
     (o_a, g_a), (o_e, g_e) = actual, expected
-    assert_close(o_a, o_e, tol, f"{what} output")
+    assert_close_to_scale(o_a, o_e, tol, f"{what} output")
     floor = max(g.abs().max().item() for g in g_e)
     for name, a, e in zip(names.split(), g_a, g_e, strict=True):
-        assert_close(a, e, tol, f"{what} grad {name}", scale_floor=floor)
+        assert_close_to_scale(a, e, tol, f"{what} grad {name}", scale_floor=floor)
 
 
 @pytest.mark.parametrize("rope", [True, False], ids=["rope", "no-rope"])
@@ -105,7 +106,7 @@ def test_normalised_with_paths_matches_dense_formula(paths: str) -> None:
     den = dense_reference(fq, fk, torch.ones_like(v[..., :1]), p, g, clock, "linear", paths)
     for impl in ("naive", "chunked"):
         got = caps_attention(q, k, v, p, g, clock, attn="normalised", paths=paths, impl=impl, rope_freq=omega)
-        assert_close(got, num / den, F64_TOL, f"normalised paths {paths} {impl}")
+        assert_close_to_scale(got, num / den, F64_TOL, f"normalised paths {paths} {impl}")
 
 
 def test_normalised_is_a_weighted_mean_of_values() -> None:
@@ -113,7 +114,7 @@ def test_normalised_is_a_weighted_mean_of_values() -> None:
     a constant value comes back exactly, and every output lies inside the range of the values so far."""
     q, k, v, p, g, clock = make_inputs(2, 50, 2, 4, seed=16)
     const = torch.full_like(v, 3.25)
-    assert_close(caps_attention(q, k, const, p, g, clock, attn="normalised", paths="none"), const, F64_TOL,
+    assert_close_to_scale(caps_attention(q, k, const, p, g, clock, attn="normalised", paths="none"), const, F64_TOL,
                  "constant values")
     o = caps_attention(q, k, v, p, g, clock, attn="normalised", paths="none")
     assert (o <= torch.cummax(v, dim=1).values + 1e-12).all() and (o >= torch.cummin(v, dim=1).values - 1e-12).all()
@@ -128,7 +129,7 @@ def test_normalised_layer_is_the_loop_reference_on_its_projections() -> None:
     B, T, _ = x.shape
     q, k, v = (proj(x).view(B, T, 2, 8) for proj in (layer.q_proj, layer.k_proj, layer.v_proj))
     ref = layer.c_proj(normalised_loop_reference(q, k, v, layer.rope_freq).reshape(B, T, 16))
-    assert_close(layer(x), ref, F64_TOL, "normalised layer")
+    assert_close_to_scale(layer(x), ref, F64_TOL, "normalised layer")
     layer(x).sum().backward()
     assert layer.rope_freq.grad is not None and layer.rope_freq.grad.abs().max() > 0
 
@@ -210,8 +211,8 @@ def test_every_switch_combination_matches_the_transcription(switches: dict) -> N
     against it too."""
     layer, x = layer_pair(**switches)
     ref = switch_reference(layer, x, **switches)
-    assert_close(layer(x), ref, F64_TOL, f"{switches} float64")
-    assert_close(layer.float()(x.float()), ref, F32_TOL, f"{switches} float32")
+    assert_close_to_scale(layer(x), ref, F64_TOL, f"{switches} float64")
+    assert_close_to_scale(layer.float()(x.float()), ref, F32_TOL, f"{switches} float32")
 
 
 @pytest.mark.parametrize("attn", ["linear", "softmax", "normalised"])

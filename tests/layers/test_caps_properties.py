@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 import layers.CAPS_Attention as caps
 from layers.CAPS_Attention import CAPSAttention, caps_attention
-from tests.layers.test_caps_attention import assert_close
+from tests.numerics import assert_close_to_scale
 
 
 def path_weights(paths: str, g: torch.Tensor, p: torch.Tensor, clock: torch.Tensor) -> torch.Tensor:
@@ -37,9 +37,9 @@ def test_path2_weight_depends_only_on_interval() -> None:
     g2 = torch.where(outside, 5 * torch.randn(T, generator=gen, dtype=torch.float64), g)
     clock2 = torch.where(outside, clock * 7, clock)
     changed = path_weights("2", g2, p, clock2)
-    assert_close(changed[t, i], base[t, i], 1e-14, "A[t, i] after changing tokens outside (i, t]")
+    assert_close_to_scale(changed[t, i], base[t, i], 1e-14, "A[t, i] after changing tokens outside (i, t]")
     expected = torch.exp(-(F.softplus(g) * clock)[i + 1 : t + 1].sum())
-    assert_close(base[t, i], expected, 1e-12, "A[t, i] vs its definition")
+    assert_close_to_scale(base[t, i], expected, 1e-12, "A[t, i] vs its definition")
     assert not torch.allclose(changed[t, i - 1], base[t, i - 1]), "control: a weight whose interval changed"
 
 
@@ -50,7 +50,7 @@ def test_riemann_and_clock_rows_sum_to_one(paths: str) -> None:
     g, p = torch.randn(T, generator=gen, dtype=torch.float64), 10 * torch.randn(T, generator=gen, dtype=torch.float64)
     clock = F.softplus(torch.randn(T, generator=gen, dtype=torch.float64)) + 1e-6
     w = path_weights(paths, g, p, clock)
-    assert_close(w.sum(dim=1), torch.ones(T, dtype=torch.float64), 1e-12, f"P{paths} row sums")
+    assert_close_to_scale(w.sum(dim=1), torch.ones(T, dtype=torch.float64), 1e-12, f"P{paths} row sums")
     assert (w.triu(1) == 0).all() and (w >= 0).all()
 
 
@@ -61,11 +61,11 @@ def test_rope_is_rotation_depending_on_offset_only() -> None:
     qv, kv = torch.randn(E, generator=gen, dtype=torch.float64), torch.randn(E, generator=gen, dtype=torch.float64)
     q = caps.rope_rotate(qv.expand(1, T, 1, E), omega)[0, :, 0]  # [T, E]
     k = caps.rope_rotate(kv.expand(1, T, 1, E), omega)[0, :, 0]
-    assert_close(q.norm(dim=-1), qv.norm().expand(T), 1e-14, "RoPE norms")
+    assert_close_to_scale(q.norm(dim=-1), qv.norm().expand(T), 1e-14, "RoPE norms")
     scores = q @ k.T  # [T, T]
     for offset in (0, 3, 17):
         diag = torch.diagonal(scores, offset=-offset)
-        assert_close(diag, diag[:1].expand_as(diag), 1e-12, f"scores at t - i = {offset}")
+        assert_close_to_scale(diag, diag[:1].expand_as(diag), 1e-12, f"scores at t - i = {offset}")
 
 
 def test_official_rope_is_not_a_rotation() -> None:
@@ -88,7 +88,7 @@ def test_layer_causality(numerics: str) -> None:
     x2[:, 50:] *= 40
     y, y2 = layer(x), layer(x2)
     if numerics == "paper":
-        assert_close(y2[:, :50], y[:, :50], 1e-12, "outputs before the change")
+        assert_close_to_scale(y2[:, :50], y[:, :50], 1e-12, "outputs before the change")
     else:
         assert (y2[:, :50] - y[:, :50]).abs().max() > 1e-3 * y[:, :50].abs().max()
     assert (y2[:, 50:] - y[:, 50:]).abs().max() > 0
@@ -129,8 +129,8 @@ def test_official_numerics_match_section4_formula(paths: str) -> None:
     layer = CAPSAttention(32, 4, paths=paths, rope="fixed", numerics="official").double()
     x = torch.randn(2, 150, 32, dtype=torch.float64)
     ref = official_transcription(layer, x, paths.replace("none", ""))
-    assert_close(layer(x), ref, 1e-12, "official float64")
-    assert_close(layer.float()(x.float()), ref, 1e-5, "official float32")
+    assert_close_to_scale(layer(x), ref, 1e-12, "official float64")
+    assert_close_to_scale(layer.float()(x.float()), ref, 1e-5, "official float32")
 
 
 def test_layer_impls_agree_and_softmax_runs() -> None:
@@ -139,7 +139,7 @@ def test_layer_impls_agree_and_softmax_runs() -> None:
     layer = CAPSAttention(32, 4).double()
     y = layer(x)
     layer.impl = "naive"
-    assert_close(layer(x), y, 1e-12, "layer naive vs chunked")
+    assert_close_to_scale(layer(x), y, 1e-12, "layer naive vs chunked")
     soft = CAPSAttention(32, 4, attn="softmax").double()
     assert soft.impl == "naive" and soft(x).shape == x.shape
 
@@ -177,7 +177,7 @@ def test_layer_bf16_autocast_is_finite() -> None:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         y = layer(x)
     assert torch.isfinite(y).all()
-    assert_close(y.float(), layer(x), 5e-2, "bf16 autocast vs float32")
+    assert_close_to_scale(y.float(), layer(x), 5e-2, "bf16 autocast vs float32")
 
 
 def test_default_chunk_follows_the_device() -> None:
