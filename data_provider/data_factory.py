@@ -20,6 +20,7 @@ import os
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from data_provider.anomaly_csv import AnomalyCSVLoader, MITDBSegLoader, YahooSegLoader
 from data_provider.anomaly_loader import (
     MSLSegLoader,
     PSMSegLoader,
@@ -57,6 +58,9 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "SMAP": SMAPSegLoader,
     "SMD": SMDSegLoader,
     "SWAT": SWATSegLoader,
+    "anomaly_csv": AnomalyCSVLoader,
+    "Yahoo": YahooSegLoader,
+    "MITDB": MITDBSegLoader,
     "UEA": UEAloader,
 }
 

@@ -16,14 +16,17 @@ from pathlib import Path, PurePosixPath
 from utils.errors import UserInputError
 
 __all__ = [
+    "ANOMALY_CSV_DATASETS",
     "ANOMALY_DATASETS",
     "DATASETS",
     "DATASET_GROUPS",
     "TSLIB_DRIVE_URL",
+    "AnomalyCSVInfo",
     "AnomalyDatasetInfo",
     "DatasetInfo",
     "UEA_DATASETS",
     "UEADatasetInfo",
+    "anomaly_csv_file",
     "anomaly_files",
     "expand_names",
     "find_by_path",
@@ -43,7 +46,8 @@ class DatasetInfo:
     """One benchmark file: `relpath` under the dataset root, the `--data` value that reads it,
     checksums of the final file (`archive_md5` checks a downloaded archive before extraction),
     and its size as rows × columns (columns include `date` where the file has one; for PEMS,
-    time steps × sensors of the [T, N, F] array)."""
+    time steps × sensors of the [T, N, F] array). `package_file`: the file is a copy of one an installed
+    Python package ships, ``<package>/<path inside it>`` (fetch copies it from there when no mirror has it)."""
 
     name: str
     relpath: str
@@ -54,6 +58,7 @@ class DatasetInfo:
     md5: str | None = None
     url: str | None = None
     archive_md5: str | None = None
+    package_file: str | None = None
 
     @property
     def root_dir(self) -> str:
@@ -129,6 +134,13 @@ DATASETS: dict[str, DatasetInfo] = {
         _pems("07", 28224, 883),
         _pems("08", 17856, 170),
         *_m4_files(),
+        # Labelled series sktime ships (sktime/datasets/data/), in the custom anomaly format (ANOMALY_CSV_DATASETS).
+        DatasetInfo("Yahoo", "Yahoo/yahoo.csv", "Yahoo", 1000, 2,
+                    "b37cb4846fc442c15bdcc73864034e46a19b9ac062edabf7e158732ae0a3789f",
+                    package_file="sktime/datasets/data/yahoo/yahoo.csv"),
+        DatasetInfo("MITDB", "MITDB/mitdb.csv", "MITDB", 7500, 2,
+                    "d4f2539a5e85e1ac1e7f8bba152b5e60a02356282463a8a1c97848ad3e1bb386",
+                    package_file="sktime/datasets/data/mitdb/mitdb.csv"),
     )
 }
 
@@ -211,6 +223,57 @@ def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
             f"({TSLIB_DRIVE_URL}, folder {info.folder}/) into ./dataset/{info.folder}/ and pass "
             f"--root_path ./dataset/{info.folder}")
     return paths
+
+
+@dataclass(frozen=True)
+class AnomalyCSVInfo:
+    """A labelled series registered in the custom anomaly format (`--data <name>`, data_provider/anomaly_csv.py):
+    its file under the dataset root (`DATASETS[name].relpath`: fetched by ``python -m data_provider.fetch <name>``),
+    the fixed share of rows that trains (the first int(train_ratio · rows)), its channels, rows and anomalous rows."""
+
+    name: str
+    train_ratio: float
+    channels: int
+    rows: int
+    anomalies: int
+
+    @property
+    def relpath(self) -> str:
+        return DATASETS[self.name].relpath
+
+    @property
+    def folder(self) -> str:
+        """The folder under the dataset root (``--root_path ./dataset/<folder>``)."""
+        return str(PurePosixPath(self.relpath).parent)
+
+    @property
+    def file(self) -> str:
+        return PurePosixPath(self.relpath).name
+
+
+#: Both sets are one univariate series with a `label` column (sktime's copies; every anomaly lies in the test
+#: rows of the split): Yahoo, 1000 steps, 7 single-step anomalies (steps 431–846), the first 40% train;
+#: MITDB (an ECG record of the MIT-BIH arrhythmia database), 7500 steps, one anomalous segment of 352 steps
+#: (6936–7287), the first half trains.
+ANOMALY_CSV_DATASETS: dict[str, AnomalyCSVInfo] = {
+    info.name: info
+    for info in (
+        AnomalyCSVInfo("Yahoo", 0.4, 1, 1000, 7),
+        AnomalyCSVInfo("MITDB", 0.5, 1, 7500, 352),
+    )
+}
+
+
+def anomaly_csv_file(name: str, root_path: str | Path) -> Path:
+    """The file of registered set `name` in `root_path` (its folder, as --root_path); one line with the fetch
+    command when it is missing."""
+    info = ANOMALY_CSV_DATASETS[name]
+    path = Path(root_path) / info.file
+    if not path.is_file():
+        raise UserInputError(f"--data {name}: {info.file} not found in --root_path {root_path}; fetch it with "
+                             f"`python -m data_provider.fetch {name} --root ./dataset` and pass --root_path "
+                             f"./dataset/{info.folder}")
+    return path
 
 
 def expand_names(names: list[str]) -> list[str]:

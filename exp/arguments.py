@@ -59,7 +59,8 @@ def _add_basic_config_flags(p: argparse.ArgumentParser) -> None:
 def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
     """The "data loader" flags."""
     g = p.add_argument_group("data loader")
-    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4)")
+    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, "
+                                                                    "anomaly_csv, ...; the README's Datasets)")
     g.add_argument("--root_path", type=str, default="./data/ETT/", help="root folder of the data file")
     g.add_argument("--data_path", type=str, default="ETTh1.csv", help="data file name inside --root_path")
     g.add_argument("--features", type=str, default="M", help="M: multivariate->multivariate, S: univariate, MS: multivariate->target")
@@ -83,6 +84,9 @@ def _add_other_tasks_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("other tasks (kept for flag compatibility)")
     g.add_argument("--mask_rate", type=float, default=0.25, help="imputation mask ratio")
     g.add_argument("--anomaly_ratio", type=float, default=0.25, help="anomaly ratio in percent")
+    g.add_argument("--anomaly_train_ratio", type=float, default=None,
+                   help="--data anomaly_csv: the share of the file's rows (the first ones) that trains; the rest is "
+                        "the test series (default 0.5; the registered Yahoo and MITDB have fixed splits)")
 
 def _add_model_define_flags(p: argparse.ArgumentParser) -> None:
     """The "model define" flags."""
@@ -359,6 +363,7 @@ def check_output_names(args: argparse.Namespace) -> None:
 
 def validate_args(args: argparse.Namespace) -> None:
     """Reject unusable flag values up front (before any file is read or written)."""
+    from data_provider.anomaly_csv import check_anomaly_csv_args
     from data_provider.data_factory import DATA_DICT
     from data_provider.m4 import check_m4_args
     from exp.model_registry import FOUNDATION_MODELS, MODEL_REGISTRY, not_included_error
@@ -375,6 +380,7 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.embed not in EMBED_TYPES:
         raise _choice_error("embed", args.embed, EMBED_TYPES)
     check_m4_args(args)
+    check_anomaly_csv_args(args)
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
     try:

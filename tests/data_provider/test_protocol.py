@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from anomaly_files import write_anomaly_files
+from anomaly_files import write_anomaly_csv, write_anomaly_files
 
 import run
 from data_provider.m4 import Dataset_M4
@@ -123,6 +123,20 @@ def test_anomaly_strict_threshold_and_training_never_read_test(tmp_path, monkeyp
     assert_fails_before_training(anomaly_argv(tmp_path / "MSL"), tmp_path, capsys, "test series")
     log = assert_fails_after_training(anomaly_argv(tmp_path / "MSL"), tmp_path, capsys, "test series")
     # The threshold was set before the test series was read at all.
+    assert "Threshold : " in log and "(from the train and val energies)" in log
+
+
+def test_anomaly_csv_strict_threshold_and_training_never_read_the_test_rows(tmp_path, monkeypatch, capsys):
+    """One file holds both series (data_provider/anomaly_csv.py): a NaN in a test row stops a tslib run before
+    training; a strict run trains, sets its threshold from train and validation, and stops only at the test."""
+    monkeypatch.chdir(tmp_path)
+    write_anomaly_csv(tmp_path / "csv" / "toy.csv", steps=300, channels=4)
+    frame = pd.read_csv(tmp_path / "csv" / "toy.csv", dtype=str)
+    frame.loc[250, "v2"] = ""
+    frame.to_csv(tmp_path / "csv" / "toy.csv", index=False)
+    argv = anomaly_argv(tmp_path / "csv", "--data", "anomaly_csv", "--data_path", "toy.csv", "--model_id", "toy")
+    assert_fails_before_training(argv, tmp_path, capsys, "toy.csv line 252, column 'v2' is empty")
+    log = assert_fails_after_training(argv, tmp_path, capsys, "toy.csv line 252, column 'v2' is empty")
     assert "Threshold : " in log and "(from the train and val energies)" in log
 
 
