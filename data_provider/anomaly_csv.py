@@ -30,6 +30,7 @@ import pandas as pd
 from data_provider.anomaly_loader import SegmentDataset
 from data_provider.float32_range import FLOAT32_MAX
 from data_provider.registry import ANOMALY_CSV_DATASETS, anomaly_csv_file
+from data_provider.text_numbers import parse_numbers
 from utils.errors import UserInputError
 
 __all__ = ["DEFAULT_TRAIN_RATIO", "INDEX_COLUMNS", "LABEL_COLUMN", "AnomalyCSV", "AnomalyCSVLoader",
@@ -89,8 +90,7 @@ class AnomalyCSV:
         first = rows.start or 0
         for j, name in enumerate(self.columns):
             cells = part.iloc[:, j]
-            numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
-            text = np.flatnonzero(np.isnan(numbers) & cells.notna().to_numpy())
+            numbers, text = parse_numbers(cells)
             if text.size:
                 self._fail(first + int(text[0]), name, f"holds the text {cells.iloc[text[0]]!r} where a number belongs")
             bad = np.flatnonzero(~np.isfinite(numbers) | (np.abs(numbers) > FLOAT32_MAX))

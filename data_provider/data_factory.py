@@ -37,6 +37,7 @@ from data_provider.data_loader import (
     WindowDataset,
 )
 from data_provider.m4 import Dataset_M4
+from data_provider.short_term_files import Dataset_ShortTermFile
 from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
@@ -53,6 +54,8 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "Solar": Dataset_Solar,
     "PEMS": Dataset_PEMS,
     "m4": Dataset_M4,
+    "short_term_csv": Dataset_ShortTermFile,
+    "tsf": Dataset_ShortTermFile,
     "PSM": PSMSegLoader,
     "MSL": MSLSegLoader,
     "SMAP": SMAPSegLoader,

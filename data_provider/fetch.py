@@ -3,7 +3,8 @@
 For each dataset, in order: keep a file already present with the right checksum; else copy it from a
 local mirror (``--mirror DIR`` or env ``TSLIB_DATA_MIRROR``, laid out like ``./dataset/``); else, for the
 files an installed package ships (the registry's `package_file`: sktime's Yahoo and MITDB series), copy the
-package's file; else download it when the registry knows a URL (archives are extracted with patool). Every copied or
+package's file, and for the sets assembled from package files (`assembled_from`: sktime_monthly) write the long
+CSV from those files, each checked against its own sha256 first; else download it when the registry knows a URL (archives are extracted with patool). Every copied or
 downloaded file is verified and written atomically (a temporary file in the destination folder, then
 ``os.replace``), so an interrupted or rejected fetch never leaves a partial file. The checksum it must
 match is the registry's (sha256, else md5), else the one the mirror's ``SHA256SUMS`` lists for it
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import hashlib
 import importlib.util
 import logging
@@ -42,8 +44,8 @@ from data_provider.registry import (
 )
 from utils.errors import MissingDataError, UserInputError
 
-__all__ = ["SUMS_FILE", "ChecksumError", "Expected", "UnverifiedError", "expected_checksum", "fetch", "fetch_command",
-           "main", "package_source", "read_sha256sums", "verify"]
+__all__ = ["SUMS_FILE", "ChecksumError", "Expected", "UnverifiedError", "assemble_series", "expected_checksum", "fetch",
+           "fetch_command", "main", "package_source", "read_sha256sums", "verify"]
 
 logger = logging.getLogger(__name__)
 
@@ -223,6 +225,39 @@ def package_source(package_file: str) -> Path | None:
     return found[0] if found else None
 
 
+def assemble_series(info: DatasetInfo, out: Path) -> None:
+    """Write the long CSV (series_id, timestamp, value) of `info.assembled_from` to `out`: each source package
+    file located and checked against its sha256 first, its time stamps and values copied as text, row by row.
+    Raises MissingDataError (package or file absent) or ChecksumError (another version of the file)."""
+    rows = []
+    for source in info.assembled_from:
+        path = package_source(source.package_file)
+        package = source.package_file.partition("/")[0]
+        if path is None:
+            raise MissingDataError(f"{info.name}: {source.package_file} not found; install {package} (pip install "
+                                   f"{package}) or pass --mirror DIR / set {MIRROR_ENV} to a folder that has "
+                                   f"{info.relpath}")
+        if _digest(path, "sha256") != source.sha256:
+            raise ChecksumError(f"{info.name}: sha256 of {path} does not match the registry (another {package} "
+                                "version?); nothing was written")
+        with path.open(newline="", encoding="utf-8") as f:
+            for record in csv.DictReader(f):
+                rows.append((source.series_id, record[source.time_column], record[source.value_column]))
+    with out.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(("series_id", "timestamp", "value"))
+        writer.writerows(rows)
+
+
+def _assemble_from_packages(info: DatasetInfo, dest: Path, expected: Expected | None, accept_unverified: bool) -> Path:
+    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part"
+    try:
+        assemble_series(info, tmp)
+        return _checked_install(tmp, dest, info, "the installed package files", expected, accept_unverified)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _manual_instructions(info: DatasetInfo, dest: Path) -> str:
     if info.package_file:
         package = info.package_file.partition("/")[0]
@@ -260,6 +295,13 @@ def fetch(name: str, root: str | Path = "./dataset", mirror: str | Path | None =
         with _destination_folder(dest):
             _copy_from_mirror(source, dest, info, expected, accept_unverified)
         logger.info("%s: copied from mirror %s to %s", info.name, mirror, dest)
+        return dest
+
+    if info.assembled_from:
+        with _destination_folder(dest):
+            _assemble_from_packages(info, dest, expected, accept_unverified)
+        logger.info("%s: assembled from %d files of the installed packages into %s", info.name,
+                    len(info.assembled_from), dest)
         return dest
 
     packaged = package_source(info.package_file) if info.package_file else None

@@ -77,6 +77,9 @@ def _add_forecasting_task_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--label_len", type=int, default=48, help="decoder start-token length")
     g.add_argument("--pred_len", type=int, default=96, help="prediction horizon")
     g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 group for --task_name short_term_forecast: Yearly, Quarterly, Monthly, Weekly, Daily, Hourly")
+    g.add_argument("--seasonality", type=int, default=None,
+                   help="--data short_term_csv | tsf: the seasonal period m of the series (MASE's lag, Naive2's period: "
+                        "12 monthly, 4 quarterly, 1 yearly); their horizon is --pred_len")
     g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
 
 def _add_other_tasks_flags(p: argparse.ArgumentParser) -> None:
@@ -366,6 +369,7 @@ def validate_args(args: argparse.Namespace) -> None:
     from data_provider.anomaly_csv import check_anomaly_csv_args
     from data_provider.data_factory import DATA_DICT
     from data_provider.m4 import check_m4_args
+    from data_provider.short_term_files import check_short_term_file_args
     from exp.model_registry import FOUNDATION_MODELS, MODEL_REGISTRY, not_included_error
     from utils.timefeatures import num_time_features
 
@@ -380,6 +384,7 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.embed not in EMBED_TYPES:
         raise _choice_error("embed", args.embed, EMBED_TYPES)
     check_m4_args(args)
+    check_short_term_file_args(args)
     check_anomaly_csv_args(args)
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)

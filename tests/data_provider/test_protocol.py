@@ -159,6 +159,23 @@ def test_m4_strict_validates_on_held_out_horizons_and_reads_test_after_training(
     assert_fails_after_training(m4_argv(), tmp_path, capsys, "Yearly-test.csv")
 
 
+def test_short_term_file_strict_validates_on_held_out_horizons_and_reads_test_after_training(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """A custom short-term file (data_provider/short_term_files.py) holds the test values as each series' last H: a
+    NaN among them stops a tslib run before training (it validates on them) and a strict run only at the test."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    rows = [(name, t, 10 + float(v)) for name in ("a", "b", "c") for t, v in enumerate(rng.random(30))]
+    frame = pd.DataFrame(rows, columns=["series_id", "timestamp", "value"]).astype({"value": str})
+    frame.loc[30 + 27, "value"] = "nan"  # series b, among its last 6 (the test values)
+    frame.to_csv(tmp_path / "toy.csv", index=False)
+    argv = [*m4_argv("--data", "short_term_csv", "--root_path", ".", "--data_path", "toy.csv", "--pred_len", "6",
+                     "--seasonality", "1", "--model_id", "toy", "--seasonal_patterns", "Monthly")]
+    message = "toy.csv line 59, column 'value' (series b) is missing"
+    assert_fails_before_training(argv, tmp_path, capsys, message)
+    assert_fails_after_training(argv, tmp_path, capsys, message)
+
+
 @pytest.mark.parametrize("task", ["long_term_forecast", "imputation"])
 def test_forecasting_training_is_blind_to_the_test_rows(tmp_path, monkeypatch, task):
     """Rows 240.. of the 300 are the test split's alone (70/10/20 borders): changing them changes nothing that
