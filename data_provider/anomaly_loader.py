@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -51,15 +52,17 @@ class SegmentDataset(Dataset):
 
     def __init__(self, args: argparse.Namespace | None, root_path: str, flag: str = "train",
                  size: list[int] | None = None, win_size: int | None = None, step: int | None = None,
-                 **_unused: object) -> None:
-        """win_size defaults to size[0] (--seq_len, what `build_dataset` passes as size)."""
+                 data_path: str = "", **_unused: object) -> None:
+        """win_size defaults to size[0] (--seq_len, what `build_dataset` passes as size); data_path is read by the
+        formats whose file name is not fixed (data_provider/anomaly_csv.py)."""
         if flag not in FLAGS:
             raise ValueError(f"flag must be one of {', '.join(FLAGS)}, got {flag!r}")
         self.flag = flag
+        self.args = args
         self.win_size = int(win_size if win_size is not None else size[0])
         self.step = int(step if step is not None else type(self).step)
         self.root_path = root_path
-        paths = anomaly_files(self.name, root_path)
+        paths = self.files(root_path, data_path)
         if is_strict(args) and flag in ("train", "val"):
             train = self.read_train(paths)
             check_series(train, "train", self.name, root_path)
@@ -83,6 +86,10 @@ class SegmentDataset(Dataset):
         if len(self._series()) < self.win_size:
             raise UserInputError(f"--seq_len {self.win_size} is longer than the {flag} series of {self.name} "
                                  f"({len(self._series())} steps); use a shorter --seq_len")
+
+    def files(self, root_path: str, data_path: str) -> list[Path]:
+        """The dataset's files under `root_path` (the registry's, in order); one line naming what is missing."""
+        return anomaly_files(self.name, root_path)
 
     def read(self, paths: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(train `[T, C]`, test `[T', C]`, test labels `[T']`) from the files of `paths`."""

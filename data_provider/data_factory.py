@@ -20,6 +20,7 @@ import os
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from data_provider.anomaly_csv import AnomalyCSVLoader, MITDBSegLoader, YahooSegLoader
 from data_provider.anomaly_loader import (
     MSLSegLoader,
     PSMSegLoader,
@@ -36,6 +37,7 @@ from data_provider.data_loader import (
     WindowDataset,
 )
 from data_provider.m4 import Dataset_M4
+from data_provider.short_term_files import Dataset_ShortTermFile
 from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
@@ -52,11 +54,16 @@ DATA_DICT: dict[str, type[WindowDataset]] = {
     "Solar": Dataset_Solar,
     "PEMS": Dataset_PEMS,
     "m4": Dataset_M4,
+    "short_term_csv": Dataset_ShortTermFile,
+    "tsf": Dataset_ShortTermFile,
     "PSM": PSMSegLoader,
     "MSL": MSLSegLoader,
     "SMAP": SMAPSegLoader,
     "SMD": SMDSegLoader,
     "SWAT": SWATSegLoader,
+    "anomaly_csv": AnomalyCSVLoader,
+    "Yahoo": YahooSegLoader,
+    "MITDB": MITDBSegLoader,
     "UEA": UEAloader,
 }
 

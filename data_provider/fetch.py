@@ -1,8 +1,10 @@
 """Put benchmark files under ``./dataset/`` in TSLib's layout: ``python -m data_provider.fetch NAME...``.
 
 For each dataset, in order: keep a file already present with the right checksum; else copy it from a
-local mirror (``--mirror DIR`` or env ``TSLIB_DATA_MIRROR``, laid out like ``./dataset/``); else
-download it when the registry knows a URL (archives are extracted with patool). Every copied or
+local mirror (``--mirror DIR`` or env ``TSLIB_DATA_MIRROR``, laid out like ``./dataset/``); else, for the
+files an installed package ships (the registry's `package_file`: sktime's Yahoo and MITDB series), copy the
+package's file, and for the sets assembled from package files (`assembled_from`: sktime_monthly) write the long
+CSV from those files, each checked against its own sha256 first; else download it when the registry knows a URL (archives are extracted with patool). Every copied or
 downloaded file is verified and written atomically (a temporary file in the destination folder, then
 ``os.replace``), so an interrupted or rejected fetch never leaves a partial file. The checksum it must
 match is the registry's (sha256, else md5), else the one the mirror's ``SHA256SUMS`` lists for it
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import hashlib
+import importlib.util
 import logging
 import os
 import shutil
@@ -40,8 +44,8 @@ from data_provider.registry import (
 )
 from utils.errors import MissingDataError, UserInputError
 
-__all__ = ["SUMS_FILE", "ChecksumError", "Expected", "UnverifiedError", "expected_checksum", "fetch", "fetch_command",
-           "main", "read_sha256sums", "verify"]
+__all__ = ["SUMS_FILE", "ChecksumError", "Expected", "UnverifiedError", "assemble_series", "expected_checksum", "fetch",
+           "fetch_command", "main", "package_source", "read_sha256sums", "verify"]
 
 logger = logging.getLogger(__name__)
 
@@ -156,12 +160,12 @@ def _checked_install(candidate: Path, dest: Path, info: DatasetInfo, origin: str
 
 
 def _copy_from_mirror(src: Path, dest: Path, info: DatasetInfo, expected: Expected | None,
-                      accept_unverified: bool) -> Path:
+                      accept_unverified: bool, origin: str = "mirror") -> Path:
     # A fresh name beside dest (not mkstemp, whose 0600 mode would stick to the final file).
     tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part"
     try:
         shutil.copyfile(src, tmp)
-        return _checked_install(tmp, dest, info, f"mirror {src}", expected, accept_unverified)
+        return _checked_install(tmp, dest, info, f"{origin} {src}", expected, accept_unverified)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -208,7 +212,57 @@ def _download_and_install(info: DatasetInfo, url: str, dest: Path, expected: Exp
         return _checked_install(downloaded, dest, info, url, expected, accept_unverified, archive_verified)
 
 
+def package_source(package_file: str) -> Path | None:
+    """Where an installed package keeps ``<package>/<path inside it>`` (the package is located, not imported);
+    None when the package is not installed or lacks the file."""
+    package, _, inside = package_file.partition("/")
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    found = [Path(folder) / inside for folder in locations if (Path(folder) / inside).is_file()]
+    return found[0] if found else None
+
+
+def assemble_series(info: DatasetInfo, out: Path) -> None:
+    """Write the long CSV (series_id, timestamp, value) of `info.assembled_from` to `out`: each source package
+    file located and checked against its sha256 first, its time stamps and values copied as text, row by row.
+    Raises MissingDataError (package or file absent) or ChecksumError (another version of the file)."""
+    rows = []
+    for source in info.assembled_from:
+        path = package_source(source.package_file)
+        package = source.package_file.partition("/")[0]
+        if path is None:
+            raise MissingDataError(f"{info.name}: {source.package_file} not found; install {package} (pip install "
+                                   f"{package}) or pass --mirror DIR / set {MIRROR_ENV} to a folder that has "
+                                   f"{info.relpath}")
+        if _digest(path, "sha256") != source.sha256:
+            raise ChecksumError(f"{info.name}: sha256 of {path} does not match the registry (another {package} "
+                                "version?); nothing was written")
+        with path.open(newline="", encoding="utf-8") as f:
+            for record in csv.DictReader(f):
+                rows.append((source.series_id, record[source.time_column], record[source.value_column]))
+    with out.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(("series_id", "timestamp", "value"))
+        writer.writerows(rows)
+
+
+def _assemble_from_packages(info: DatasetInfo, dest: Path, expected: Expected | None, accept_unverified: bool) -> Path:
+    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.part"
+    try:
+        assemble_series(info, tmp)
+        return _checked_install(tmp, dest, info, "the installed package files", expected, accept_unverified)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _manual_instructions(info: DatasetInfo, dest: Path) -> str:
+    if info.package_file:
+        package = info.package_file.partition("/")[0]
+        return (f"install {package} (pip install {package}; this file is its {info.package_file}) or pass "
+                f"--mirror DIR / set {MIRROR_ENV} to a folder that has {info.relpath}")
     return (f"place {info.relpath} at {dest} (download it from {TSLIB_DRIVE_URL}) "
             f"or pass --mirror DIR / set {MIRROR_ENV} to a folder that has {info.relpath}")
 
@@ -241,6 +295,20 @@ def fetch(name: str, root: str | Path = "./dataset", mirror: str | Path | None =
         with _destination_folder(dest):
             _copy_from_mirror(source, dest, info, expected, accept_unverified)
         logger.info("%s: copied from mirror %s to %s", info.name, mirror, dest)
+        return dest
+
+    if info.assembled_from:
+        with _destination_folder(dest):
+            _assemble_from_packages(info, dest, expected, accept_unverified)
+        logger.info("%s: assembled from %d files of the installed packages into %s", info.name,
+                    len(info.assembled_from), dest)
+        return dest
+
+    packaged = package_source(info.package_file) if info.package_file else None
+    if packaged is not None:
+        with _destination_folder(dest):
+            _copy_from_mirror(packaged, dest, info, expected, accept_unverified, "installed package file")
+        logger.info("%s: copied from the installed package file %s to %s", info.name, packaged, dest)
         return dest
 
     if info.url and download:

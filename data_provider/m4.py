@@ -24,7 +24,7 @@ frequency m and history size k (training windows end in the last k·H steps):
 
     Yearly 6/1/1.5, Quarterly 8/4/1.5, Monthly 18/12/1.5, Weekly 13/1/10, Daily 14/1/10, Hourly 48/24/10
 
-A training item draws a cut point c uniformly from [max(1, T − int(k·H)), T) with numpy's global RNG
+A training item (`ShortTermSeries`, data_provider/short_term_series.py) draws a cut point c uniformly from [max(1, T − int(k·H)), T) with numpy's global RNG
 (as TSLib) and returns (insample, outsample, insample_mask, outsample_mask): insample `[L, 1]` = the
 up to L values before c, zero-padded on the left; outsample `[Ll + H, 1]` = values c − Ll .. c + H,
 zero-padded on the right (and on the left when c < Ll, where TSLib returns an empty item); the masks
@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from torch.utils.data import Dataset
 
 from data_provider.fetch import fetch_command
 from data_provider.protocol import is_strict
+from data_provider.short_term_series import SHORT_TERM_DATA, ShortTermSeries, check_univariate_and_loss
 from utils.errors import MissingDataError, UserInputError
 from utils.m4_summary import M4_GROUPS
 from utils.path_names import check_path_component
@@ -106,28 +106,26 @@ def m4_model_id_rest(model_id: str, seasonal_patterns: str) -> str:
 def check_m4_args(args: argparse.Namespace) -> None:
     """Reject flag combinations M4 cannot run, in one line each (run.py calls this before any file is read).
 
-    short_term_forecast needs --data m4 (TSLib crashes on other data, issues #79/#708), M4 needs
-    short_term_forecast (the long-term loop would feed the masks to the models as time marks), and the
-    series are univariate.
+    short_term_forecast needs --data m4 or a custom short-term file (`SHORT_TERM_DATA`; TSLib crashes on other
+    data, issues #79/#708), M4 needs short_term_forecast (the long-term loop would feed the masks to the models
+    as time marks), its seasonality comes from --seasonal_patterns, and the series are univariate.
     """
-    from utils.losses import LOSSES
-
-    if args.task_name == "short_term_forecast" and args.data != "m4":
-        raise UserInputError(f"--task_name short_term_forecast runs on M4 only (--data m4), not --data {args.data}; "
-                             "for other data use --task_name long_term_forecast with a short --pred_len")
+    if args.task_name == "short_term_forecast" and args.data not in SHORT_TERM_DATA:
+        raise UserInputError(f"--task_name short_term_forecast runs on M4 (--data m4) or a short-term file (--data "
+                             f"short_term_csv or tsf), not --data {args.data}; for other data use --task_name "
+                             "long_term_forecast with a short --pred_len")
     if args.data != "m4":
         return
     if args.task_name != "short_term_forecast":
         raise UserInputError(f"--data m4 needs --task_name short_term_forecast, not {args.task_name}")
     check_seasonal_patterns(args.seasonal_patterns)
+    if getattr(args, "seasonality", None) is not None:
+        raise UserInputError(f"--seasonality {args.seasonality}: M4's comes from --seasonal_patterns "
+                             f"({args.seasonal_patterns}: {FREQUENCIES[args.seasonal_patterns]}); drop the flag")
     rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)
     if rest:
         check_path_component("--model_id", rest, "the ./m4_results folder")
-    if args.loss not in LOSSES:
-        raise UserInputError(f"--loss {args.loss!r} is not supported; valid choices: {', '.join(LOSSES)}")
-    if args.enc_in != 1 or args.c_out != 1:
-        raise UserInputError(f"M4 series are univariate: pass --enc_in 1 --c_out 1 (got --enc_in {args.enc_in} "
-                             f"--c_out {args.c_out})")
+    check_univariate_and_loss(args, "M4")
 
 
 def _split(training: bool) -> str:
@@ -396,20 +394,18 @@ def load_naive2(root: str | Path, ids: np.ndarray) -> np.ndarray:
     return np.stack([row[~np.isnan(row)] for row in rows])
 
 
-class Dataset_M4(Dataset):  # noqa: N801 - TSLib's public name
-    """TSLib's M4 loader for one `seasonal_patterns` group (see the module docstring)."""
+class Dataset_M4(ShortTermSeries):  # noqa: N801 - TSLib's public name
+    """TSLib's M4 loader for one `seasonal_patterns` group (see the module docstring; the windows are
+    `ShortTermSeries`')."""
 
-    scale = False
-    n_channels = 1
+    series_name = "M4 series"
 
     def __init__(self, args: argparse.Namespace | None, root_path: str, flag: str = "pred",
                  size: list[int] | None = None, features: str = "S", data_path: str = "",
                  target: str = "OT", timeenc: int = 0, freq: str = "15min",
                  seasonal_patterns: str = "Yearly", **_: object) -> None:
         self.seasonal_patterns = check_seasonal_patterns(seasonal_patterns)
-        self.seq_len, self.label_len, self.pred_len = size
-        self.history_size = HISTORY_SIZE[seasonal_patterns]
-        self.window_sampling_limit = int(self.history_size * self.pred_len)
+        self.set_lengths(size, HISTORY_SIZE[seasonal_patterns])
         self.flag = flag
         self.root_path = root_path
         strict = is_strict(args)
@@ -423,66 +419,6 @@ class Dataset_M4(Dataset):  # noqa: N801 - TSLib's public name
         #: the whole training series (train split), which the test forecasts start from
         self.history = self.timeseries
         if strict and training:
-            self.history, self.timeseries = self._hold_out_last_horizon(flag)
+            self.history, self.timeseries = self.hold_out_last_horizon(flag, f"the {seasonal_patterns} horizon")
         if flag == "train":
-            short = [i for i, ts in zip(self.ids, self.timeseries, strict=True) if len(ts) < 2]
-            if short:
-                raise UserInputError(f"M4 series {short[0]} has fewer than 2 training values; "
-                                     "a training window needs at least one input and one target value")
-
-    def _hold_out_last_horizon(self, flag: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """(the whole training series, the strict split's series): 'train' gets each series without its last H
-        values, 'val' those H values; a series needs H + 2 values (one line otherwise)."""
-        horizon = self.pred_len
-        short = [(i, len(ts)) for i, ts in zip(self.ids, self.timeseries, strict=True) if len(ts) < horizon + 2]
-        if short:
-            raise UserInputError(f"M4 series {short[0][0]} has {short[0][1]} training values; --protocol strict "
-                                 f"holds out the last {horizon} (the {self.seasonal_patterns} horizon) for validation "
-                                 f"and trains on the rest, which needs {horizon + 2}; use --protocol tslib")
-        part = [ts[-horizon:] if flag == "val" else ts[:-horizon] for ts in self.timeseries]
-        return self.timeseries, part
-
-    def __len__(self) -> int:
-        return len(self.timeseries)
-
-    def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(insample `[L, 1]`, outsample `[Ll + H, 1]`, insample_mask, outsample_mask), float64."""
-        series = self.timeseries[index]
-        n = len(series)
-        cut = np.random.randint(low=max(1, n - self.window_sampling_limit), high=n, size=1)[0]
-        return self.window(series, cut)
-
-    def window(self, series: np.ndarray, cut: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The training item of `series` cut at `cut` (0 < cut <= len(series))."""
-        insample = np.zeros((self.seq_len, 1))
-        insample_mask = np.zeros((self.seq_len, 1))
-        outsample = np.zeros((self.label_len + self.pred_len, 1))
-        outsample_mask = np.zeros((self.label_len + self.pred_len, 1))
-        history = series[max(0, cut - self.seq_len):cut]
-        insample[self.seq_len - len(history):, 0] = history
-        insample_mask[self.seq_len - len(history):, 0] = 1.0
-        # outsample[j] holds series[cut − Ll + j] where that exists. TSLib slices from cut − Ll unclamped,
-        # so for cut < Ll the negative start counts from the series' end and the item comes out empty
-        # (all-zero mask); aligning instead keeps those items' targets. For cut >= Ll both agree.
-        start = cut - self.label_len
-        future = series[max(0, start):min(len(series), cut + self.pred_len)]
-        offset = max(0, -start)
-        outsample[offset:offset + len(future), 0] = future
-        outsample_mask[offset:offset + len(future), 0] = 1.0
-        return insample, outsample, insample_mask, outsample_mask
-
-    def last_insample_window(self, whole: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """The last L values of every series (whole: of every whole training series, `history`), left
-        zero-padded, and their 0/1 mask: `[N, L]` each."""
-        series_list = self.history if whole else self.timeseries
-        insample = np.zeros((len(series_list), self.seq_len))
-        insample_mask = np.zeros((len(series_list), self.seq_len))
-        for i, series in enumerate(series_list):
-            last = series[-self.seq_len:]
-            insample[i, self.seq_len - len(last):] = last
-            insample_mask[i, self.seq_len - len(last):] = 1.0
-        return insample, insample_mask
-
-    def inverse_transform(self, data: np.ndarray) -> np.ndarray:
-        """M4 is not scaled (TSLib's call fails here, issue #541): the identity."""
-        return data
+            self.check_trainable()

@@ -16,14 +16,20 @@ from pathlib import Path, PurePosixPath
 from utils.errors import UserInputError
 
 __all__ = [
+    "ANOMALY_CSV_DATASETS",
     "ANOMALY_DATASETS",
     "DATASETS",
     "DATASET_GROUPS",
     "TSLIB_DRIVE_URL",
+    "AnomalyCSVInfo",
     "AnomalyDatasetInfo",
     "DatasetInfo",
+    "PackageSeries",
+    "SHORT_TERM_SETS",
+    "ShortTermSetInfo",
     "UEA_DATASETS",
     "UEADatasetInfo",
+    "anomaly_csv_file",
     "anomaly_files",
     "expand_names",
     "find_by_path",
@@ -39,11 +45,26 @@ _LSTNET_GITHUB = "https://github.com/laiguokun/multivariate-time-series-data/raw
 
 
 @dataclass(frozen=True)
+class PackageSeries:
+    """One series of a file that fetch assembles from an installed package's files (a long CSV, data_provider/
+    short_term_files.py): its `series_id` there, the package file ``<package>/<path inside it>`` and that
+    file's sha256, and the columns holding its time stamps and its values (copied as text)."""
+
+    series_id: str
+    package_file: str
+    sha256: str
+    time_column: str
+    value_column: str
+
+
+@dataclass(frozen=True)
 class DatasetInfo:
     """One benchmark file: `relpath` under the dataset root, the `--data` value that reads it,
     checksums of the final file (`archive_md5` checks a downloaded archive before extraction),
     and its size as rows × columns (columns include `date` where the file has one; for PEMS,
-    time steps × sensors of the [T, N, F] array)."""
+    time steps × sensors of the [T, N, F] array). `package_file`: the file is a copy of one an installed
+    Python package ships, ``<package>/<path inside it>`` (fetch copies it from there when no mirror has it);
+    `assembled_from`: the file is a long CSV fetch writes from those package files' series."""
 
     name: str
     relpath: str
@@ -54,6 +75,8 @@ class DatasetInfo:
     md5: str | None = None
     url: str | None = None
     archive_md5: str | None = None
+    package_file: str | None = None
+    assembled_from: tuple[PackageSeries, ...] = ()
 
     @property
     def root_dir(self) -> str:
@@ -129,6 +152,25 @@ DATASETS: dict[str, DatasetInfo] = {
         _pems("07", 28224, 883),
         _pems("08", 17856, 170),
         *_m4_files(),
+        # Labelled series sktime ships (sktime/datasets/data/), in the custom anomaly format (ANOMALY_CSV_DATASETS).
+        DatasetInfo("Yahoo", "Yahoo/yahoo.csv", "Yahoo", 1000, 2,
+                    "b37cb4846fc442c15bdcc73864034e46a19b9ac062edabf7e158732ae0a3789f",
+                    package_file="sktime/datasets/data/yahoo/yahoo.csv"),
+        DatasetInfo("MITDB", "MITDB/mitdb.csv", "MITDB", 7500, 2,
+                    "d4f2539a5e85e1ac1e7f8bba152b5e60a02356282463a8a1c97848ad3e1bb386",
+                    package_file="sktime/datasets/data/mitdb/mitdb.csv"),
+        # sktime's monthly univariate series as one long CSV (SHORT_TERM_SETS); rows: 144 + 36 + 192.
+        DatasetInfo("sktime_monthly", "sktime_monthly/sktime_monthly.csv", "short_term_csv", 372, 3,
+                    "f4fe53cbb602a80eb011f59bcb8771cd71c7cac12e68dbadafd181ec371a16c0", assembled_from=(
+                        PackageSeries("Airline", "sktime/datasets/data/Airline/Airline.csv",
+                                      "28af0eb869db6d9fbd31d5af03993a0cbf36c0857c3eb046a068c094b60da851",
+                                      "Date", "Passengers"),
+                        PackageSeries("ShampooSales", "sktime/datasets/data/ShampooSales/ShampooSales.csv",
+                                      "dbf2adba68e2f6bae7956ca65771d7dee20cb58b6eb8261c2513d536ac690774",
+                                      "Time", "Sales"),
+                        PackageSeries("Seatbelts_KSI", "sktime/datasets/data/seatbelts/seatbelts.csv",
+                                      "a1cf71093fd69545babe0ded15362835b0f67df3cb75b5f7f98a342a850fb365",
+                                      "", "KSI"))),
     )
 }
 
@@ -211,6 +253,92 @@ def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
             f"({TSLIB_DRIVE_URL}, folder {info.folder}/) into ./dataset/{info.folder}/ and pass "
             f"--root_path ./dataset/{info.folder}")
     return paths
+
+
+@dataclass(frozen=True)
+class AnomalyCSVInfo:
+    """A labelled series registered in the custom anomaly format (`--data <name>`, data_provider/anomaly_csv.py):
+    its file under the dataset root (`DATASETS[name].relpath`: fetched by ``python -m data_provider.fetch <name>``),
+    the fixed share of rows that trains (the first int(train_ratio · rows)), its channels, rows and anomalous rows."""
+
+    name: str
+    train_ratio: float
+    channels: int
+    rows: int
+    anomalies: int
+
+    @property
+    def relpath(self) -> str:
+        return DATASETS[self.name].relpath
+
+    @property
+    def folder(self) -> str:
+        """The folder under the dataset root (``--root_path ./dataset/<folder>``)."""
+        return str(PurePosixPath(self.relpath).parent)
+
+    @property
+    def file(self) -> str:
+        return PurePosixPath(self.relpath).name
+
+
+#: Both sets are one univariate series with a `label` column (sktime's copies; every anomaly lies in the test
+#: rows of the split): Yahoo, 1000 steps, 7 single-step anomalies (steps 431–846), the first 40% train;
+#: MITDB (an ECG record of the MIT-BIH arrhythmia database), 7500 steps, one anomalous segment of 352 steps
+#: (6936–7287), the first half trains.
+ANOMALY_CSV_DATASETS: dict[str, AnomalyCSVInfo] = {
+    info.name: info
+    for info in (
+        AnomalyCSVInfo("Yahoo", 0.4, 1, 1000, 7),
+        AnomalyCSVInfo("MITDB", 0.5, 1, 7500, 352),
+    )
+}
+
+
+def anomaly_csv_file(name: str, root_path: str | Path) -> Path:
+    """The file of registered set `name` in `root_path` (its folder, as --root_path); one line with the fetch
+    command when it is missing."""
+    info = ANOMALY_CSV_DATASETS[name]
+    path = Path(root_path) / info.file
+    if not path.is_file():
+        raise UserInputError(f"--data {name}: {info.file} not found in --root_path {root_path}; fetch it with "
+                             f"`python -m data_provider.fetch {name} --root ./dataset` and pass --root_path "
+                             f"./dataset/{info.folder}")
+    return path
+
+
+@dataclass(frozen=True)
+class ShortTermSetInfo:
+    """A real short-term forecasting set in a custom format (data_provider/short_term_files.py): its file under the
+    dataset root (`DATASETS[name].relpath`), the `--data` format, its horizon (--pred_len), seasonality
+    (--seasonality) and the length of each series."""
+
+    name: str
+    data: str
+    horizon: int
+    seasonality: int
+    lengths: dict[str, int]
+
+    @property
+    def relpath(self) -> str:
+        return DATASETS[self.name].relpath
+
+    @property
+    def folder(self) -> str:
+        return str(PurePosixPath(self.relpath).parent)
+
+    @property
+    def file(self) -> str:
+        return PurePosixPath(self.relpath).name
+
+
+#: sktime_monthly: the three monthly series sktime ships that are positive, not intermittent and at least 3 years
+#: long: Airline (Box & Jenkins' international airline passengers, 1949–1960), ShampooSales (three years of
+#: shampoo sales) and Seatbelts_KSI (UK drivers killed or seriously injured, 1969–1984; `seatbelts.csv`'s KSI).
+#: Horizon 12 (one year) and seasonality 12; the last 12 values of each series are its test values.
+SHORT_TERM_SETS: dict[str, ShortTermSetInfo] = {
+    "sktime_monthly": ShortTermSetInfo("sktime_monthly", "short_term_csv", 12, 12,
+                                       {"Airline": 144, "ShampooSales": 36, "Seatbelts_KSI": 192}),
+}
 
 
 def expand_names(names: list[str]) -> list[str]:

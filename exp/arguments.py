@@ -56,7 +56,8 @@ def _add_basic_config_flags(p: argparse.ArgumentParser) -> None:
 def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
     """The "data loader" flags."""
     g = p.add_argument_group("data loader")
-    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4)")
+    g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, "
+                                                                    "anomaly_csv, ...; the README's Datasets)")
     g.add_argument("--root_path", type=str, default="./data/ETT/", help="root folder of the data file")
     g.add_argument("--data_path", type=str, default="ETTh1.csv", help="data file name inside --root_path")
     g.add_argument("--features", type=str, default="M", help="M: multivariate->multivariate, S: univariate, MS: multivariate->target")
@@ -73,6 +74,9 @@ def _add_forecasting_task_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--label_len", type=int, default=48, help="decoder start-token length")
     g.add_argument("--pred_len", type=int, default=96, help="prediction horizon")
     g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 group for --task_name short_term_forecast: Yearly, Quarterly, Monthly, Weekly, Daily, Hourly")
+    g.add_argument("--seasonality", type=int, default=None,
+                   help="--data short_term_csv | tsf: the seasonal period m of the series (MASE's lag, Naive2's period: "
+                        "12 monthly, 4 quarterly, 1 yearly); their horizon is --pred_len")
     g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
 
 def _add_other_tasks_flags(p: argparse.ArgumentParser) -> None:
@@ -80,6 +84,9 @@ def _add_other_tasks_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("other tasks (kept for flag compatibility)")
     g.add_argument("--mask_rate", type=float, default=0.25, help="imputation mask ratio")
     g.add_argument("--anomaly_ratio", type=float, default=0.25, help="anomaly ratio in percent")
+    g.add_argument("--anomaly_train_ratio", type=float, default=None,
+                   help="--data anomaly_csv: the share of the file's rows (the first ones) that trains; the rest is "
+                        "the test series (default 0.5; the registered Yahoo and MITDB have fixed splits)")
 
 def _add_model_define_flags(p: argparse.ArgumentParser) -> None:
     """The "model define" flags."""
@@ -356,8 +363,10 @@ def check_output_names(args: argparse.Namespace) -> None:
 
 def validate_args(args: argparse.Namespace) -> None:
     """Reject unusable flag values up front (before any file is read or written)."""
+    from data_provider.anomaly_csv import check_anomaly_csv_args
     from data_provider.data_factory import DATA_DICT
     from data_provider.m4 import check_m4_args
+    from data_provider.short_term_files import check_short_term_file_args
     from exp.model_registry import FOUNDATION_MODELS, MODEL_REGISTRY, not_included_error
     from utils.timefeatures import num_time_features
 
@@ -372,6 +381,8 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.embed not in EMBED_TYPES:
         raise _choice_error("embed", args.embed, EMBED_TYPES)
     check_m4_args(args)
+    check_short_term_file_args(args)
+    check_anomaly_csv_args(args)
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
     try:

@@ -1,4 +1,5 @@
-"""Exp_Short_Term_Forecast: TSLib's M4 short-term forecasting on the long-term experiment's machinery.
+"""Exp_Short_Term_Forecast: TSLib's M4 short-term forecasting on the long-term experiment's machinery (and the
+same on custom short-term files).
 
 What differs from `Exp_Long_Term_Forecast` (everything else — resume, checkpoints, early stopping, DDP,
 AMP, non-finite guards, seeded sampling — is inherited):
@@ -16,7 +17,11 @@ AMP, non-finite guards, seeded sampling — is inherited):
 - test: the same forecasts, written to ``./m4_results/<model>/<Group>_forecast.csv`` (id, V1..VH); once all
   six groups' files exist, the M4 summary (sMAPE, MAPE, MASE, OWA; exp/m4_summary.py) is logged. A run whose
   --model_id carries more than TSLib's ``m4_<Group>`` (a variant tag, a seed suffix) writes to a subfolder
-  named by the rest (`m4_results_folder`), so two experiments of one model never mix their groups.
+  named by the rest (`m4_results_folder`), so two experiments of one model never mix their groups;
+- custom short-term files (`--data short_term_csv | tsf`, data_provider/short_term_files.py): the same loop
+  with H = --pred_len and m = --seasonality; the test writes ``./m4_results/<model>/<model_id>/<file
+  stem>_forecast.csv`` and records sMAPE, MAPE, MASE and OWA against the Naive2 benchmark computed from the
+  same training series (utils/naive2.py; M4's summary reads the competition's published Naive2 instead).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from exp.training_guards import check_finite_outputs, checked_scores
 from utils.errors import MissingDataError, UserInputError
 from utils.losses import LOSSES
 from utils.m4_summary import group_scores
+from utils.naive2 import naive2_forecast
 from utils.path_names import check_path_component
 from utils.tools import append_jsonl, append_text, visual
 
@@ -53,14 +59,37 @@ M4_RESULTS = "./m4_results"
 FORECAST_CHUNK = 500
 
 
+def is_m4(args: argparse.Namespace) -> bool:
+    """Whether the run reads M4 (else a custom short-term file, data_provider/short_term_files.py)."""
+    return getattr(args, "data", "m4") == "m4"
+
+
 def m4_results_folder(args: argparse.Namespace) -> Path:
     """`./m4_results/<model>/` as TSLib's for model_id `m4_<Group>`; `./m4_results/<model>/<rest>/` when the
     model_id carries more (e.g. `m4_Monthly_CAPS-official_s2021` -> `.../CAPS/CAPS-official_s2021/`): the
-    six groups of one experiment share that folder and the summary reads only them."""
-    rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)
+    six groups of one experiment share that folder and the summary reads only them. A custom short-term file
+    (not M4): `./m4_results/<model>/<model_id>/`."""
+    rest = m4_model_id_rest(args.model_id, args.seasonal_patterns) if is_m4(args) else args.model_id
     # "strict" names no model, so the two protocols' folders never meet.
     folder = Path(M4_RESULTS) / ("strict" if is_strict(args) else "") / args.model
     return folder / check_path_component("--model_id", rest, "the ./m4_results folder") if rest else folder
+
+
+def forecast_file_name(args: argparse.Namespace) -> str:
+    """`<Group>_forecast.csv` for M4 (TSLib's name), `<data file stem>_forecast.csv` for a custom file."""
+    name = args.seasonal_patterns if is_m4(args) else Path(args.data_path).stem
+    return f"{check_path_component('--data_path', name, 'the forecast file name')}_forecast.csv"
+
+
+def naive2_scores(history: list[np.ndarray], trues: np.ndarray, frequency: int) -> dict[str, float]:
+    """sMAPE, MAPE and MASE of the Naive2 benchmark (utils/naive2.py) forecast from each whole training series."""
+    naive2 = np.stack([naive2_forecast(x, frequency, trues.shape[1]) for x in history])
+    return group_scores(naive2, history, trues, frequency)
+
+
+def owa(scores: dict[str, float], naive2: dict[str, float]) -> float:
+    """OWA = (sMAPE / sMAPE(Naive2) + MASE / MASE(Naive2)) / 2 on one dataset's scores."""
+    return (scores["smape"] / naive2["smape"] + scores["mase"] / naive2["mase"]) / 2
 
 
 class ShortTermStep(ForecastStep):
@@ -141,7 +170,7 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
         """--loss of the last-window forecasts against the M4 test values (all series, every rank)."""
         train = self._train_dataset()
         if list(vali_data.ids) != list(train.ids):
-            raise UserInputError(f"the M4 training and test files list different {self.args.seasonal_patterns} series")
+            raise UserInputError(f"the training and test files of {train.data_path} list different series")
         windows, _ = train.last_insample_window()
         preds = torch.from_numpy(self._forecast_last_windows()).double()
         target = torch.from_numpy(np.stack(vali_data.timeseries))
@@ -170,14 +199,21 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
                    os.path.join(folder, f"{i}.pdf"))
 
         results = m4_results_folder(args)
-        self._write_forecasts(results / f"{args.seasonal_patterns}_forecast.csv", test_data.ids, preds)
+        self._write_forecasts(results / forecast_file_name(args), test_data.ids, preds)
         scores = group_scores(preds, train.history, trues, args.frequency_map)
-        scores, undefined = checked_scores({k: v for k, v in scores.items() if k != "mape"},
-                                           {"mape": scores["mape"]}, setting)
+        benchmark = None
+        if not is_m4(args):  # M4's OWA comes from the competition's own Naive2 forecasts, in the summary
+            benchmark = naive2_scores(train.history, trues, args.frequency_map)
+            scores["owa"] = owa(scores, benchmark)
+        optional = ("mape", "owa")
+        scores, undefined = checked_scores({k: v for k, v in scores.items() if k not in optional},
+                                           {k: v for k, v in scores.items() if k in optional}, setting)
         log_undefined(undefined)
-        logger.info("%s smape:%s, mape:%s, mase:%s", args.seasonal_patterns, scores["smape"], scores["mape"],
-                    scores["mase"])
-        m4 = self._summary(results)
+        name = args.seasonal_patterns if is_m4(args) else Path(args.data_path).name
+        logger.info("%s smape:%s, mape:%s, mase:%s%s", name, scores["smape"], scores["mape"], scores["mase"],
+                    f", owa:{scores['owa']} (Naive2 sMAPE {benchmark['smape']}, MASE {benchmark['mase']})"
+                    if benchmark is not None else "")
+        m4 = self._summary(results) if is_m4(args) else None
         append_text(RESULT_FILE, f"{setting}  \nsmape:{scores['smape']}, mape:{scores['mape']}, "
                                  f"mase:{scores['mase']}\n\n")
         record = {
@@ -186,7 +222,9 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
             "model": args.model,
             "model_id": args.model_id,
             "data": args.data,
-            "seasonal_patterns": args.seasonal_patterns,
+            "seasonal_patterns": args.seasonal_patterns if is_m4(args) else None,
+            **({} if is_m4(args) else {"data_path": args.data_path, "seasonality": args.frequency_map,
+                                       "naive2": benchmark}),
             "loss": args.loss,
             "seq_len": args.seq_len,
             "pred_len": args.pred_len,

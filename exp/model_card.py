@@ -33,6 +33,7 @@ from data_provider.anomaly_loader import SegmentDataset
 from data_provider.data_factory import build_dataset
 from data_provider.data_loader import WindowDataset
 from data_provider.m4 import FREQUENCIES, Dataset_M4
+from data_provider.short_term_files import Dataset_ShortTermFile
 from data_provider.uea import UEAloader
 from exp.checkpointing import BEST_FILE, capture_rng_state, restore_rng_state
 from exp.run_config import REPO_ROOT, code_version, config_hash, run_config
@@ -164,6 +165,9 @@ def describe_dataset(dataset: Any, args: argparse.Namespace) -> dict[str, Any]:
     if isinstance(dataset, Dataset_M4):
         return {"kind": "m4", "seasonal_patterns": dataset.seasonal_patterns,
                 "frequency": FREQUENCIES[dataset.seasonal_patterns]}
+    if isinstance(dataset, Dataset_ShortTermFile):
+        return {"kind": "short_term_file", "file": Path(dataset.data_path).name, "horizon": dataset.pred_len,
+                "frequency": dataset.seasonality}
     raise TypeError(f"no model card for a {type(dataset).__name__}")
 
 

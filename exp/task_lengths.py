@@ -1,7 +1,8 @@
 """The lengths a task derives from its data, resolved in one place before anything reads them.
 
 TSLib's short-term and classification experiments overwrite flags inside `_build_model`: M4 sets
-`seq_len = 2·H`, `label_len = pred_len = H` and `frequency_map = m` from `--seasonal_patterns`;
+`seq_len = 2·H`, `label_len = pred_len = H` and `frequency_map = m` from `--seasonal_patterns` (the custom
+short-term files, data_provider/short_term_files.py: the same rule with H = --pred_len, m = --seasonality);
 classification sets `seq_len` = the longest series of the TRAIN and TEST files, `pred_len = 0`, `enc_in` = the
 files' channel count and `num_class` = the TRAIN file's label count. Done in place, the setting string depended
 on whether it was made before or after the experiment was built. Here the rule lives once:
@@ -17,6 +18,7 @@ import copy
 from data_provider.data_factory import build_dataset
 from data_provider.m4 import FREQUENCIES, HORIZONS, check_m4_args
 from data_provider.protocol import is_strict
+from data_provider.short_term_files import check_short_term_file_args, short_term_file_lengths
 from utils.errors import UserInputError
 
 
@@ -48,7 +50,9 @@ def resolve_task_lengths(args: argparse.Namespace) -> argparse.Namespace:
     resolved = copy.copy(args)
     if args.task_name == "short_term_forecast":
         check_m4_args(args)
-        vars(resolved).update(m4_lengths(args.seasonal_patterns))
+        check_short_term_file_args(args)
+        lengths = m4_lengths(args.seasonal_patterns) if args.data == "m4" else short_term_file_lengths(args)
+        vars(resolved).update(lengths)
     elif args.task_name == "classification":
         vars(resolved).update(uea_lengths(args))
     return resolved

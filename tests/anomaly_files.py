@@ -54,3 +54,17 @@ def write_anomaly_files(name: str, folder: Path, train_steps: int = 200, test_st
         np.save(folder / f"{name}_test.npy", test.astype(np.float32))
         np.save(folder / f"{name}_test_label.npy", labels.astype(bool) if name != "SMD" else labels)
     return train, test, labels
+
+
+def write_anomaly_csv(path: Path, steps: int = 300, channels: int = 3, seed: int = 0, index: str | None = "timestamp",
+                      anomalies: list[tuple[int, int]] = ((200, 215), (250, 256))) -> tuple[np.ndarray, np.ndarray]:
+    """A file in the custom anomaly format (data_provider/anomaly_csv.py): an optional first `index` column, value
+    columns v0..v{C-1}, then `label`; returns (values `[steps, C]`, labels `[steps]`) as written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values, labels = toy_series(steps, channels, seed, list(anomalies))
+    frame = pd.DataFrame(values, columns=[f"v{i}" for i in range(channels)])
+    if index is not None:
+        frame.insert(0, index, pd.date_range("2024-01-01", periods=steps, freq="min").astype(str))
+    frame["label"] = labels
+    frame.to_csv(path, index=False)
+    return values, labels

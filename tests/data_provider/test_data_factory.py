@@ -11,6 +11,7 @@ import torch
 from torch.utils.data import RandomSampler, SequentialSampler
 
 from data_provider import data_factory
+from data_provider.anomaly_csv import AnomalyCSVLoader, MITDBSegLoader, YahooSegLoader
 from data_provider.anomaly_loader import (
     MSLSegLoader,
     PSMSegLoader,
@@ -27,6 +28,7 @@ from data_provider.data_loader import (
     Dataset_Solar,
 )
 from data_provider.m4 import Dataset_M4
+from data_provider.short_term_files import Dataset_ShortTermFile
 from data_provider.uea import UEAloader
 from utils.errors import UserInputError
 
@@ -43,10 +45,14 @@ def custom_args(tmp_path, make_configs):
 
 
 def test_data_dict_covers_tslib_names_plus_solar_and_pems():
+    """TSLib's names, Solar and PEMS, and the custom anomaly and short-term formats with the real sets in them."""
     assert DATA_DICT == {"ETTh1": Dataset_ETT_hour, "ETTh2": Dataset_ETT_hour, "ETTm1": Dataset_ETT_minute,
                          "ETTm2": Dataset_ETT_minute, "custom": Dataset_Custom, "Solar": Dataset_Solar,
-                         "PEMS": Dataset_PEMS, "m4": Dataset_M4, "PSM": PSMSegLoader, "MSL": MSLSegLoader,
-                         "SMAP": SMAPSegLoader, "SMD": SMDSegLoader, "SWAT": SWATSegLoader, "UEA": UEAloader}
+                         "PEMS": Dataset_PEMS, "m4": Dataset_M4, "short_term_csv": Dataset_ShortTermFile,
+                         "tsf": Dataset_ShortTermFile, "PSM": PSMSegLoader, "MSL": MSLSegLoader,
+                         "SMAP": SMAPSegLoader, "SMD": SMDSegLoader, "SWAT": SWATSegLoader,
+                         "anomaly_csv": AnomalyCSVLoader, "Yahoo": YahooSegLoader, "MITDB": MITDBSegLoader,
+                         "UEA": UEAloader}
 
 
 @pytest.mark.parametrize("flag, shuffled", [("train", True), ("val", True), ("test", False)])

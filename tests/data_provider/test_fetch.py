@@ -51,7 +51,8 @@ def test_registry_has_every_tslib_file_with_known_checksums():
                 "M4-info": "m4/M4-info.csv",
                 **{f"M4-{g}-{s}": f"m4/{g}-{s}.csv" for g in ("Yearly", "Quarterly", "Monthly", "Weekly", "Daily",
                                                             "Hourly") for s in ("train", "test")},
-                "M4-Naive2": "m4/submission-Naive2.csv"}
+                "M4-Naive2": "m4/submission-Naive2.csv", "Yahoo": "Yahoo/yahoo.csv", "MITDB": "MITDB/mitdb.csv",
+                "sktime_monthly": "sktime_monthly/sktime_monthly.csv"}
     assert {name: info.relpath for name, info in DATASETS.items()} == expected
     assert all(DATASETS[n].sha256 for n in ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather"))
     assert DATASETS["electricity"].md5 == "a1973ba4f4bed84136013ffa1ca27dc8"

@@ -374,7 +374,7 @@ def flags(**overrides) -> argparse.Namespace:
 def test_check_m4_args():
     check_m4_args(flags())
     check_m4_args(build_configs())  # long-term on ETTh1: nothing to check
-    for overrides, pattern in [({"data": "ETTh1"}, "runs on M4 only"),
+    for overrides, pattern in [({"data": "ETTh1"}, r"runs on M4 \(--data m4\) or a short-term file"),
                                ({"task_name": "long_term_forecast"}, "needs --task_name short_term_forecast"),
                                ({"loss": "MAE"}, "--loss 'MAE' is not supported; valid choices: MSE, MAPE"),
                                ({"enc_in": 7}, "univariate: pass --enc_in 1 --c_out 1"),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from anomaly_files import write_anomaly_files
+from anomaly_files import write_anomaly_csv, write_anomaly_files
 
 import run
 from data_provider.m4 import Dataset_M4
@@ -126,6 +126,20 @@ def test_anomaly_strict_threshold_and_training_never_read_test(tmp_path, monkeyp
     assert "Threshold : " in log and "(from the train and val energies)" in log
 
 
+def test_anomaly_csv_strict_threshold_and_training_never_read_the_test_rows(tmp_path, monkeypatch, capsys):
+    """One file holds both series (data_provider/anomaly_csv.py): a NaN in a test row stops a tslib run before
+    training; a strict run trains, sets its threshold from train and validation, and stops only at the test."""
+    monkeypatch.chdir(tmp_path)
+    write_anomaly_csv(tmp_path / "csv" / "toy.csv", steps=300, channels=4)
+    frame = pd.read_csv(tmp_path / "csv" / "toy.csv", dtype=str)
+    frame.loc[250, "v2"] = ""
+    frame.to_csv(tmp_path / "csv" / "toy.csv", index=False)
+    argv = anomaly_argv(tmp_path / "csv", "--data", "anomaly_csv", "--data_path", "toy.csv", "--model_id", "toy")
+    assert_fails_before_training(argv, tmp_path, capsys, "toy.csv line 252, column 'v2' is empty")
+    log = assert_fails_after_training(argv, tmp_path, capsys, "toy.csv line 252, column 'v2' is empty")
+    assert "Threshold : " in log and "(from the train and val energies)" in log
+
+
 def test_m4_strict_validates_on_held_out_horizons_and_reads_test_after_training(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     written = write_m4(tmp_path / "dataset" / "m4", counts={"Yearly": 3})
@@ -143,6 +157,23 @@ def test_m4_strict_validates_on_held_out_horizons_and_reads_test_after_training(
     csv.write_text(csv.read_text().replace(repr(float(written["test"][1][2])), "inf", 1))
     assert_fails_before_training(m4_argv(), tmp_path, capsys, "Yearly-test.csv")
     assert_fails_after_training(m4_argv(), tmp_path, capsys, "Yearly-test.csv")
+
+
+def test_short_term_file_strict_validates_on_held_out_horizons_and_reads_test_after_training(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """A custom short-term file (data_provider/short_term_files.py) holds the test values as each series' last H: a
+    NaN among them stops a tslib run before training (it validates on them) and a strict run only at the test."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    rows = [(name, t, 10 + float(v)) for name in ("a", "b", "c") for t, v in enumerate(rng.random(30))]
+    frame = pd.DataFrame(rows, columns=["series_id", "timestamp", "value"]).astype({"value": str})
+    frame.loc[30 + 27, "value"] = "nan"  # series b, among its last 6 (the test values)
+    frame.to_csv(tmp_path / "toy.csv", index=False)
+    argv = [*m4_argv("--data", "short_term_csv", "--root_path", ".", "--data_path", "toy.csv", "--pred_len", "6",
+                     "--seasonality", "1", "--model_id", "toy", "--seasonal_patterns", "Monthly")]
+    message = "toy.csv line 59, column 'value' (series b) is missing"
+    assert_fails_before_training(argv, tmp_path, capsys, message)
+    assert_fails_after_training(argv, tmp_path, capsys, message)
 
 
 @pytest.mark.parametrize("task", ["long_term_forecast", "imputation"])

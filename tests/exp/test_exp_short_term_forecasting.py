@@ -164,7 +164,7 @@ def test_tslib_forecast_files_without_ids_are_read_in_row_order(tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--data", "ETTh1"], "runs on M4 only (--data m4)"),
+    (["--data", "ETTh1"], "runs on M4 (--data m4) or a short-term file (--data short_term_csv or tsf)"),
     (["--seasonal_patterns", "Annual"], "--seasonal_patterns 'Annual' is not an M4 group"),
     (["--loss", "L1"], "--loss 'L1' is not supported"),
 ])
@@ -249,3 +249,40 @@ def test_each_experiment_of_a_model_keeps_its_own_m4_folder(model_id, folder):
     # Only the whole group name is removed.
     near = argparse.Namespace(model="CAPS", model_id="m4_Monthlyish", seasonal_patterns="Monthly")
     assert m4_results_folder(near) == Path("m4_results/CAPS/Monthlyish")
+
+
+def test_a_run_on_the_real_sktime_monthly_set_writes_finite_scores_and_owa(tmp_path, monkeypatch, quick_plots):
+    """One epoch of DLinear on sktime_monthly (three real monthly series, assembled from the installed sktime) under
+    the strict protocol: the forecasts file, and the record's sMAPE / MASE / OWA recomputed from it and Naive2."""
+    from data_provider.fetch import fetch
+    from data_provider.registry import SHORT_TERM_SETS
+    from utils.m4_summary import group_scores
+    from utils.naive2 import naive2_forecast
+
+    monkeypatch.chdir(tmp_path)
+    info = SHORT_TERM_SETS["sktime_monthly"]
+    fetch(info.name, tmp_path / "dataset", mirror="", download=False)
+    recipe = ["--task_name", "short_term_forecast", "--is_training", "1", "--root_path", f"./dataset/{info.folder}",
+              "--data_path", info.file, "--model_id", "sktime_monthly", "--model", "DLinear", "--data", info.data,
+              "--pred_len", str(info.horizon), "--seasonality", str(info.seasonality), "--features", "M",
+              "--enc_in", "1", "--dec_in", "1", "--c_out", "1", "--batch_size", "2", "--loss", "SMAPE",
+              "--learning_rate", "0.001", "--train_epochs", "1", "--num_workers", "0", "--no_progress",
+              "--no_use_gpu", "--des", "Exp", "--protocol", "strict"]
+    assert run.main(recipe) == 0
+    record = json.loads(Path("results.jsonl").read_text().splitlines()[-1])
+    assert record["series"] == 3 and record["seasonality"] == 12 and record["m4_summary"] is None
+    assert record["setting"].endswith("_sl24_ll12_pl12_dm512_nh8_el2_dl1_df2048_expand2_dc4_fc1_ebtimeF_dtTrue_Exp_0"
+                                      "_strict")
+    forecast = pd.read_csv(tmp_path / "m4_results" / "strict" / "DLinear" / "sktime_monthly" /
+                           "sktime_monthly_forecast.csv")
+    assert forecast["id"].tolist() == list(info.lengths)
+    frame = pd.read_csv(tmp_path / "dataset" / info.relpath)
+    series = [frame.loc[frame.series_id == name, "value"].to_numpy(dtype=float) for name in info.lengths]
+    history, target = [s[:-12] for s in series], np.stack([s[-12:] for s in series])
+    scores = group_scores(forecast.iloc[:, 1:].to_numpy(), history, target, 12)
+    naive2 = group_scores(np.stack([naive2_forecast(h, 12, 12) for h in history]), history, target, 12)
+    for key in ("smape", "mase"):
+        assert np.isfinite(record[key]) and record[key] == pytest.approx(scores[key], rel=1e-5)
+        assert record["naive2"][key] == pytest.approx(naive2[key], rel=1e-12)
+    assert record["owa"] == pytest.approx((scores["smape"] / naive2["smape"] + scores["mase"] / naive2["mase"]) / 2,
+                                          rel=1e-5)
