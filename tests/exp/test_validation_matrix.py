@@ -61,8 +61,8 @@ MATRIX = {
         "error: --model 'Informer2' is not supported; valid choices: {models}; did you mean Informer or iTransformer?"),
     "unknown-data": (
         ("--data", "ETTh3"), None,
-        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, PSM, "
-        "MSL, SMAP, SMD, SWAT, UEA; did you mean ETTh2 or ETTh1?"),
+        "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, "
+        "short_term_csv, tsf, PSM, MSL, SMAP, SMD, SWAT, anomaly_csv, Yahoo, MITDB, UEA; did you mean ETTh2 or ETTh1?"),
     "unknown-task": (
         ("--task_name", "zero_shot_forecast"), None,
         "error: --task_name 'zero_shot_forecast' is not supported; valid choices: long_term_forecast, "
