@@ -45,6 +45,8 @@ logger = logging.getLogger("compare")
 
 TUNING_FILE = "tuning.json"
 TUNED_SUFFIX = " (tuned)"
+#: the row the tuned report tests against every other, default and tuned, when it is among the tuned models
+FOCUS_ROW = "CAPS"
 METRIC = "vali_loss"
 
 
@@ -146,6 +148,9 @@ def _search(run: PlannedRun, args: argparse.Namespace, storage: str) -> dict:
     start = time.time()
     epochs_run: list[int] = []
     if todo:
+        ray_dir = Path(args.out) / "ray"
+        ray_dir.mkdir(parents=True, exist_ok=True)
+        (ray_dir / ".gitignore").write_text("*\n")  # trial logs and pickled searcher state stay out of git
         searcher = OptunaSearch(space=optuna_distributions(space), metric=METRIC, mode="min", study_name=name,
                                 storage=optuna.storages.RDBStorage(storage), seed=args.sampler_seed + len(done))
         trainable = tune.with_resources(tune.with_parameters(trial, argv=run.argv, threads=int(args.cpus_per_run)),
@@ -186,8 +191,10 @@ def _tuned_flags(entry: dict) -> str:
 
 def _compare(args: argparse.Namespace, entries: list[dict], book: RecipeBook) -> int:
     """Per (dataset, horizon) cell, one runner invocation into --out: every default row and its tuned row
-    over --seeds (the report then holds every cell; the focus is the first model and its tuned row)."""
-    first = entries[0]["row"]
+    over --seeds (the report then holds every cell; the focus is CAPS and its tuned row when CAPS is tuned, so
+    CAPS is tested against every baseline under both regimes, else the first model and its tuned row)."""
+    rows = [e["row"] for e in entries]
+    first = FOCUS_ROW if FOCUS_ROW in rows else rows[0]
     code = 0
     cells = dict.fromkeys((e["dataset"], e["pred_len"]) for e in entries)
     for dataset, pred_len in cells:
