@@ -3,15 +3,16 @@ a real search through Ray Tune with Optuna in SQLite, then the default-vs-tuned 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import optuna
 import pytest
-from test_runner import TOY, write_toy_csv
+from test_runner import TOY, TOY_FLAGS, write_toy_csv
 
-from compare import search_spaces, tune
-from compare.recipes import RECIPES
+from compare import tune
+from compare.recipes import ModelRecipe, RecipeBook
 
 
 @pytest.fixture(autouse=True)
@@ -29,16 +30,6 @@ def data(tmp_path_factory) -> Path:
 def tune_argv(data: Path, out: Path, *extra: str) -> list[str]:
     return ["--data", "toy", "--models", "DLinear", "iTransformer", "--pred_lens", "12", "--root", str(data),
             "--out", str(out), *extra]
-
-
-def test_spaces_are_centred_on_the_recipe_and_list_only_flags_the_model_reads():
-    caps = list(RECIPES.recipe("CAPS", "ETTh1", 96).argv)
-    space = search_spaces.space_for("CAPS", caps)
-    assert space == {"learning_rate": {"log": (5e-05, 0.005)}, "batch_size": {"choice": [16, 32, 64]},
-                     "e_layers": {"choice": [2, 3, 4]}, "dropout": {"uniform": (0.0, 0.3)}}
-    search_spaces.check_space("CAPS", space, caps)
-    dlinear = list(RECIPES.recipe("DLinear", "ETTh1", 96).argv)
-    assert set(search_spaces.space_for("DLinear", dlinear)) == {"learning_rate", "batch_size"}
 
 
 def test_optuna_distributions_follow_the_space():
@@ -59,20 +50,17 @@ def test_an_empty_budget_is_one_line_writing_nothing(data, tmp_path, capsys, ext
     assert capsys.readouterr().err.strip() == expected and not out.exists()
 
 
-def test_a_space_naming_a_flag_the_model_ignores_is_one_line(data, tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(search_spaces.SPACES, "linear", {**search_spaces.SPACES["linear"],
-                                                         "d_model": search_spaces.HALF_OR_DOUBLE})
+def test_a_model_whose_space_cannot_be_derived_here_is_one_line(data, tmp_path, capsys):
+    if importlib.util.find_spec("mamba_ssm") is not None:
+        pytest.skip("mamba_ssm is installed: Mamba's space is derived here")
+    book = RecipeBook(TOY.datasets, {**TOY.models, "Mamba": ModelRecipe("Mamba", TOY_FLAGS, {"toy": {}})})
     out = tmp_path / "out"
-    assert tune.main(tune_argv(data, out, "--trials", "2", "--epochs", "1"), TOY) == 2
-    assert capsys.readouterr().err.strip() == ("error: the search space of DLinear names --d_model, which DLinear "
-                                               "does not read; drop it from its family in compare/search_spaces.py")
-    assert not out.exists()
-
-
-def test_a_model_without_a_space_is_one_line(data, tmp_path, capsys, monkeypatch):
-    monkeypatch.delitem(search_spaces.FAMILIES, "iTransformer")
-    assert tune.main(tune_argv(data, tmp_path / "out", "--trials", "2", "--epochs", "1"), TOY) == 2
-    assert capsys.readouterr().err.strip().startswith("error: iTransformer has no search space yet")
+    argv = ["--data", "toy", "--models", "Mamba", "--pred_lens", "12", "--root", str(data), "--out", str(out),
+            "--trials", "2", "--epochs", "1"]
+    assert tune.main(argv, book) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: cannot derive the search space of Mamba, which does not build here: ")
+    assert "\n" not in err and not out.exists()
 
 
 @pytest.mark.slow
