@@ -40,14 +40,40 @@ def test_optuna_distributions_follow_the_space():
     assert made["dropout"] == optuna.distributions.FloatDistribution(0.0, 0.3)
 
 
+MINUTES_ERROR = ("the wall-clock budget per cell must be a positive, finite number of minutes, e.g. "
+                 "--budget_minutes 30")
+
+
 @pytest.mark.parametrize(("extra", "expected"), [
     (("--trials", "0", "--epochs", "1"), "error: --trials 0: a budget of at least one trial per model is needed"),
     (("--trials", "2", "--epochs", "0"), "error: --epochs 0: trials need at least one epoch"),
-], ids=["budget-zero", "no-epochs"])
-def test_an_empty_budget_is_one_line_writing_nothing(data, tmp_path, capsys, extra, expected):
+    (("--epochs", "1"), "error: no tuning budget: give --trials N, --budget_minutes M or both (the same budget "
+                        "for every model)"),
+    (("--budget_minutes", "0", "--epochs", "1"), f"error: --budget_minutes 0: {MINUTES_ERROR}"),
+    (("--budget_minutes", "-2", "--trials", "3", "--epochs", "1"), f"error: --budget_minutes -2: {MINUTES_ERROR}"),
+    (("--budget_minutes", "nan", "--epochs", "1"), f"error: --budget_minutes nan: {MINUTES_ERROR}"),
+    (("--budget_minutes", "inf", "--trials", "3", "--epochs", "1"), f"error: --budget_minutes inf: {MINUTES_ERROR}"),
+    (("--budget_minutes", "ten", "--epochs", "1"), "error: --budget_minutes 'ten' is not a number; give the "
+                                                   "wall-clock minutes per cell, e.g. --budget_minutes 30"),
+], ids=["budget-zero", "no-epochs", "no-budget", "minutes-zero", "minutes-negative", "minutes-nan", "minutes-inf",
+        "minutes-text"])
+def test_a_bad_budget_is_one_line_writing_nothing(data, tmp_path, capsys, extra, expected):
     out = tmp_path / "out"
     assert tune.main(tune_argv(data, out, *extra), TOY) == 2
     assert capsys.readouterr().err.strip() == expected and not out.exists()
+
+
+@pytest.mark.parametrize(("extra", "trials", "seconds"), [
+    (("--budget_minutes", "1.5"), None, 90.0),
+    (("--trials", "4"), 4, None),
+    (("--trials", "4", "--budget_minutes", "0.5"), 4, 30.0),
+], ids=["minutes", "trials", "both"])
+def test_a_budget_of_trials_minutes_or_both_plans_every_cell(data, tmp_path, extra, trials, seconds):
+    args = tune.build_parser().parse_args(tune_argv(data, tmp_path / "out", "--epochs", "2", *extra))
+    budget, plan = tune._plan(args, TOY)
+    assert (budget.trials, budget.seconds, budget.epochs) == (trials, seconds, 2)
+    assert [run.row.name for run, _ in plan] == ["DLinear", "iTransformer"]
+    assert set(plan[0][1]) == {"learning_rate", "batch_size"} and "d_model" in plan[1][1]
 
 
 def test_a_model_whose_space_cannot_be_derived_here_is_one_line(data, tmp_path, capsys):
