@@ -37,9 +37,10 @@ class Budget:
     epochs: int
 
     def describe(self) -> str:
-        """One phrase: `8 trials`, `5 min` or `8 trials or 5 min`, then `× ≤ 2 epochs`."""
+        """One phrase: `8 trials`, `5 min` (under a minute: `30 s`) or `8 trials or 5 min`, then `× ≤ 2 epochs`."""
         parts = [f"{self.trials} trials"] if self.trials is not None else []
-        parts += [f"{self.seconds / 60:g} min"] if self.seconds is not None else []
+        if self.seconds is not None:
+            parts.append(f"{self.seconds / 60:.4g} min" if self.seconds >= 60 else f"{self.seconds:.3g} s")
         return f"{' or '.join(parts)} × ≤ {self.epochs} epochs"
 
     def as_record(self) -> dict:

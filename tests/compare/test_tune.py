@@ -106,16 +106,53 @@ def test_a_search_reads_validation_only_continues_its_study_and_compares_default
                 for line in path.read_text().splitlines()]
     assert reported and all("vali_loss" in r and not any("test" in k for k in r) for r in reported)
     cells = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
-    assert [c["trials"] for c in cells] == [3, 3] and all(c["budget_trials"] == 3 for c in cells)
+    assert [c["trials"] for c in cells] == [3, 3] and all(c["budget"]["trials"] == 3 for c in cells)
+    assert all(c["this_invocation"]["stopped_by"] == "trials" for c in cells)
     # A larger budget later runs only the missing trials; then the comparison of default and tuned rows.
     assert tune.main(tune_argv(data, out, "--trials", "4", "--epochs", "2", "--seeds", "1", "2",
                                "--final_epochs", "1"), TOY) == 0
     cells = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
     assert [c["trials"] for c in cells] == [4, 4]
-    assert [len(c["epochs_per_trial_this_invocation"]) for c in cells] == [1, 1]
+    assert [len(c["this_invocation"]["epochs_per_trial"]) for c in cells] == [1, 1]
+    assert [len(c["spent"]["epochs_per_trial"]) for c in cells] == [4, 4]
     table = (out / "table.md").read_text()
     for row in ("DLinear", "DLinear (tuned)", "iTransformer", "iTransformer (tuned)"):
         assert f"| {row} MSE |" in table.replace(f"{row} MSE", f"| {row} MSE |").replace("|| ", "| ")
     assert "## Seeds: DLinear against each other row" in table
     assert "## Seeds: DLinear (tuned) against each other row" in table
-    assert "## Tuning budget" in table and "| DLinear | toy | 12 | 4 × 2 | 4 |" in table
+    assert "## Tuning budget" in table and "| DLinear | toy | 12 | 4 trials × ≤ 2 epochs | 1 CPU, 0 GPU | 4 |" in table
+
+
+@pytest.mark.slow
+def test_a_time_budget_stops_the_search_and_a_resume_spends_only_what_is_left(data, tmp_path):
+    out = tmp_path / "out"
+    argv = ["--data", "toy", "--models", "DLinear", "--pred_lens", "12", "--root", str(data), "--out", str(out),
+            "--epochs", "1", "--no-compare"]
+    budget_s = 45.0  # a trial (run.py start, one toy epoch) takes ~5-15 s here; several fit
+    assert tune.main([*argv, "--budget_minutes", str(budget_s / 60)], TOY) == 0
+    (c,) = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
+    assert c["budget"] == {"trials": None, "minutes": budget_s / 60, "epochs_per_trial": 1, "cpus_per_trial": 1.0,
+                           "gpus_per_trial": 0.0}
+    assert c["this_invocation"]["stopped_by"] == "time budget"
+    # Ray Tune ends the search at the budget (give or take its shutdown), not after a fixed number of trials.
+    assert budget_s <= c["spent"]["seconds"] < budget_s + 30
+    # A trial the budget ended before its first epoch ran 0 epochs and is not a finished trial.
+    epochs = c["spent"]["epochs_per_trial"]
+    assert c["trials"] >= 1 and set(epochs) <= {0, 1} and epochs.count(1) == c["trials"] == c["spent"]["trials"]
+    study = optuna.load_study(study_name="DLinear|toy|12", storage=f"sqlite:///{out / 'studies.db'}")
+    assert study.user_attrs["budget_seconds_spent"] == pytest.approx(c["spent"]["seconds"], abs=0.1)
+    assert study.user_attrs["budget_epochs_per_trial"] == c["spent"]["epochs_per_trial"]
+    # The same budget again: nothing is left, so nothing runs and the record says so.
+    assert tune.main([*argv, "--budget_minutes", str(budget_s / 60)], TOY) == 0
+    (again,) = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
+    assert again["this_invocation"] == {"trials": 0, "seconds": 0.0, "epochs_per_trial": [],
+                                        "stopped_by": "nothing left of the budget"}
+    assert again["spent"] == c["spent"] and again["trials"] == c["trials"]
+    # A larger budget later runs only the difference.
+    assert tune.main([*argv, "--budget_minutes", str((budget_s + 15) / 60)], TOY) == 0
+    (more,) = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
+    assert more["this_invocation"]["stopped_by"] == "time budget"
+    left = budget_s + 15 - c["spent"]["seconds"]
+    assert left <= more["this_invocation"]["seconds"] < left + 30
+    assert more["spent"]["seconds"] == pytest.approx(c["spent"]["seconds"] + more["this_invocation"]["seconds"], abs=0.2)
+    assert more["spent"]["epochs_per_trial"][:len(epochs)] == epochs and more["trials"] >= c["trials"]

@@ -19,7 +19,8 @@ from utils.errors import UserInputError
 
 def test_budgets_read_as_one_phrase_and_round_trip_through_the_record():
     for budget, text in [(Budget(8, None, 2), "8 trials × ≤ 2 epochs"), (Budget(None, 300.0, 1), "5 min × ≤ 1 epochs"),
-                         (Budget(8, 90.0, 3), "8 trials or 1.5 min × ≤ 3 epochs")]:
+                         (Budget(8, 90.0, 3), "8 trials or 1.5 min × ≤ 3 epochs"),
+                         (Budget(None, 20.0, 1), "20 s × ≤ 1 epochs")]:
         assert budget.describe() == text
         assert Budget.from_record(budget.as_record()) == budget
     assert budget_from_args(None, "0.5", 1) == Budget(None, 30.0, 1)
