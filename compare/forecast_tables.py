@@ -46,6 +46,7 @@ from compare.seeds import (
     seed_plot_name,
     seed_view,
 )
+from compare.tune_budget import Budget
 
 __all__ = ["accuracy_grid", "table_records", "write_tables"]
 
@@ -172,24 +173,28 @@ def _reference_section(runs: list[RunResult], rows: list[str], datasets: list[st
 
 def tuning_section(path: Path) -> list[str]:
     """`## Tuning budget` from `python -m compare tune`'s tuning.json (nothing when there is none): per cell the
-    budget, the trials the study holds, the epochs of this invocation's trials, the time and the choice."""
+    budget (trials and/or minutes, epochs per trial, resources per trial), what the study spent over every
+    invocation, what stopped the last one, and the choice."""
     if not path.is_file():
         return []
     cells = json.loads(path.read_text()).get("cells", [])
     md = ["## Tuning budget", "",
-          "Every model had the same budget per cell: trials of at most the stated epochs, chosen on the validation "
-          "loss only (the test split was not evaluated before the choice; `tuning.json`). Then the chosen "
-          "flags were retrained over the seeds as the `(tuned)` rows above.", "",
-          "| Model | Dataset | H | Budget (trials × epochs) | Trials in the study | Epochs per trial (last "
-          "invocation) | Seconds (last invocation) | Best validation loss | Chosen flags |",
-          "|---|---|---:|---|---:|---|---:|---:|---|"]
+          "Every model had the same budget per cell (trials and/or wall-clock minutes, at most the stated epochs "
+          "per trial, the same resources per trial), chosen on the validation loss only (the test split was "
+          "not evaluated before the choice; `tuning.json`). Then the chosen flags were retrained over the seeds "
+          "as the `(tuned)` rows above.", "",
+          "| Model | Dataset | H | Tuning budget | Per trial | Trials spent | Seconds spent | Epochs per trial "
+          "(last invocation) | Last invocation stopped by | Best validation loss | Chosen flags |",
+          "|---|---|---:|---|---|---:|---:|---|---|---:|---|"]
     for c in cells:
         flags = " ".join(f"--{k} {v:.4g}" if isinstance(v, float) else f"--{k} {v}"
                          for k, v in sorted(c["best_params"].items()))
-        epochs = ", ".join(map(str, c.get("epochs_per_trial_this_invocation", []))) or "—"
-        md.append(f"| {c['row']} | {c['dataset']} | {c['pred_len']} | {c['budget_trials']} × {c['budget_epochs']} | "
-                  f"{c['trials']} | {epochs} | {c['seconds_this_invocation']:.0f} | {c['best_vali_loss']:.4f} | "
-                  f"`{flags}` |")
+        budget, spent, last = c["budget"], c["spent"], c["this_invocation"]
+        epochs = ", ".join(map(str, last["epochs_per_trial"])) or "—"
+        md.append(f"| {c['row']} | {c['dataset']} | {c['pred_len']} | {Budget.from_record(budget).describe()} | "
+                  f"{budget['cpus_per_trial']:g} CPU, "
+                  f"{budget['gpus_per_trial']:g} GPU | {spent['trials']} | {spent['seconds']:.0f} | {epochs} | "
+                  f"{last['stopped_by']} | {c['best_vali_loss']:.4f} | `{flags}` |")
     return [*md, ""]
 
 

@@ -1,105 +1,100 @@
 """Search spaces of equal-budget tuning (`python -m compare tune`): data beside the recipes, one home.
 
-Each model family's space is a set of run.py flags, each a range *centred on the recipe's own value* for
-that (model, dataset, horizon), so the recipe is always inside its space and the search explores around
-what the model's authors or TSLib chose:
+Every model has the same *family space*, each flag a range centred on the recipe's own value r for that
+(model, dataset, horizon), so the recipe is always inside its space:
 
-    learning_rate   log-uniform in [lr / 10, lr · 10]           every model
-    batch_size      one of {b / 2, b, 2b}                       every model
-    d_model, d_ff   one of {w / 2, w, 2w}                       models that read them (not CAPS: width rule)
-    e_layers        one of {max(1, e - 1), e, e + 1}            models that read it
-    dropout         uniform in [0, 0.3]                         models that read it
+    learning_rate   log-uniform in [r / 10, r · 10]                       (read by the experiment)
+    batch_size      one of {r / 2, r, 2r}                                 (read by the experiment)
+    d_model, d_ff   one of {r / 2, r, 2r}  (d_model: multiples of n_heads when the model reads n_heads)
+    e_layers        one of {max(1, r - 1), r, r + 1}
+    dropout         uniform in [max(0, r - 0.2), min(0.9, r + 0.2)]
 
-A model's space lists only the flags it reads: `check_space` builds the model once from the recipe with a
-namespace that records what its constructor reads (`exp.model_flags.ReadRecorder`) and refuses a model
-flag it never reads (training flags, read by the experiment, always count).
+A model's space is the family space restricted to the flags its constructor reads
+(`exp.model_flags.flags_read`: one build on the meta device), less the flags of `NOT_SEARCHED`, which a
+model reads but whose recipe value must stay as it is. Nothing is listed per model otherwise: a model
+added to the recipes gets its space by construction.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
 from compare.run_args import parse_run_args
 from utils.errors import UserInputError
 
-__all__ = ["FAMILIES", "SPACES", "Dimension", "check_space", "space_for"]
+__all__ = ["FAMILY_SPACE", "MULTIPLE_OF", "NOT_SEARCHED", "TRAINING_FLAGS", "model_reads", "space_for"]
+
+Range = dict  # {"log" | "uniform": (low, high)} or {"choice": [values]}
 
 
-@dataclass(frozen=True)
-class Dimension:
-    """One flag's range around the recipe value v: `log` [v/f, v·f], `uniform` [low, high], `scale`
-    {v·s for s in scales} (integers, at least 1), `step` {v + d for d in steps} (at least 1)."""
-
-    kind: str
-    factor: float = 10.0
-    low: float = 0.0
-    high: float = 0.0
-    values: tuple[float, ...] = ()
-
-    def around(self, centre: float) -> dict:
-        """This dimension as Optuna-style data: {'log'|'uniform': (low, high)} or {'choice': [...]}."""
-        if self.kind == "log":
-            return {"log": (centre / self.factor, centre * self.factor)}
-        if self.kind == "uniform":
-            return {"uniform": (self.low, self.high)}
-        if self.kind == "scale":
-            return {"choice": sorted({max(1, int(round(centre * s))) for s in self.values})}
-        if self.kind == "step":
-            return {"choice": sorted({max(1, int(centre + d)) for d in self.values})}
-        raise ValueError(f"unknown dimension kind {self.kind!r}")
+def log_around(r: float, factor: float = 10.0) -> Range:
+    """Log-uniform on [r / factor, r · factor]."""
+    return {"log": (r / factor, r * factor)}
 
 
-LEARNING_RATE = Dimension("log", factor=10.0)
-HALF_OR_DOUBLE = Dimension("scale", values=(0.5, 1.0, 2.0))
-ONE_LAYER_MORE_OR_LESS = Dimension("step", values=(-1, 0, 1))
-DROPOUT = Dimension("uniform", low=0.0, high=0.3)
+def scaled(r: int, multiple: int = 1, scales: Sequence[float] = (0.5, 1.0, 2.0)) -> Range:
+    """One of {r · s}, integers at least 1 that are multiples of `multiple` (r itself always stays)."""
+    values = {max(1, int(round(r * s))) for s in scales}
+    return {"choice": sorted({v for v in values if v % multiple == 0} | {r})}
 
-#: family -> flag -> dimension
-SPACES: dict[str, dict[str, Dimension]] = {
-    "linear": {"learning_rate": LEARNING_RATE, "batch_size": HALF_OR_DOUBLE},
-    "transformer": {"learning_rate": LEARNING_RATE, "batch_size": HALF_OR_DOUBLE, "d_model": HALF_OR_DOUBLE,
-                    "d_ff": HALF_OR_DOUBLE, "e_layers": ONE_LAYER_MORE_OR_LESS, "dropout": DROPOUT},
-    # CAPS derives its width from the data (`--d_model 0`, the paper's width rule) and has no d_ff.
-    "caps": {"learning_rate": LEARNING_RATE, "batch_size": HALF_OR_DOUBLE, "e_layers": ONE_LAYER_MORE_OR_LESS,
-             "dropout": DROPOUT},
+
+def stepped(r: int, steps: Sequence[int] = (-1, 0, 1)) -> Range:
+    """One of {max(1, r + d)}."""
+    return {"choice": sorted({max(1, r + d) for d in steps})}
+
+
+def uniform_around(r: float, half: float = 0.2, low: float = 0.0, high: float = 0.9) -> Range:
+    """Uniform on [max(low, r - half), min(high, r + half)]."""
+    return {"uniform": (max(low, round(r - half, 10)), min(high, round(r + half, 10)))}
+
+
+#: flag -> range of the recipe value r (and the divisor of `MULTIPLE_OF`, 1 when none applies)
+FAMILY_SPACE: dict[str, Callable[[float, int], Range]] = {
+    "learning_rate": lambda r, m: log_around(r),
+    "batch_size": lambda r, m: scaled(r),
+    "d_model": lambda r, m: scaled(r, m),
+    "d_ff": lambda r, m: scaled(r),
+    "e_layers": lambda r, m: stepped(r),
+    "dropout": lambda r, m: uniform_around(r),
 }
-#: model -> family (a model missing here cannot be tuned until it is given one)
-FAMILIES: dict[str, str] = {
-    "DLinear": "linear",
-    "PatchTST": "transformer",
-    "iTransformer": "transformer",
-    "Transformer": "transformer",
-    "CAPS": "caps",
-}
-#: flags of the space read by the experiment (not the model), so every model reads them
+#: flags read by the experiment (optimiser, loader), so every model reads them
 TRAINING_FLAGS = frozenset({"learning_rate", "batch_size"})
+#: flag -> the flag whose value its every choice must be a multiple of, when the model reads that one
+MULTIPLE_OF = {"d_model": "n_heads"}  # each head gets d_model / n_heads features
+
+#: model -> flag -> why the recipe value is kept (flags the model reads; tests check every entry)
+NOT_SEARCHED: dict[str, dict[str, str]] = {
+    "CAPS": {"d_model": "the recipe's 0 selects the paper's width rule (width from the data); "
+                        "halving or doubling 0 is no width"},
+    "ETSformer": {"e_layers": "must equal --d_layers (each encoder layer has its own decoder layer), and the "
+                              "space moves one flag at a time"},
+}
 
 
-def space_for(model: str, argv: list[str] | tuple[str, ...]) -> dict[str, dict]:
-    """flag -> Optuna-style range of `model`'s space, centred on the values in the run's `argv`."""
-    family = FAMILIES.get(model)
-    if family is None:
-        raise UserInputError(f"{model} has no search space yet; add it to FAMILIES in compare/search_spaces.py "
-                             f"(families: {', '.join(SPACES)})")
+def model_reads(args: argparse.Namespace) -> frozenset[str]:
+    """The flags `args.model` reads in this run: its constructor's (`exp.model_flags.flags_read`) and
+    the experiment's `TRAINING_FLAGS`; a model that cannot be built here is one UserInputError."""
+    from exp.model_flags import flags_read
+
+    try:
+        return flags_read(args) | TRAINING_FLAGS
+    except UserInputError as err:
+        raise UserInputError(f"cannot derive the search space of {args.model}, which does not build here: "
+                             f"{err}") from None
+
+
+def space_for(model: str, argv: list[str] | tuple[str, ...]) -> dict[str, Range]:
+    """flag -> Optuna-style range of `model`'s space, centred on the values in the run's `argv`: the
+    family space restricted to the flags the model reads, less its `NOT_SEARCHED` flags."""
     args = parse_run_args(argv)
-    return {flag: dim.around(getattr(args, flag)) for flag, dim in SPACES[family].items()}
-
-
-def model_flags_read(args: argparse.Namespace) -> frozenset[str]:
-    """The flags the model's constructor reads, built once from `args` on the CPU."""
-    from exp.model_flags import ReadRecorder
-    from exp.model_registry import MODEL_REGISTRY
-
-    recorder = ReadRecorder(args)
-    MODEL_REGISTRY[args.model](recorder)
-    return recorder.names_read
-
-
-def check_space(model: str, space: dict[str, dict], argv: list[str] | tuple[str, ...]) -> None:
-    """Refuse a space naming a model flag the model ignores (one line naming the flag and the model)."""
-    read = model_flags_read(parse_run_args(argv))
-    ignored = sorted(flag for flag in space if flag not in TRAINING_FLAGS and flag not in read)
-    if ignored:
-        raise UserInputError(f"the search space of {model} names --{ignored[0]}, which {model} does not read; "
-                             "drop it from its family in compare/search_spaces.py")
+    if args.model != model:
+        raise ValueError(f"space_for({model!r}) was given the argv of --model {args.model}")
+    read = model_reads(args)
+    kept = NOT_SEARCHED.get(model, {})
+    space = {}
+    for flag, around in FAMILY_SPACE.items():
+        if flag in read and flag not in kept:
+            divisor = MULTIPLE_OF.get(flag)
+            space[flag] = around(getattr(args, flag), getattr(args, divisor) if divisor in read else 1)
+    return space

@@ -2,19 +2,21 @@
 --trials 8 --epochs 2 --seeds 2021 2022 2023 --out DIR`.
 
 For every (model row, dataset, horizon) cell, an Optuna search (TPE) run through Ray Tune, with **the same
-budget for every model**: `--trials` trials of at most `--epochs` epochs each, trials stopped early by
-ASHA on their per-epoch validation losses. Selection reads the validation split only: a trial runs
+budget for every model**: `--trials` trials, `--budget_minutes` of wall-clock time (Ray Tune's time budget),
+or both (whichever ends first), of at most `--epochs` epochs each, trials stopped early by ASHA on their
+per-epoch validation losses (`compare.tune_budget`). Selection reads the validation split only: a trial runs
 `run.py --vali_only`, which never evaluates the test windows (its epoch lines say `Test Loss: skipped`), and
 the study stores validation losses only. Spaces are data (`compare.search_spaces`), centred on the recipe.
 
 Then each chosen setting is retrained as a row `<ROW> (tuned)` beside the recipe's row, over `--seeds`,
 through the comparison runner into the same `--out`: the report shows script-default and tuned results side
 by side (mean ± std over seeds) and the paired tests of `--focus` (default: the first row and its tuned row)
-against every other row. `DIR/tuning.json` states the budget each model had and spent (trials, pruned
-trials, seconds) and the chosen flags.
+against every other row. `DIR/tuning.json` and the report's "Tuning budget" state the budget each cell had,
+what it spent (trials, seconds, epochs per trial), what stopped it and the chosen flags.
 
 Studies persist in `--storage` (default `sqlite:///DIR/studies.db`; any SQLAlchemy URL on a cluster, e.g.
-PostgreSQL): a rerun counts the trials each study already holds and runs only the rest of the budget.
+PostgreSQL), with the seconds and epochs spent in their user attributes: a rerun counts the trials and
+seconds each study has already spent and runs only the rest of the budget.
 Trials run on a local Ray instance, or on `--address`'s cluster with `--cpus_per_run`/`--gpus_per_run` each.
 """
 
@@ -35,7 +37,8 @@ from compare.plan import REPO_ROOT, PlannedRun, plan_runs, rows_from_args
 from compare.ray_executor import connect, disconnect
 from compare.recipes import RECIPES, RecipeBook
 from compare.run_args import merge_flags
-from compare.search_spaces import check_space, space_for
+from compare.search_spaces import space_for
+from compare.tune_budget import Budget, Spent, budget_from_args, seconds_left, trials_left
 from utils.errors import UserInputError
 from utils.process_guard import PARENT_ENV
 
@@ -57,7 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", nargs="+", required=True, help="datasets of compare/recipes.py")
     p.add_argument("--models", nargs="+", required=True, help="model rows to tune (each with the same budget)")
     p.add_argument("--pred_lens", nargs="+", type=int, default=[96], help="horizons")
-    p.add_argument("--trials", type=int, required=True, help="trials per (model, dataset, horizon): the budget")
+    p.add_argument("--trials", type=int, default=None,
+                   help="finished trials per (model, dataset, horizon) cell: the budget (with or instead of "
+                        "--budget_minutes)")
+    p.add_argument("--budget_minutes", default=None, metavar="M",
+                   help="wall-clock minutes of search per cell (Ray Tune's time budget; with or instead of --trials)")
     p.add_argument("--epochs", type=int, required=True, help="at most this many epochs per trial (ASHA's max_t)")
     p.add_argument("--seeds", nargs="+", type=int, default=[2021, 2022, 2023],
                    help="seeds of the final default-vs-tuned comparison")
@@ -93,12 +100,10 @@ def optuna_distributions(space: dict[str, dict]) -> dict:
     return made
 
 
-def _plan(args: argparse.Namespace, book: RecipeBook) -> list[PlannedRun]:
-    """The default runs of every cell (recipe argv with --epochs, --extra), checked, with their spaces."""
-    if args.trials < 1:
-        raise UserInputError(f"--trials {args.trials}: a budget of at least one trial per model is needed")
-    if args.epochs < 1:
-        raise UserInputError(f"--epochs {args.epochs}: trials need at least one epoch")
+def _plan(args: argparse.Namespace, book: RecipeBook) -> tuple[Budget, list[tuple[PlannedRun, dict]]]:
+    """The budget and the default runs of every cell (recipe argv with --epochs, --extra), checked, each
+    with its search space."""
+    budget = budget_from_args(args.trials, args.budget_minutes, args.epochs)
     runner_args = runner.build_parser().parse_args(
         ["--data", *args.data, "--models", *args.models, "--pred_lens", *map(str, args.pred_lens),
          "--epochs", str(args.epochs), "--num_workers", "0", *(["--root", args.root] if args.root else [])])
@@ -108,8 +113,7 @@ def _plan(args: argparse.Namespace, book: RecipeBook) -> list[PlannedRun]:
     for run in plan:
         if run.error is not None:
             raise UserInputError(f"{run.label}: {run.error}")
-        check_space(run.row.base, space_for(run.row.base, run.argv), run.argv)
-    return plan
+    return budget, [(run, space_for(run.row.base, run.argv)) for run in plan]
 
 
 def trial(config: dict, argv: list[str], threads: int) -> None:
@@ -134,53 +138,68 @@ def trial(config: dict, argv: list[str], threads: int) -> None:
             raise RuntimeError(f"run.py exited with code {proc.returncode}: {' | '.join(tail)}")
 
 
-def _search(run: PlannedRun, args: argparse.Namespace, storage: str) -> dict:
-    """Run the rest of this cell's budget; returns its tuning.json entry."""
+def _search(run: PlannedRun, space: dict, budget: Budget, args: argparse.Namespace, storage: str) -> dict:
+    """Run what is left of this cell's budget; returns its tuning.json entry."""
     import optuna
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
     from ray.tune.search.optuna import OptunaSearch
 
-    space = space_for(run.row.base, run.argv)
     name = study_name(run)
-    done = _finished_trials(storage, name)
-    todo = max(0, args.trials - len(done))
-    start = time.time()
-    epochs_run: list[int] = []
-    if todo:
+    spent = Spent.of_study(_load_study(storage, name), len(_finished_trials(storage, name)))
+    todo, time_left = trials_left(budget, spent), seconds_left(budget, spent)
+    seconds, epochs_run, stopped_by = 0.0, [], "nothing left of the budget"
+    if todo != 0 and time_left != 0:
         ray_dir = Path(args.out) / "ray"
         ray_dir.mkdir(parents=True, exist_ok=True)
         (ray_dir / ".gitignore").write_text("*\n")  # trial logs and pickled searcher state stay out of git
         searcher = OptunaSearch(space=optuna_distributions(space), metric=METRIC, mode="min", study_name=name,
-                                storage=optuna.storages.RDBStorage(storage), seed=args.sampler_seed + len(done))
+                                storage=optuna.storages.RDBStorage(storage), seed=args.sampler_seed + spent.trials)
         trainable = tune.with_resources(tune.with_parameters(trial, argv=run.argv, threads=int(args.cpus_per_run)),
                                         {"cpu": args.cpus_per_run, "gpu": args.gpus_per_run})
         tuner = tune.Tuner(trainable, tune_config=tune.TuneConfig(
-            search_alg=searcher, scheduler=ASHAScheduler(max_t=args.epochs, grace_period=1, time_attr="epoch"),
-            num_samples=todo, metric=METRIC, mode="min"),
+            search_alg=searcher, scheduler=ASHAScheduler(max_t=budget.epochs, grace_period=1, time_attr="epoch"),
+            num_samples=-1 if todo is None else todo, time_budget_s=time_left, metric=METRIC, mode="min"),
             run_config=tune.RunConfig(name=name.replace("|", "_"), storage_path=str(Path(args.out).resolve() / "ray"),
                                       verbose=0))
+        start = time.monotonic()
         epochs_run = [int(r.metrics.get("epoch", 0)) for r in tuner.fit()]
-    study = optuna.load_study(study_name=name, storage=storage)
+        seconds = time.monotonic() - start
+        # Every sample of a trial budget ran, or Ray Tune's time budget ended the search first.
+        stopped_by = "trials" if todo is not None and len(epochs_run) >= todo else "time budget"
+    study = _load_study(storage, name)
     trials = _finished_trials(storage, name)
-    if not trials:
-        raise UserInputError(f"{run.label}: no trial finished; see the trial logs under {args.out}/ray/")
+    if study is None or not trials:
+        raise UserInputError(f"{run.label}: no trial finished within {budget.describe()}; see the trial logs under "
+                             f"{args.out}/ray/ (a larger --budget_minutes leaves time for a trial to end)")
+    spent = spent.plus(len(trials), seconds, epochs_run)
+    spent.record(study)
     best = min(trials, key=lambda t: t.value)
     return {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len, "study": study.study_name,
-            "space": space, "budget_trials": args.trials, "budget_epochs": args.epochs, "trials": len(trials),
-            "epochs_per_trial_this_invocation": epochs_run, "seconds_this_invocation": round(time.time() - start, 1),
-            "best_vali_loss": best.value,
-            "best_params": best.params}
+            "space": space, "budget": {**budget.as_record(), "cpus_per_trial": args.cpus_per_run,
+                                       "gpus_per_trial": args.gpus_per_run},
+            "spent": {"trials": spent.trials, "seconds": round(spent.seconds, 1),
+                      "epochs_per_trial": list(spent.epochs_per_trial)},
+            "this_invocation": {"trials": len(epochs_run), "seconds": round(seconds, 1),
+                                "epochs_per_trial": epochs_run, "stopped_by": stopped_by},
+            "trials": len(trials), "best_vali_loss": best.value, "best_params": best.params}
+
+
+def _load_study(storage: str, name: str):
+    """The study `name` in `storage`, or None when there is none yet."""
+    import optuna
+
+    try:
+        return optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        return None
 
 
 def _finished_trials(storage: str, name: str) -> list:
     import optuna
 
-    try:
-        study = optuna.load_study(study_name=name, storage=storage)
-    except KeyError:
-        return []
-    return [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    study = _load_study(storage, name)
+    return [] if study is None else [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
 
 
 def _tuned_flags(entry: dict) -> str:
@@ -219,7 +238,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     out = Path(args.out)
     storage = args.storage or f"sqlite:///{(out / 'studies.db').resolve()}"
     try:
-        plan = _plan(args, book)
+        budget, plan = _plan(args, book)
         connect(args.address)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -227,12 +246,11 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     out.mkdir(parents=True, exist_ok=True)
     try:
         entries = []
-        for run in plan:
-            logger.info("tune %s: %d trials of at most %d epochs (validation loss only)", run.label, args.trials,
-                        args.epochs)
-            entries.append(_search(run, args, storage))
-            logger.info("  best %s: vali %.4f with %s", run.label, entries[-1]["best_vali_loss"],
-                        _tuned_flags(entries[-1]))
+        for run, space in plan:
+            logger.info("tune %s: %s (validation loss only)", run.label, budget.describe())
+            entries.append(_search(run, space, budget, args, storage))
+            logger.info("  best %s: vali %.4f with %s (stopped by %s)", run.label, entries[-1]["best_vali_loss"],
+                        _tuned_flags(entries[-1]), entries[-1]["this_invocation"]["stopped_by"])
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

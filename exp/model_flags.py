@@ -5,6 +5,11 @@ PatchTST (or OLinear's `--embed_size` given to DLinear) would change nothing wit
 model-specific is data: the flag groups listed in `exp.arguments.MODEL_FLAG_GROUPS`. The model is built from a namespace that records which
 flags its constructor reads; a model-specific flag set away from its default and never read is named in
 one warning line.
+
+This is the one home of "which flags does a model read": `flags_read(args)` builds the model once on the
+meta device and returns the names its constructor read (the equal-budget search spaces of
+`compare.search_spaces` list only those). A shared check's read (`layers.config_checks.peek`, e.g. every
+forecasting model's 0 <= dropout < 1) does not count.
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ import argparse
 import logging
 from collections.abc import Callable
 
+import torch
 import torch.nn as nn
 
 from exp.arguments import model_flag_actions
+from exp.model_registry import MODEL_REGISTRY
+from utils.train_split import TRAIN_SPLIT_ATTR, needs_train_split, synthetic_train_split, with_train_split
 
 logger = logging.getLogger(__name__)
 
@@ -36,13 +44,29 @@ class ReadRecorder(argparse.Namespace):
         object.__setattr__(self, "_names_read", set())
 
     def __getattribute__(self, name: str):
-        if not name.startswith("_"):
+        if not name.startswith("_") and name != "names_read":
             object.__getattribute__(self, "_names_read").add(name)
         return object.__getattribute__(self, name)
 
     @property
     def names_read(self) -> frozenset[str]:
         return frozenset(object.__getattribute__(self, "_names_read"))
+
+
+def flags_read(args: argparse.Namespace) -> frozenset[str]:
+    """The names `MODEL_REGISTRY[args.model](args)` reads, from one build on the meta device (shapes only:
+    no weights are allocated, so an ECL-wide model costs what a tiny one does). A model built from training
+    statistics (`utils.train_split`) gets a synthetic split of enc_in channels when `args` carries none:
+    which flags a constructor reads does not depend on the values of the data. A model that cannot be
+    built here raises its own error (e.g. Mamba without mamba_ssm)."""
+    model_class = MODEL_REGISTRY[args.model]
+    if needs_train_split(model_class) and getattr(args, TRAIN_SPLIT_ATTR, None) is None:
+        rows = max(2048, 4 * (args.seq_len + args.pred_len))
+        args = with_train_split(args, synthetic_train_split(rows=rows, channels=args.enc_in))
+    recorder = ReadRecorder(args)
+    with torch.device("meta"):
+        model_class(recorder)
+    return recorder.names_read
 
 
 def ignored_model_flags(args: argparse.Namespace, names_read: frozenset[str]) -> list[str]:

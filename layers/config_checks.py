@@ -30,18 +30,26 @@ PROB_EVAL_SAMPLING = ("fixed", "global")
 OLINEAR_EMBED_SIZE = 16
 
 
+def peek(configs: argparse.Namespace, name: str):
+    """`configs.<name>` read by a check, which does not count as the model reading the flag
+    (`exp.model_flags.ReadRecorder` records attribute reads only): a check every model runs, such as
+    0 <= dropout < 1, says nothing about whether this model uses the flag."""
+    values = vars(configs)
+    return values[name] if name in values else getattr(configs, name)
+
+
 def check_task(configs: argparse.Namespace, model: str, tasks: Iterable[str] = FORECAST_TASKS) -> None:
     """Reject a `--task_name` the model does not implement (TSLib silently returns None there)."""
     tasks = tuple(tasks)
-    if configs.task_name not in tasks:
+    if peek(configs, "task_name") not in tasks:
         raise UserInputError(
-            f"--task_name {configs.task_name!r} is not supported by {model}; use one of {', '.join(tasks)}")
+            f"--task_name {peek(configs, 'task_name')!r} is not supported by {model}; use one of {', '.join(tasks)}")
 
 
 def check_positive(configs: argparse.Namespace, *names: str) -> None:
     """Require every named flag to be a positive integer (e.g. `--seq_len`, `--pred_len`, `--d_model`)."""
     for name in names:
-        value = getattr(configs, name)
+        value = peek(configs, name)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise UserInputError(f"--{name} {value!r} must be a positive integer")
 
@@ -49,29 +57,31 @@ def check_positive(configs: argparse.Namespace, *names: str) -> None:
 def check_non_negative(configs: argparse.Namespace, *names: str) -> None:
     """Require every named flag to be an integer ≥ 0 (e.g. `--label_len`)."""
     for name in names:
-        value = getattr(configs, name)
+        value = peek(configs, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise UserInputError(f"--{name} {value!r} must be an integer >= 0")
 
 
 def check_dropout(configs: argparse.Namespace) -> None:
     """Require 0 ≤ `--dropout` < 1."""
-    if not 0.0 <= configs.dropout < 1.0:
-        raise UserInputError(f"--dropout {configs.dropout!r} must lie in [0, 1)")
+    dropout = peek(configs, "dropout")
+    if not 0.0 <= dropout < 1.0:
+        raise UserInputError(f"--dropout {dropout!r} must lie in [0, 1)")
 
 
 def check_heads(configs: argparse.Namespace) -> None:
     """Require `--n_heads` > 0 dividing `--d_model` (each head gets d_model / n_heads features)."""
     check_positive(configs, "d_model", "n_heads")
-    if configs.d_model % configs.n_heads != 0:
+    d_model, n_heads = peek(configs, "d_model"), peek(configs, "n_heads")
+    if d_model % n_heads != 0:
         raise UserInputError(
-            f"--d_model {configs.d_model} is not divisible by --n_heads {configs.n_heads}; "
+            f"--d_model {d_model} is not divisible by --n_heads {n_heads}; "
             "choose --d_model as a multiple of --n_heads")
 
 
 def check_choice(configs: argparse.Namespace, name: str, choices: Iterable[str]) -> None:
     """Require the flag `name` to be one of `choices` (e.g. `--embed`, `--activation`)."""
-    _require_choice(name, getattr(configs, name), tuple(choices))
+    _require_choice(name, peek(configs, name), tuple(choices))
 
 
 def read_choice(configs: argparse.Namespace, name: str, choices: Iterable[str]) -> str:

@@ -80,12 +80,16 @@ def _native_kernel_ready() -> bool:
 def prepare_native_kernel(impl: str, head_dim: int | None = None) -> None:
     """Build/load the native kernel ahead of use when `impl` may pick it on this CPU-only machine, so that
     a torch.compile trace, which cannot build it, finds it loaded. Heads too wide for it: an explicit
-    impl="native" raises ValueError here (at construction), impl="auto" logs once that it runs chunked."""
+    impl="native" raises ValueError here (at construction), impl="auto" logs once that it runs chunked.
+    A layer built on the meta device (shapes only, e.g. `exp.model_flags.flags_read`) never runs: nothing
+    is built for it."""
     wide = None if head_dim is None else native_width_problem(head_dim)
     if impl == "native" and wide is not None:
         raise ValueError(f"--caps_impl native: {wide}; use --caps_impl auto or chunked, or more --n_heads")
     if impl == "auto" and wide is not None:
         _log_wide_head_fallback(head_dim)
+        return
+    if torch.get_default_device().type == "meta":
         return
     if impl in ("auto", "native") and native_kernel is not None and not torch.cuda.is_available():
         native_kernel.available()

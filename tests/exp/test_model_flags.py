@@ -10,10 +10,12 @@ import torch.nn as nn
 from exp.model_flags import (
     ReadRecorder,
     build_model_warning_ignored_flags,
+    flags_read,
     ignored_model_flags,
     model_flag_defaults,
 )
 from exp.model_registry import MODEL_REGISTRY
+from utils.train_split import needs_train_split, synthetic_train_split, with_train_split
 
 
 def _warnings(caplog) -> list[str]:
@@ -108,3 +110,26 @@ def test_every_model_flag_a_model_does_not_read_is_named(make_configs, name):
     for flag, default in model_flag_defaults().items():
         named = ignored_model_flags(make_configs(**{flag: _changed(default)}), read)
         assert any(entry.startswith(f"--{flag} ") for entry in named) == (flag not in read), (name, flag)
+
+
+def test_a_flag_read_only_by_a_shared_check_is_not_read(make_configs, caplog):
+    # Every forecasting model checks 0 <= dropout < 1 (layers.config_checks.peek); DLinear has no dropout.
+    configs = make_configs(model="DLinear", dropout=0.3, seq_len=16, pred_len=4)
+    assert "dropout" not in flags_read(configs) and "names_read" not in flags_read(configs)
+    with caplog.at_level(logging.WARNING):
+        build_model_warning_ignored_flags(MODEL_REGISTRY["DLinear"], configs)
+    assert _warnings(caplog) == ["DLinear ignores --dropout 0.3 (flags of other models; drop them)"]
+    assert "dropout" in flags_read(make_configs(model="PatchTST", seq_len=16, pred_len=4))
+
+
+@pytest.mark.parametrize("name", ["DLinear", "PatchTST", "TimeMixer", "Koopa", "OLinear", "CAPS"])
+def test_flags_read_on_the_meta_device_match_a_real_build(make_configs, name):
+    # Reference: the model built for real on the CPU (Koopa and OLinear from the same synthetic split).
+    from tests.models.test_model_contract import tiny_configs
+
+    configs = tiny_configs(make_configs, name, "M")
+    if needs_train_split(MODEL_REGISTRY[name]) and getattr(configs, "train_split", None) is None:
+        configs = with_train_split(configs, synthetic_train_split(rows=2048, channels=configs.enc_in))
+    recorder = ReadRecorder(configs)
+    MODEL_REGISTRY[name](recorder)
+    assert flags_read(configs) == recorder.names_read

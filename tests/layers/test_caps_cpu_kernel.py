@@ -312,3 +312,12 @@ def test_auto_runs_wide_heads_on_the_chunked_kernel_and_logs_once(caplog: pytest
     assert resolve_impl("auto", torch.device("cpu"), head_dim=WIDE // 2) == "chunked"
     layers[0].impl = "chunked"
     assert_close_to_scale(outs[0], layers[0](x), 0.0, "auto vs chunked on wide heads")
+
+
+def test_a_layer_built_on_the_meta_device_loads_no_kernel() -> None:
+    """A shapes-only build (exp.model_flags.flags_read) never runs, so it neither builds nor loads the kernel."""
+    before = native.load.cache_info()
+    with torch.device("meta"):
+        dispatch.prepare_native_kernel("auto", 16)
+        CAPSAttention(d_model=32, n_heads=2)
+    assert native.load.cache_info() == before
