@@ -46,7 +46,7 @@ from compare.seeds import (
     seed_plot_name,
     seed_view,
 )
-from compare.tune_budget import Budget
+from compare.tune_budget import Budget, current_cell
 
 __all__ = ["accuracy_grid", "table_records", "write_tables"]
 
@@ -186,14 +186,15 @@ def tuning_section(path: Path) -> list[str]:
           "| Model | Dataset | H | Tuning budget | Per trial | Trials spent | Seconds spent | Epochs per trial "
           "(last invocation) | Last invocation stopped by | Best validation loss | Chosen flags |",
           "|---|---|---:|---|---|---:|---:|---|---|---:|---|"]
-    for c in cells:
+    for c in map(current_cell, cells):
         flags = " ".join(f"--{k} {v:.4g}" if isinstance(v, float) else f"--{k} {v}"
                          for k, v in sorted(c["best_params"].items()))
         budget, spent, last = c["budget"], c["spent"], c["this_invocation"]
         epochs = ", ".join(map(str, last["epochs_per_trial"])) or "—"
+        resources = ("— (not recorded)" if budget["cpus_per_trial"] is None else
+                     f"{budget['cpus_per_trial']:g} CPU, {budget['gpus_per_trial']:g} GPU")
         md.append(f"| {c['row']} | {c['dataset']} | {c['pred_len']} | {Budget.from_record(budget).describe()} | "
-                  f"{budget['cpus_per_trial']:g} CPU, "
-                  f"{budget['gpus_per_trial']:g} GPU | {spent['trials']} | {spent['seconds']:.0f} | {epochs} | "
+                  f"{resources} | {spent['trials']} | {spent['seconds']:.0f} | {epochs} | "
                   f"{last['stopped_by']} | {c['best_vali_loss']:.4f} | `{flags}` |")
     return [*md, ""]
 

@@ -115,3 +115,19 @@ def budget_from_args(trials: int | None, budget_minutes: str | None, epochs: int
         raise UserInputError(f"--epochs {epochs}: trials need at least one epoch")
     seconds = None if budget_minutes is None else 60.0 * _positive_minutes(budget_minutes)
     return Budget(trials, seconds, epochs)
+
+
+def current_cell(cell: dict) -> dict:
+    """A tuning.json cell in the current layout (`budget`, `spent`, `this_invocation`). Cells written before
+    `--budget_minutes` existed (`budget_trials`, `budget_epochs`, `*_this_invocation`) had a trial budget only,
+    no recorded resources per trial, and one invocation; they are read as such."""
+    if "budget" in cell:
+        return cell
+    epochs = list(cell["epochs_per_trial_this_invocation"])
+    seconds = cell["seconds_this_invocation"]
+    return {**cell,
+            "budget": {"trials": cell["budget_trials"], "minutes": None, "epochs_per_trial": cell["budget_epochs"],
+                       "cpus_per_trial": None, "gpus_per_trial": None},
+            "spent": {"trials": cell["trials"], "seconds": seconds, "epochs_per_trial": epochs},
+            "this_invocation": {"trials": len(epochs), "seconds": seconds, "epochs_per_trial": epochs,
+                                "stopped_by": "trials" if cell["trials"] >= cell["budget_trials"] else "—"}}

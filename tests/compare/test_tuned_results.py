@@ -51,3 +51,12 @@ def test_the_tuned_rows_trained_the_best_trials_flags(tuning):
             r["config"][name] == pytest.approx(value, rel=1e-5) for name, value in cell["best_params"].items())]
         assert sorted(r["seed"] for r in tuned) == [2021, 2022, 2023]
         assert all(r["protocol"] == "strict" and r["mse"] == r["mse"] for r in tuned)
+
+
+def test_todays_report_reads_the_first_layout_of_tuning_json():
+    """tuning.json written before --budget_minutes still renders the Tuning budget section."""
+    from compare.forecast_tables import tuning_section
+
+    section = "\n".join(tuning_section(FOLDER / TUNING_FILE))
+    for row in ("DLinear", "PatchTST", "CAPS"):
+        assert f"| {row} | ETTh1 | 96 | 4 trials × ≤ 1 epochs | — (not recorded) | 4 |" in section
