@@ -125,8 +125,8 @@ def test_the_tune_command_plans(dataset):
     (command,) = commands_of("compare tune")
     words = shlex.split(command)
     args = tune.build_parser().parse_args([*words[words.index("tune") + 1:], "--root", str(dataset)])
-    planned = tune._plan(args, RECIPES)
-    assert {run.row.name for run in planned} == set(args.models)
+    budget, planned = tune._plan(args, RECIPES)
+    assert budget.trials == args.trials and {run.row.name for run, _space in planned} == set(args.models)
 
 
 def test_the_predict_command_writes_its_forecast(tmp_path):
@@ -154,8 +154,9 @@ def test_the_explain_command_writes_its_figures(dataset):
     ett = dataset / "ETT-small"
     argv = ["--task_name", "long_term_forecast", "--is_training", "1", "--model_id", "readme", "--model", "CAPS",
             "--data", "ETTh1", "--root_path", str(ett), "--data_path", "ETTh1.csv", "--features", "M",
-            "--seq_len", "96", "--label_len", "48", "--pred_len", "96", "--enc_in", "7", "--dec_in", "7",
-            "--c_out", "7", "--d_model", "16", "--n_heads", "2", "--e_layers", "1", "--num_workers", "0",
+            "--seq_len", "24", "--label_len", "12", "--pred_len", "24", "--enc_in", "7", "--dec_in", "7",
+            "--c_out", "7", "--d_model", "8", "--n_heads", "2", "--e_layers", "1", "--num_workers", "0",
+            "--caps_impl", "chunked",  # a tiny untrained CAPS: no native-kernel build in a fresh environment
             "--checkpoints", str(tmp_path / "checkpoints")]
     folder = checkpoint_folder(argv)
     # A finished run's last.pth (the flags explain rebuilds the model from), as exp's mark_complete writes it.
