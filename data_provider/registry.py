@@ -255,17 +255,10 @@ def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
     return paths
 
 
-@dataclass(frozen=True)
-class AnomalyCSVInfo:
-    """A labelled series registered in the custom anomaly format (`--data <name>`, data_provider/anomaly_csv.py):
-    its file under the dataset root (`DATASETS[name].relpath`: fetched by ``python -m data_provider.fetch <name>``),
-    the fixed share of rows that trains (the first int(train_ratio · rows)), its channels, rows and anomalous rows."""
+class RegisteredFile:
+    """Where a set registered in DATASETS (by its `name`) lies under the dataset root."""
 
     name: str
-    train_ratio: float
-    channels: int
-    rows: int
-    anomalies: int
 
     @property
     def relpath(self) -> str:
@@ -279,6 +272,19 @@ class AnomalyCSVInfo:
     @property
     def file(self) -> str:
         return PurePosixPath(self.relpath).name
+
+
+@dataclass(frozen=True)
+class AnomalyCSVInfo(RegisteredFile):
+    """A labelled series registered in the custom anomaly format (`--data <name>`, data_provider/anomaly_csv.py):
+    its file under the dataset root (`DATASETS[name].relpath`: fetched by ``python -m data_provider.fetch <name>``),
+    the fixed share of rows that trains (the first int(train_ratio · rows)), its channels, rows and anomalous rows."""
+
+    name: str
+    train_ratio: float
+    channels: int
+    rows: int
+    anomalies: int
 
 
 #: Both sets are one univariate series with a `label` column (sktime's copies; every anomaly lies in the test
@@ -307,7 +313,7 @@ def anomaly_csv_file(name: str, root_path: str | Path) -> Path:
 
 
 @dataclass(frozen=True)
-class ShortTermSetInfo:
+class ShortTermSetInfo(RegisteredFile):
     """A real short-term forecasting set in a custom format (data_provider/short_term_files.py): its file under the
     dataset root (`DATASETS[name].relpath`), the `--data` format, its horizon (--pred_len), seasonality
     (--seasonality) and the length of each series."""
@@ -317,18 +323,6 @@ class ShortTermSetInfo:
     horizon: int
     seasonality: int
     lengths: dict[str, int]
-
-    @property
-    def relpath(self) -> str:
-        return DATASETS[self.name].relpath
-
-    @property
-    def folder(self) -> str:
-        return str(PurePosixPath(self.relpath).parent)
-
-    @property
-    def file(self) -> str:
-        return PurePosixPath(self.relpath).name
 
 
 #: sktime_monthly: the three monthly series sktime ships that are positive, not intermittent and at least 3 years
