@@ -251,7 +251,7 @@ def _task_points(task_book: TaskBook, task: str, row: Row, dataset: str, args: a
                  ) -> dict[float | int, int]:
     """{axis point: recipe block} of `row` on `dataset` ({} when its model has no recipe for it: the run is
     planned with that error on its first requested point)."""
-    if dataset not in task_book.recipe(task, row.base).per_dataset:
+    if not task_book.has_recipe(task, row.base, dataset):
         first = (args.mask_rates or MASK_RATES)[0] if task == "imputation" else 0
         return {first: -1}
     return dict(axis_points(task, task_book, row.base, dataset, args.mask_rates, args.blocks))

@@ -3,6 +3,11 @@ short-term forecasting): a task recipe holds a model's flags in script order, pe
 one dataset runs several blocks, one entry per block (a mask rate, a width), each replacing values in place.
 Runners read it with `TASK_RECIPES.argv(task, model, dataset, block)` (`compare.recipes`); the tables are
 data (`compare.recipe_data.task_datasets`, `compare.recipe_data.task_models`).
+
+A set TSLib's scripts never run (the real labelled series the packages ship: Yahoo, MITDB, sktime_monthly) *stands
+in* for one of TSLib's: every model with a block on that dataset runs the same block on the set, with the set's own
+data flags (`TaskData.flags`: its format, file, horizon, a window that fits its splits) in place. Such sets have
+no generated scripts; `python -m compare ... --dry-run` prints their run.py commands.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ class TaskData:
     folder: str  # scripts/<task>/<folder>/ ("" for the task folder itself)
     file: str  # TSLib's script name, "{model}" filled
     fetch: str = ""  # `python -m data_provider.fetch NAME`; "" when it cannot be fetched
+    stands_in: str = ""  # a set outside TSLib's scripts: the TSLib dataset whose block each model runs on it
+    flags: Flags = field(default_factory=dict)  # the set's own run.py flags, replacing (or added to) the block's
 
 
 @dataclass(frozen=True)
@@ -67,8 +74,17 @@ class TaskBook:
         return recipes[model]
 
     def model_datasets(self, task: str, model: str) -> list[str]:
-        """The datasets `model` runs `task` on, in script order."""
+        """The datasets of `model`'s `task` scripts, in script order (the stand-in sets not included)."""
         return list(self.recipe(task, model).per_dataset)
+
+    def recipe_dataset(self, task: str, dataset: str) -> str:
+        """The dataset whose blocks a run on `dataset` takes: its `stands_in`, else itself."""
+        data = self.datasets[self.task(task)].get(dataset)
+        return data.stands_in if data is not None and data.stands_in else dataset
+
+    def has_recipe(self, task: str, model: str, dataset: str) -> bool:
+        """Whether `model` has a `task` block for `dataset` (for a stand-in set: for the dataset it stands in for)."""
+        return self.recipe_dataset(task, dataset) in self.recipe(task, model).per_dataset
 
     def _default_blocks(self, task: str) -> tuple[Flags, ...]:
         return tuple({"mask_rate": rate} for rate in MASK_RATES) if task == "imputation" else ({},)
@@ -76,33 +92,39 @@ class TaskBook:
     def blocks(self, task: str, model: str, dataset: str) -> int:
         """How many blocks `model` runs on `dataset` (imputation: one per mask rate)."""
         recipe = self.recipe(task, model)
-        return len(recipe.per_block.get(dataset, self._default_blocks(task)))
+        return len(recipe.per_block.get(self.recipe_dataset(task, dataset), self._default_blocks(task)))
 
     def script(self, task: str, model: str, dataset: str) -> str:
-        """The generated script holding `model`'s `task` blocks on `dataset`, relative to the repository root."""
+        """The generated script holding `model`'s `task` blocks on `dataset`, relative to the repository root ("" for
+        a stand-in set, which has none)."""
         recipe, data = self.recipe(task, model), self.datasets[task][dataset]
+        if data.stands_in:
+            return ""
         if recipe.file:
             return f"scripts/{task}/{recipe.file}"
         return "/".join(p for p in ("scripts", task, data.folder, data.file.format(model=model, name=data.name)) if p)
 
     def flags(self, task: str, model: str, dataset: str, block: int = 0) -> Flags:
-        """The ordered run.py flags of one block."""
-        recipe = self.recipe(task, model)
-        if dataset not in recipe.per_dataset:
-            raise UserInputError(f"{model} has no {task} recipe for {dataset}; it has "
+        """The ordered run.py flags of one block (on a stand-in set: the block of the dataset it stands in for, with
+        the set's own flags in place, a flag the block lacks appended)."""
+        recipe, source = self.recipe(task, model), self.recipe_dataset(task, dataset)
+        if source not in recipe.per_dataset:
+            stand_in = f" (which {dataset} stands in for)" if source != dataset else ""
+            raise UserInputError(f"{model} has no {task} recipe for {source}{stand_in}; it has "
                                  f"{', '.join(recipe.per_dataset)}")
         n = self.blocks(task, model, dataset)
         if not 0 <= block < n:
             raise UserInputError(f"{model} {task} on {dataset} has blocks 0..{n - 1}, not {block}")
         defaults = self._default_blocks(task)
-        layers = [recipe.per_dataset[dataset], defaults[block] if block < len(defaults) else {},
-                  recipe.per_block.get(dataset, ({},) * n)[block]]
+        layers = [recipe.per_dataset[source], defaults[block] if block < len(defaults) else {},
+                  recipe.per_block.get(source, ({},) * n)[block]]
         flags = dict(recipe.flags)
         for layer in layers:
             for flag, value in layer.items():
                 if flag not in flags:
                     raise ValueError(f"{model} {task} on {dataset}: --{flag} is not among the recipe's flags")
                 flags[flag] = value
+        flags.update(self.datasets[task][dataset].flags)
         fields = {**self.datasets[task][dataset].fields, "model": model, "mask_rate": flags.get("mask_rate")}
         filled: Flags = {}
         for flag, value in flags.items():
@@ -122,6 +144,6 @@ class TaskBook:
         return argv
 
     def every_block(self, task: str | None = None) -> list[tuple[str, str, str, int]]:
-        """Every (task, model, dataset, block), in table order."""
+        """Every (task, model, dataset, block) of the scripts, in table order (the stand-in sets not included)."""
         return [(t, m, d, b) for t in ([self.task(task)] if task else self.recipes) for m in self.recipes[t]
                 for d in self.recipes[t][m].per_dataset for b in range(self.blocks(t, m, d))]

@@ -1,7 +1,7 @@
 """The table lines of a comparison of another task (imputation, anomaly detection, classification,
 short-term forecasting): one per (dataset, axis point of the task), holding per metric each row's per-seed
-values, plus the derived lines: a dataset's average over the mask rates (imputation) and M4's summary lines
-Others and Average (SMAPE and MASE weighted by each group's number of series as TSLib's summary,
+values, plus the derived lines: a dataset's average over the mask rates (imputation) and, when M4 groups are
+compared, M4's summary lines Others and Average (SMAPE and MASE weighted by each group's number of series as TSLib's summary,
 `utils.m4_summary.summarize_groups`; OWA as run.py's M4 summary recorded it).
 """
 
@@ -105,7 +105,7 @@ def task_lines(runs: list[TaskRun], rows: list[str], datasets: list[str], spec: 
         lines += mine
         if spec.average and mine:
             lines.append(_average_line(dataset, mine, rows, spec))
-    if spec.name == "short_term_forecast":
+    if spec.name == "short_term_forecast" and any(d in M4_GROUPS for d in datasets):
         summary, owa = _m4_summary_lines(runs, rows, spec)
         for line in lines:
             if line.dataset in owa:
@@ -115,9 +115,11 @@ def task_lines(runs: list[TaskRun], rows: list[str], datasets: list[str], spec: 
 
 
 def ranked_lines(lines: list[Line], spec: TaskSpec) -> list[Line]:
-    """The lines ranks are taken on: the dataset averages (imputation), M4's Average, else every line."""
+    """The lines ranks are taken on: the dataset averages (imputation), M4's Average in place of its groups and
+    every other set's line (short-term), else every line."""
     if spec.average:
         return [line for line in lines if line.point == AVG]
     if spec.name == "short_term_forecast":
-        return [line for line in lines if line.point == "Average"]
+        return [line for line in lines if line.point == "Average"
+                or (not line.derived and line.dataset not in M4_GROUPS)]
     return lines

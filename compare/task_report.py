@@ -13,7 +13,8 @@ of "best":
 - short-term forecasting: SMAPE and MASE per M4 group, and TSLib's summary lines Others (Weekly, Daily,
   Hourly) and Average, weighted by each group's number of series (`utils.m4_summary.summarize_groups`);
   OWA (Naive2 as reference) on Yearly, Quarterly, Monthly, Others and Average from the summary run.py
-  records once all six groups exist (lower is better).
+  records once all six groups exist; on another set (sktime_monthly) SMAPE, MASE and the OWA its record
+  carries (Naive2 from the same training series), one line per set (lower is better).
 
 As in the forecasting report: **bold** best, _underline_ second per line and metric at 3 decimals, the
 average rank and first-place count per row; with several seeds mean ± sd, marks tested with Welch's
@@ -60,6 +61,7 @@ from compare.seeds import focus_rows, seed_cell_text, task_seed_section
 from compare.task_lines import Line, line_means, ranked_lines, runs_by_seed, task_lines
 from compare.tasks import TASK_SPECS, Metric, TaskSpec
 from utils.errors import UserInputError
+from utils.m4_summary import M4_GROUPS
 
 __all__ = ["plot_headline", "write_task_report", "write_task_tables"]
 
@@ -113,10 +115,10 @@ def _task_grids(lines: list[Line], rows: list[str], spec: TaskSpec, marks: Marks
     return md, untested, frames
 
 
-def _legend(spec: TaskSpec, seeded: bool, common_n: int, untested: bool) -> str:
-    """What the cells, marks and summary columns of the task's tables mean."""
+def _legend(spec: TaskSpec, seeded: bool, common_n: int, untested: bool, m4: bool = False) -> str:
+    """What the cells, marks and summary columns of the task's tables mean (m4: M4 groups are compared)."""
     ranked_on = ("the dataset averages over the mask rates" if spec.average else
-                 "the Average line" if spec.name == "short_term_forecast" else "every line")
+                 "M4's Average line and every other set's line" if m4 else "every line")
     if seeded:
         text = (f"Cells: mean ± sample standard deviation over n = {common_n} seeds (a cell with another number shows "
                 "(n=k)). **Bold**: the best mean, apart from every other row by Welch's t-test over the seeds "
@@ -129,7 +131,7 @@ def _legend(spec: TaskSpec, seeded: bool, common_n: int, untested: bool) -> str:
              "the model is bold.")
     if spec.average:
         text += f" *{AVG}*: mean over the dataset's mask rates (only when the model has all of them)."
-    if spec.name == "short_term_forecast":
+    if m4:
         text += (" *Others*: Weekly, Daily and Hourly, *Average*: all six groups, weighted by their number of "
                  "series (TSLib's summary); OWA (Naive2 = 1) as run.py's M4 summary recorded it once all six "
                  "groups had run.")
@@ -195,7 +197,8 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     grids, untested, frames = _task_grids(lines, rows, spec, marks, seeded, common_n, tall)
     md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", "",
           protocol_header([(r.row, r.argv) for r in runs], spec.name), *grids, "",
-          _legend(spec, seeded, common_n, untested)]
+          _legend(spec, seeded, common_n, untested, spec.name == "short_term_forecast"
+                  and any(d in M4_GROUPS for d in datasets))]
     md += ["", "No `efficiency.md` for this task: `compare.efficiency` measures forecasting train steps. No forecast "
            "plots either; the headline metric is drawn per dataset in "
            f"`{spec.headline.key}_by_dataset.png`.", ""]

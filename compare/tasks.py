@@ -22,7 +22,14 @@ from pathlib import Path
 
 from compare.recipes import MASK_RATES, TaskBook
 from data_provider.m4 import missing_m4_files
-from data_provider.registry import ANOMALY_DATASETS, UEA_DATASETS, anomaly_files
+from data_provider.registry import (
+    ANOMALY_CSV_DATASETS,
+    ANOMALY_DATASETS,
+    SHORT_TERM_SETS,
+    UEA_DATASETS,
+    anomaly_csv_file,
+    anomaly_files,
+)
 from utils.errors import UserInputError
 
 __all__ = [
@@ -94,7 +101,7 @@ TASK_SPECS: dict[str, TaskSpec] = {
         ("Classification accuracy (higher is better) and macro F1",
          (Metric("accuracy", "Acc", **_ACC), Metric("macro_f1", "Macro F1", **_ACC))),)),
     "short_term_forecast": TaskSpec("short_term_forecast", "block", "Block", (
-        ("M4 short-term forecasting (SMAPE, MASE, OWA; lower is better)",
+        ("Short-term forecasting (SMAPE, MASE, OWA against Naive2; lower is better)",
          (Metric("smape", "SMAPE"), Metric("mase", "MASE"), Metric("owa", "OWA"))),)),
 }
 
@@ -133,14 +140,15 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
     fetch: the registry name of `python -m data_provider.fetch` ("" when it cannot be fetched)."""
     root = Path(root_path)
     where = "pass --root DIR (a folder laid out like ./dataset)"
-    if task == "imputation":
+    if task == "imputation" or (task == "short_term_forecast" and dataset in SHORT_TERM_SETS):
         missing = [] if (root / str(data_path)).is_file() else [str(root / str(data_path))]
         hint = f"run `python -m data_provider.fetch {fetch} --root ./dataset` from the repository root, or {where}"
     elif task == "anomaly_detection":
+        registered = ANOMALY_CSV_DATASETS.get(dataset)
         try:
-            anomaly_files(dataset, root)
+            anomaly_csv_file(dataset, root) if registered else anomaly_files(dataset, root)
         except UserInputError as err:
-            folder = ANOMALY_DATASETS[dataset].folder
+            folder = (registered or ANOMALY_DATASETS[dataset]).folder
             raise UserInputError(f"{err} (or pass --root DIR holding {folder}/)") from None
         return
     elif task == "classification":

@@ -254,4 +254,4 @@ TASK_TABLES = {"imputation": _table(IMPUTATION), "anomaly_detection": _table(ANO
 for _task, _file in (("imputation", "CAPS.sh"), ("anomaly_detection", "CAPS.sh"), ("classification", "CAPS.sh"),
                      ("short_term_forecast", "CAPS_M4.sh")):
     TASK_TABLES[_task]["CAPS"] = _caps(_task, TASK_TABLES[_task]["iTransformer"],
-                                       tuple(TASK_DATASETS[_task]), _file)
+                                       tuple(n for n, d in TASK_DATASETS[_task].items() if not d.stands_in), _file)

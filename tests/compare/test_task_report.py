@@ -110,6 +110,18 @@ def test_m4_pools_the_groups_by_their_series_and_takes_owa_from_the_summary(tmp_
     assert table_line(text, "| Avg rank |") == "| Avg rank | | 1.0 | 1.0 | 1.0 | 2.0 | 2.0 | 2.0 |"
 
 
+def test_a_short_term_set_outside_m4_is_a_ranked_line_of_its_own_without_m4s_summary(tmp_path):
+    runs = [("A", "sktime_monthly", 0, None, {"smape": 12.0, "mape": 1.0, "mase": 1.5, "owa": 0.9, "series": 3}),
+            ("B", "sktime_monthly", 0, None, {"smape": 10.0, "mape": 1.0, "mase": 1.8, "owa": 0.95, "series": 3})]
+    write_comparison(tmp_path, "short_term_forecast", runs, ["A", "B"])
+    report.write_report(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert table_line(text, "| sktime_monthly | 0 |") == (
+        "| sktime_monthly | 0 | _12.000_ | **1.500** | **0.900** | **10.000** | _1.800_ | _0.950_ |")
+    assert "| M4 |" not in text and "*Others*" not in text
+    assert table_line(text, "| Avg rank |") == "| Avg rank | | 2.0 | 1.0 | 1.0 | 1.0 | 2.0 | 2.0 |"
+
+
 def test_m4_rows_of_one_model_keep_their_own_owa(tmp_path):
     """Rows of one model (a variant) write separate m4_results folders, so each gets its own OWA."""
     runs = [(row, g, 0, None, {**m4_record(10.0, 1.0, 1, {"owa": {"Average": owa}} if g == "Hourly" else None),

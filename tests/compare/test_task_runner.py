@@ -21,14 +21,15 @@ from tests.data_provider.uea_files import toy_dataset
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory) -> Path:
-    """A dataset root with the files planning checks: ETTh1, MSL, SWaT, M4 (empty stand-ins) and a small
-    generated JapaneseVowels (planning reads its series lengths)."""
+    """A dataset root with the files planning checks: ETTh1, MSL, SWaT, M4, Yahoo, sktime_monthly (empty files)
+    and a small generated JapaneseVowels (planning reads its series lengths)."""
     root = tmp_path_factory.mktemp("task_data")
     (root / "ETT-small").mkdir()
     (root / "ETT-small" / "ETTh1.csv").write_text("date,OT\n")
     for folder, files in (("MSL", ("MSL_train.npy", "MSL_test.npy", "MSL_test_label.npy")),
                           ("SWaT", ("swat_train2.csv", "swat2.csv")),
-                          ("m4", ("M4-info.csv", *M4_SERIES_FILES))):
+                          ("m4", ("M4-info.csv", *M4_SERIES_FILES)), ("Yahoo", ("yahoo.csv",)),
+                          ("sktime_monthly", ("sktime_monthly.csv",))):
         (root / folder).mkdir()
         for name in files:
             (root / folder / name).write_text("")
@@ -52,7 +53,9 @@ def flag(argv: list[str], name: str) -> str:
     ("anomaly_detection", "MSL", "TimesNet", 0),
     ("classification", "JapaneseVowels", "iTransformer", 0),
     ("short_term_forecast", "Monthly", "DLinear", 0),
-], ids=["imputation", "anomaly", "classification", "m4"])
+    ("anomaly_detection", "Yahoo", "CAPS", 0),
+    ("short_term_forecast", "sktime_monthly", "iTransformer", 0),
+], ids=["imputation", "anomaly", "classification", "m4", "real-anomaly", "real-short-term"])
 def test_a_task_run_is_its_block_plus_the_overrides(data_root, task, dataset, model, block):
     extra = ["--mask_rates", str(MASK_RATES[block])] if task == "imputation" else []
     (run,) = plan(data_root, task, [dataset], [model], "--epochs", "1", "--patience", "2", *extra)
@@ -106,7 +109,10 @@ def test_seeds_and_variants_get_distinct_settings(data_root):
     ("anomaly_detection", "PSM", "TimesNet", "PSM cannot be downloaded automatically: copy train.csv"),
     ("classification", "Heartbeat", "DLinear", "Heartbeat cannot be fetched here: copy Heartbeat_TRAIN.ts"),
     ("short_term_forecast", "Monthly", "TimesNet", "python -m data_provider.fetch m4 --root ./dataset"),
-], ids=["imputation", "anomaly", "classification", "m4"])
+    ("anomaly_detection", "MITDB", "DLinear", "python -m data_provider.fetch MITDB --root ./dataset"),
+    ("short_term_forecast", "sktime_monthly", "DLinear",
+     "sktime_monthly.csv missing: run `python -m data_provider.fetch sktime_monthly --root ./dataset`"),
+], ids=["imputation", "anomaly", "classification", "m4", "real-anomaly", "real-short-term"])
 def test_missing_data_is_a_one_line_error_with_the_hint(tmp_path, task, dataset, model, message):
     (run,) = plan(tmp_path, task, [dataset], [model], *(["--mask_rates", "0.5"] if task == "imputation" else []))
     assert run.error is not None and "\n" not in run.error and message in run.error, run.error
@@ -136,6 +142,19 @@ def invoke(argv: list[str]) -> tuple[int, str]:
 def test_misused_flags_are_usage_errors(data_root, tmp_path, capsys, argv, message):
     assert runner.main([*argv, "--root", str(data_root), "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.strip().startswith(message)
+
+
+def test_a_real_set_runs_the_block_of_the_set_it_stands_in_for_with_its_own_data_flags(data_root):
+    """Yahoo runs each model's MSL block with its own file and a window its 80 validation rows hold; sktime_monthly
+    the M4 Monthly block as a long CSV with its horizon and seasonality, no M4 pattern."""
+    yahoo, msl = (plan(data_root, "anomaly_detection", [d], ["TimesNet"])[0] for d in ("Yahoo", "MSL"))
+    assert (flag(yahoo.argv, "--data"), flag(yahoo.argv, "--seq_len"), flag(msl.argv, "--seq_len")) == (
+        "Yahoo", "50", "100")
+    assert flag(yahoo.argv, "--d_model") == flag(msl.argv, "--d_model") == "8" and yahoo.recipe.script == ""
+    short = plan(data_root, "short_term_forecast", ["sktime_monthly"], ["TimesNet"], "--seeds", "3")[0]
+    assert [flag(short.argv, f) for f in ("--data", "--data_path", "--pred_len", "--seasonality", "--model_id")] == [
+        "short_term_csv", "sktime_monthly.csv", "12", "12", "sktime_monthly_s3"]
+    assert "--seasonal_patterns" not in short.argv and "_sl24_ll12_pl12_" in short.settings[0]
 
 
 def test_a_model_without_a_recipe_for_the_dataset_cannot_run(data_root):

@@ -12,9 +12,17 @@ import pytest
 
 import run
 from compare import scripts
+from compare.recipe_book import DEFAULT
 from compare.recipes import CAPS_TASK_ARCHITECTURE, NOT_READ_BY_CAPS, TASK_RECIPES, TASKS
 from compare.run_args import flag_value, parse_run_args
-from data_provider.registry import ANOMALY_DATASETS, DATASET_GROUPS, UEA_DATASETS
+from data_provider.registry import (
+    ANOMALY_CSV_DATASETS,
+    ANOMALY_DATASETS,
+    DATASET_GROUPS,
+    DATASETS,
+    SHORT_TERM_SETS,
+    UEA_DATASETS,
+)
 from exp.arguments import make_setting, validate_args
 from exp.model_registry import MODEL_REGISTRY
 from tests.anomaly_files import write_anomaly_files
@@ -72,9 +80,10 @@ def test_scripts_are_named_as_tslib_names_them(task, model, dataset, script):
 
 
 def test_task_datasets_take_the_data_registry_names():
-    assert list(TASK_RECIPES.datasets["anomaly_detection"]) == list(ANOMALY_DATASETS)
+    assert list(TASK_RECIPES.datasets["anomaly_detection"]) == [*ANOMALY_DATASETS, *ANOMALY_CSV_DATASETS]
     assert list(TASK_RECIPES.datasets["classification"]) == [n for n in UEA_DATASETS if n != "BasicMotions"]
-    assert {d.fetch for d in TASK_RECIPES.datasets["short_term_forecast"].values()} == {"m4"} <= set(DATASET_GROUPS)
+    assert {d.fetch for d in TASK_RECIPES.datasets["short_term_forecast"].values()} == {"m4", *SHORT_TERM_SETS}
+    assert "m4" in DATASET_GROUPS and all(name in DATASETS for name in (*ANOMALY_CSV_DATASETS, *SHORT_TERM_SETS))
     assert TASK_RECIPES.datasets["anomaly_detection"]["SWAT"].fields["root_path"] == "./dataset/SWaT"
 
 
@@ -97,7 +106,8 @@ def test_caps_runs_every_dataset_with_the_iTransformer_loop_and_its_own_architec
     architecture in place of iTransformer's widths, the flags CAPS does not read left at run.py's defaults."""
     defaults = vars(parse_run_args(["--task_name", task, "--is_training", "1", "--model_id", "x", "--model", "CAPS",
                                     "--data", "ETTh1"]))
-    assert TASK_RECIPES.model_datasets(task, "CAPS") == list(TASK_RECIPES.datasets[task])
+    assert TASK_RECIPES.model_datasets(task, "CAPS") == [n for n, d in TASK_RECIPES.datasets[task].items()
+                                                         if not d.stands_in]
     covered = TASK_RECIPES.model_datasets(task, "iTransformer")
     for dataset in TASK_RECIPES.model_datasets(task, "CAPS"):
         for block in range(TASK_RECIPES.blocks(task, "CAPS", dataset)):
@@ -115,6 +125,27 @@ def test_caps_runs_every_dataset_with_the_iTransformer_loop_and_its_own_architec
             assert differ <= {"model_id", "root_path", "data_path", "data", "enc_in", "dec_in", "c_out",
                               "seasonal_patterns"}, (dataset, differ)
     assert "--caps_direction auto" in GENERATED[TASK_RECIPES.script(task, "CAPS", covered[0])]
+
+
+STAND_INS = [(task, name) for task in TASKS for name, data in TASK_RECIPES.datasets[task].items() if data.stands_in]
+
+
+@pytest.mark.parametrize(("task", "dataset"), STAND_INS, ids=[d for _, d in STAND_INS])
+def test_a_real_set_takes_every_models_block_of_its_stand_in_with_only_its_data_flags_changed(task, dataset):
+    """Every model with a block on the dataset a real set stands in for runs that block on the set, passing
+    run.py's checks; only the set's own flags (`TaskData.flags`) and the data placeholders differ; no script."""
+    data = TASK_RECIPES.datasets[task][dataset]
+    models = [m for m in TASK_RECIPES.models(task) if TASK_RECIPES.has_recipe(task, m, dataset)]
+    assert models == [m for m in TASK_RECIPES.models(task) if data.stands_in in TASK_RECIPES.model_datasets(task, m)]
+    assert len(models) >= 4 and data.fetch == dataset and not any(f"/{dataset}" in path for path in GENERATED)
+    for model in models:
+        ours = vars(parse_run_args(TASK_RECIPES.argv(task, model, dataset)))
+        validate_args(parse_run_args(TASK_RECIPES.argv(task, model, dataset)))
+        theirs = vars(parse_run_args(TASK_RECIPES.argv(task, model, data.stands_in)))
+        differ = {k for k in ours if ours[k] != theirs[k]}
+        assert differ <= {*data.flags, "root_path", "model_id", "data", "enc_in", "dec_in", "c_out"}, (model, differ)
+        assert all(ours[k] == v for k, v in data.flags.items() if v != DEFAULT), model
+        assert TASK_RECIPES.script(task, model, dataset) == ""
 
 
 @pytest.mark.parametrize(
