@@ -4,7 +4,8 @@ Loader settings, per split: shuffle for train and val (not test); drop_last Fals
 test window is scored (the Informer-era drop_last=True silently dropped up to batch_size−1 windows);
 batch_size = --batch_size for all splits. Workers: ``min(--num_workers, os.cpu_count())`` because
 TSLib's default of 10 oversubscribes small machines and the extra processes only cost start-up time;
-they are kept alive between epochs (persistent_workers) when there are any.
+they are kept alive between epochs (persistent_workers) when there are any, and leave SIGTERM/SIGINT to the main
+process (a signal to the process group stops the run in one line, not with a killed-worker stack trace).
 
 The experiment builds datasets with `build_dataset` and passes `make_loader` its own sampler (exp/samplers.py): a resumable, distributable shuffle for train
 and contiguous shards for val/test. Such loaders also get a private `torch.Generator`, so creating an
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
@@ -98,6 +100,15 @@ def build_dataset(args: argparse.Namespace, flag: str) -> WindowDataset:
     return dataset
 
 
+def leave_stop_signals_to_the_main_process(worker_id: int) -> None:
+    """A DataLoader worker's start: ignore SIGTERM and SIGINT. A signal to the whole process group (Ctrl-C,
+    `timeout`, a cluster scheduler) then reaches the main process alone, which stops through its saved-state path
+    (exp/training_guards.py) and ends its workers, instead of failing the pass on a killed worker with a stack
+    trace. A worker still exits when the main process dies (PyTorch's workers watch their parent)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def make_loader(args: argparse.Namespace, dataset: Dataset, flag: str, sampler: Sampler | None = None,
                 seed: int | None = None) -> DataLoader:
     """DataLoader over `dataset`; `sampler` replaces TSLib's shuffle setting (see the module docstring).
@@ -116,6 +127,7 @@ def make_loader(args: argparse.Namespace, dataset: Dataset, flag: str, sampler: 
         num_workers=workers,
         drop_last=False,
         persistent_workers=workers > 0,
+        worker_init_fn=leave_stop_signals_to_the_main_process if workers > 0 else None,
         # A dataset whose samples need batching of their own (variable-length series) provides it.
         collate_fn=getattr(dataset, "collate_fn", None),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,8 @@ from compare.efficiency import TensorMemoryTracker
 from compare.plots import series_of
 from compare.provenance import production_notes
 from compare.report import Cell, load_runs, mark_best, write_report
+
+REPO = Path(__file__).resolve().parents[2]
 
 # (row, dataset, H) -> (mse, mae). C has no ECL H=24 run (it failed).
 METRICS = {
@@ -105,6 +108,18 @@ def test_every_report_file_is_written(comparison):
         if name.endswith(".png"):
             height, width, _ = imread(root / name).shape
             assert height >= 400 and width >= 600
+
+
+def test_make_demo_prints_the_reports_first_table(comparison):
+    root, _ = comparison
+    done = subprocess.run(["make", "-s", "demo-table", f"DEMO_OUT={root}"], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout.strip().splitlines()
+    table = (root / "table.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(table) if line.startswith("| Dataset |"))
+    assert shown == table[start:start + len(shown)] and shown[-1].startswith("| 1st count |")
+    assert len(shown) >= 5 and all(line.startswith("|") for line in shown)
 
 
 def test_bold_best_underline_second_with_ties_at_printed_precision(comparison):

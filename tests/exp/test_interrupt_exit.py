@@ -64,3 +64,21 @@ def test_sigterm_ends_run_py_as_killed_by_sigterm(in_tmp, toy):
             process.communicate()
     assert process.returncode == -signal.SIGTERM, err
     assert err.startswith("interrupted: training stopped by signal 15") and err.count("\n") == 1, err
+
+
+def test_sigterm_to_the_process_group_with_loader_workers_is_the_same_one_line(in_tmp, toy):
+    """`timeout`, Ctrl-C and cluster schedulers signal the whole process group: the DataLoader workers leave the
+    signal to the main process, which stops as above instead of failing on a killed worker with a stack trace."""
+    line, setting = run_line(in_tmp, toy, 12, 100000)
+    process = subprocess.Popen([*line.split(), "--num_workers", "1"], cwd=in_tmp, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: (in_tmp / "checkpoints" / setting / BEST_FILE).is_file() or process.poll() is not None)
+        os.killpg(process.pid, signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == -signal.SIGTERM, err
+    assert err.startswith("interrupted: training stopped by signal 15") and err.count("\n") == 1, err
