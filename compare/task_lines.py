@@ -1,8 +1,8 @@
 """The table lines of a comparison of another task (imputation, anomaly detection, classification,
 short-term forecasting): one per (dataset, axis point of the task), holding per metric each row's per-seed
 values, plus the derived lines: a dataset's average over the mask rates (imputation) and, when M4 groups are
-compared, M4's summary lines Others and Average (SMAPE and MASE weighted by each group's number of series as TSLib's summary,
-`utils.m4_summary.summarize_groups`; OWA as run.py's M4 summary recorded it).
+compared, M4's summary lines Others and Average (SMAPE and MASE weighted by each group's number of series as
+TSLib's summary, `utils.m4_summary.summarize_groups`; OWA as run.py's M4 summary recorded it).
 """
 
 from __future__ import annotations
