@@ -16,7 +16,7 @@ from compare.records import TaskRun, seed_order
 from compare.tasks import TaskSpec
 from utils.m4_summary import M4_GROUPS, summarize_groups
 
-__all__ = ["DERIVED", "OTHERS", "Line", "line_means", "ranked_lines", "runs_by_seed", "task_lines"]
+__all__ = ["DERIVED", "OTHERS", "Line", "compares_m4", "line_means", "ranked_lines", "runs_by_seed", "task_lines"]
 
 #: M4's summary lines after the six groups
 OTHERS = "Others"
@@ -92,6 +92,11 @@ def _average_line(dataset: str, mine: list[Line], rows: list[str], spec: TaskSpe
     return average
 
 
+def compares_m4(spec: TaskSpec, datasets: list[str]) -> bool:
+    """Whether a short-term comparison holds M4 groups (then M4's summary lines follow them)."""
+    return spec.name == "short_term_forecast" and any(d in M4_GROUPS for d in datasets)
+
+
 def task_lines(runs: list[TaskRun], rows: list[str], datasets: list[str], spec: TaskSpec) -> list[Line]:
     """The table lines of a task in order."""
     lines = []
@@ -105,7 +110,7 @@ def task_lines(runs: list[TaskRun], rows: list[str], datasets: list[str], spec: 
         lines += mine
         if spec.average and mine:
             lines.append(_average_line(dataset, mine, rows, spec))
-    if spec.name == "short_term_forecast" and any(d in M4_GROUPS for d in datasets):
+    if compares_m4(spec, datasets):
         summary, owa = _m4_summary_lines(runs, rows, spec)
         for line in lines:
             if line.dataset in owa:

@@ -58,10 +58,9 @@ from compare.records import (
     task_manifest,
 )
 from compare.seeds import focus_rows, seed_cell_text, task_seed_section
-from compare.task_lines import Line, line_means, ranked_lines, runs_by_seed, task_lines
+from compare.task_lines import Line, compares_m4, line_means, ranked_lines, runs_by_seed, task_lines
 from compare.tasks import TASK_SPECS, Metric, TaskSpec
 from utils.errors import UserInputError
-from utils.m4_summary import M4_GROUPS
 
 __all__ = ["plot_headline", "write_task_report", "write_task_tables"]
 
@@ -197,8 +196,7 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     grids, untested, frames = _task_grids(lines, rows, spec, marks, seeded, common_n, tall)
     md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", "",
           protocol_header([(r.row, r.argv) for r in runs], spec.name), *grids, "",
-          _legend(spec, seeded, common_n, untested, spec.name == "short_term_forecast"
-                  and any(d in M4_GROUPS for d in datasets))]
+          _legend(spec, seeded, common_n, untested, compares_m4(spec, datasets))]
     md += ["", "No `efficiency.md` for this task: `compare.efficiency` measures forecasting train steps. No forecast "
            "plots either; the headline metric is drawn per dataset in "
            f"`{spec.headline.key}_by_dataset.png`.", ""]

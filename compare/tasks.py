@@ -27,7 +27,6 @@ from data_provider.registry import (
     ANOMALY_DATASETS,
     SHORT_TERM_SETS,
     UEA_DATASETS,
-    anomaly_csv_file,
     anomaly_files,
 )
 from utils.errors import UserInputError
@@ -144,11 +143,10 @@ def check_task_data(task: str, dataset: str, root_path: str, data_path: str | No
         missing = [] if (root / str(data_path)).is_file() else [str(root / str(data_path))]
         hint = f"run `python -m data_provider.fetch {fetch} --root ./dataset` from the repository root, or {where}"
     elif task == "anomaly_detection":
-        registered = ANOMALY_CSV_DATASETS.get(dataset)
         try:
-            anomaly_csv_file(dataset, root) if registered else anomaly_files(dataset, root)
+            anomaly_files(dataset, root)
         except UserInputError as err:
-            folder = (registered or ANOMALY_DATASETS[dataset]).folder
+            folder = {**ANOMALY_DATASETS, **ANOMALY_CSV_DATASETS}[dataset].folder
             raise UserInputError(f"{err} (or pass --root DIR holding {folder}/)") from None
         return
     elif task == "classification":

@@ -242,7 +242,10 @@ ANOMALY_DATASETS: dict[str, AnomalyDatasetInfo] = {
 
 def anomaly_files(name: str, root_path: str | Path) -> list[Path]:
     """The files of anomaly benchmark `name` under `root_path` (its folder, as --root_path), in the
-    order of `AnomalyDatasetInfo.files`; a one-line UserInputError says where to put missing ones."""
+    order of `AnomalyDatasetInfo.files` (a labelled series of `ANOMALY_CSV_DATASETS`: its one file,
+    `anomaly_csv_file`); a one-line UserInputError says where to put or how to fetch missing ones."""
+    if name in ANOMALY_CSV_DATASETS:
+        return [anomaly_csv_file(name, root_path)]
     info = ANOMALY_DATASETS[name]
     paths = [Path(root_path) / file for file in info.files]
     missing = [path.name for path in paths if not path.is_file()]

@@ -139,8 +139,9 @@ def test_a_real_set_takes_every_models_block_of_its_stand_in_with_only_its_data_
     assert models == [m for m in TASK_RECIPES.models(task) if data.stands_in in TASK_RECIPES.model_datasets(task, m)]
     assert len(models) >= 4 and data.fetch == dataset and not any(f"/{dataset}" in path for path in GENERATED)
     for model in models:
-        ours = vars(parse_run_args(TASK_RECIPES.argv(task, model, dataset)))
-        validate_args(parse_run_args(TASK_RECIPES.argv(task, model, dataset)))
+        args = parse_run_args(TASK_RECIPES.argv(task, model, dataset))
+        validate_args(args)
+        ours = vars(args)
         theirs = vars(parse_run_args(TASK_RECIPES.argv(task, model, data.stands_in)))
         differ = {k for k in ours if ours[k] != theirs[k]}
         assert differ <= {*data.flags, "root_path", "model_id", "data", "enc_in", "dec_in", "c_out"}, (model, differ)
