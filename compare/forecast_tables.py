@@ -38,6 +38,7 @@ from compare.provenance import production_notes, production_section
 from compare.ranking import AVG, competition_ranks
 from compare.records import RunResult, seed_order
 from compare.reference import Reference, difference_pct, reference_value
+from compare.run_args import shown_flags
 from compare.seeds import (
     SeedView,
     focus_rows,
@@ -186,9 +187,13 @@ def tuning_section(path: Path) -> list[str]:
           "| Model | Dataset | H | Tuning budget | Per trial | Trials spent | Seconds spent | Epochs per trial "
           "(last invocation) | Last invocation stopped by | Best validation loss | Chosen flags |",
           "|---|---|---:|---|---|---:|---:|---|---|---:|---|"]
-    for c in map(current_cell, cells):
-        flags = " ".join(f"--{k} {v:.4g}" if isinstance(v, float) else f"--{k} {v}"
-                         for k, v in sorted(c["best_params"].items()))
+    cells = [current_cell(c) for c in cells]
+    fixed = {shown_flags(c.get("fixed_by_extra", {})) for c in cells} - {""}
+    if fixed:
+        md[2] += (" Flags given in `--extra` were held fixed, not searched, in every trial and tuned row: "
+                  + "; ".join(f"`{f}`" for f in sorted(fixed)) + ".")
+    for c in cells:
+        flags = shown_flags(c["best_params"])
         budget, spent, last = c["budget"], c["spent"], c["this_invocation"]
         epochs = ", ".join(map(str, last["epochs_per_trial"])) or "—"
         resources = ("— (not recorded)" if budget["cpus_per_trial"] is None else

@@ -13,11 +13,13 @@ import argparse
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from compare.recipe_book import Variant
 from compare.recipes import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
-from compare.run_args import flag_value, merge_flags, parse_run_args
+from compare.run_args import flag_names, flag_value, merge_flags, parse_run_args
 from compare.tasks import LONG_TERM, TASK_SPECS, axis_points, check_task_data
 from data_provider.protocol import RUNNER_DEFAULT
 from exp.arguments import make_setting
@@ -26,7 +28,7 @@ from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 
 __all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "grid_name", "parse_variant", "plan_runs",
-           "protocol_flags", "resolve_root",
+           "protocol_flags", "refuse_replaced_row_flags", "resolve_root",
            "rows_from_args", "tag_name", "task_dataset", "task_model"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -143,6 +145,39 @@ def global_flags(args: argparse.Namespace) -> list[str]:
     return flags + list(args.extra_flags)
 
 
+#: run.py flag -> the runner's option that sets it for every run (`global_flags`)
+RUNNER_OPTION_OF = {"--train_epochs": "--epochs", "--patience": "--patience", "--num_workers": "--num_workers",
+                    "--inverse": "--inverse", "--logger": "--logger", "--logger_group": "--logger",
+                    "--no_progress": "the runner"}
+
+
+def refuse_replaced_row_flags(args: argparse.Namespace, rows: list[Row], variants: Mapping[str, Variant]) -> None:
+    """UserInputError when a flag set for every run (--extra, --epochs, ...) would silently replace a flag
+    that defines a row (a --variant's FLAGS, a table variant's flags such as `CAPS w/o Path1`'s
+    --caps_paths), or when --extra repeats a flag another runner option sets: the runner's flags come last
+    in every argv, so the row would not run what its name says."""
+    extra = flag_names(args.extra_flags)
+    for flag in extra:
+        if flag in RUNNER_OPTION_OF:
+            raise UserInputError(f"--extra sets {flag}, which {RUNNER_OPTION_OF[flag]} sets for every run; "
+                                 f"give it once (as {RUNNER_OPTION_OF[flag]})")
+    every_run = {flag: option for flag, option in RUNNER_OPTION_OF.items() if flag in flag_names(global_flags(args))}
+    every_run.update({flag: "--extra" for flag in extra})
+    for row in rows:
+        variant = variants.get(row.base)
+        try:
+            row_flags = flag_names(row.flags)
+        except UserInputError:
+            row_flags = []  # a row with a bad flag fails on its own when it is planned (`_plan_one`)
+        own = [*(f"--{flag}" for flag in (variant.flags if variant else {})), *row_flags]
+        clash = [flag for flag in dict.fromkeys(own) if flag in every_run]
+        if clash:
+            flag = clash[0]
+            raise UserInputError(f"row {row.name!r} sets {flag} and {every_run[flag]} sets {flag} for every run, "
+                                 f"which would replace the row's value; drop {flag} from {every_run[flag]} or "
+                                 "from the row")
+
+
 def grid_name(args: argparse.Namespace) -> str:
     """The comparison's name in the trackers: the name of its --out folder."""
     return Path(args.out).resolve().name
@@ -160,6 +195,7 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
     `task_book`'s."""
     task = getattr(args, "task", LONG_TERM)
     data_root = Path(args.root).resolve() if args.root else None
+    refuse_replaced_row_flags(args, rows, book.variants if task == LONG_TERM else {})
     overrides = global_flags(args)
     protocol = protocol_flags(args)
     seeds: list[int | None] = list(getattr(args, "seeds", None) or [None])

@@ -25,17 +25,21 @@ signal to the runner cancel the tasks in flight; each forwards one SIGTERM to it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from compare import ray_reaper
 from compare.local_process import RunOutcome, follow_output, run_command, start_process
 from compare.plan import REPO_ROOT, PlannedRun
 from compare.run_args import flag_value
@@ -204,20 +208,54 @@ def _push_results(folder, scratch: Path, run: PlannedRun, ray) -> None:
     ray.get(refs)
 
 
-def _check_reachable(address: str) -> bool:
+def _check_reachable(address: str, source: str = "") -> bool:
     """Refuse an address nobody listens on at once (Ray itself retries for minutes); True for a loopback
-    host, whose driver must then talk over loopback too. `auto` is left to Ray (it fails fast)."""
-    if address == "auto":
-        return False
+    host, whose driver must then talk over loopback too. `source`: where the address came from (auto)."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise UserInputError(f"--address {address}: give auto or HOST:PORT (the head's `ray start --head --port`)")
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as err:
+        if source:
+            raise UserInputError(f"--address auto: the newest Ray cluster of this machine, {address} ({source}), "
+                                 f"does not answer ({err.strerror or err}): its head has stopped; start one with "
+                                 "`ray start --head`, or give --address HOST:PORT") from None
         raise UserInputError(f"--address {address}: no Ray head answers there ({err.strerror or err}); start one "
                              "with `ray start --head --port PORT` or fix the address") from None
     return host in ("127.0.0.1", "localhost", "::1")
+
+
+def ray_temp_dir() -> Path:
+    """Where Ray keeps its sessions and `ray_current_cluster`: `$RAY_TMPDIR/ray`, on Linux else `$TMPDIR/ray` or
+    `/tmp/ray`, elsewhere the system temporary folder's `ray` (Ray's own rule)."""
+    if os.environ.get("RAY_TMPDIR"):
+        return Path(os.environ["RAY_TMPDIR"]) / "ray"
+    if sys.platform.startswith("linux"):
+        return Path(os.environ.get("TMPDIR") or "/tmp") / "ray"
+    return Path("/tmp" if sys.platform.startswith("darwin") else tempfile.gettempdir()) / "ray"
+
+
+def resolve_auto() -> tuple[str, str]:
+    """What `--address auto` joins, as Ray resolves it: (HOST:PORT, where it came from) — RAY_ADDRESS, else the
+    newest cluster `ray start` recorded in `ray_temp_dir()/ray_current_cluster`; one-line error when neither."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env:
+        return env, "from RAY_ADDRESS"
+    recorded = ray_temp_dir() / "ray_current_cluster"
+    try:
+        address = recorded.read_text().strip()
+    except OSError:
+        address = ""
+    if not address:
+        raise UserInputError(f"--address auto: no Ray cluster was started on this machine (no RAY_ADDRESS, no "
+                             f"{recorded}); start one with `ray start --head`, or give --address HOST:PORT")
+    return address, f"from {recorded}"
+
+
+#: the one-line hint of a driver that reaches a head but cannot join it
+_JOIN_HINT = ("if the head runs Ray's token authentication, the driver needs the same token (~/.ray/auth_token, "
+              "RAY_AUTH_TOKEN), or both need RAY_AUTH_MODE=disabled; else start one with `ray start --head`")
 
 
 #: the SIGTERM/SIGINT handlers before `connect`: ray.init installs its own and ray.shutdown leaves them
@@ -229,30 +267,76 @@ def disconnect() -> None:
     ray = _import_ray()
     if ray.is_initialized():
         ray.shutdown()
+    ray_reaper.stop()
     for signum, handler in _HANDLERS_BEFORE.items():
         signal.signal(signum, handler)
     _HANDLERS_BEFORE.clear()
 
 
+_HELD = Path(tempfile.gettempdir()) / f"caps-tslib-ray-join-{os.getpid()}.err"
+
+
+@contextlib.contextmanager
+def _held_stderr() -> Iterator[Path]:
+    """Route file descriptor 2 to a file while Ray's core joins a cluster: on a refused join it prints a warning
+    a second for about 20 s (C++ logging, not Python's); the caller replays the text when the join succeeds."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with _HELD.open("wb") as held:
+            os.dup2(held.fileno(), 2)
+        yield _HELD
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _held_text() -> str:
+    """What `_held_stderr` held (the file is removed)."""
+    try:
+        return _HELD.read_text(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        _HELD.unlink(missing_ok=True)
+
+
 def connect(address: str | None) -> None:
     """`ray.init` on `address` (a new local instance on loopback when None), the workers finding this
-    repository on their PYTHONPATH; one-line UserInputError when Ray is missing or nobody answers."""
+    repository on their PYTHONPATH; one-line UserInputError when Ray is missing, cannot start, or nobody
+    answers. `auto` is resolved here (RAY_ADDRESS, else the newest cluster of this machine) and checked, so a
+    stale record of a stopped head is one line, not minutes of Ray's retries; the log names the cluster."""
     ray = _import_ray()
     if threading.current_thread() is threading.main_thread():
         _HANDLERS_BEFORE.update({sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)})
     runtime_env = {"env_vars": {"PYTHONPATH": str(REPO_ROOT)}}
-    loopback = address is not None and _check_reachable(address)
+    source = ""
+    if address == "auto":
+        address, source = resolve_auto()
+    loopback = address is not None and _check_reachable(address, source)
     try:
         if address is None:
             # A new instance (never a stale one named in /tmp/ray), on loopback only.
             ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
                      runtime_env=runtime_env, configure_logging=False)
+            ray_reaper.start(os.getpid())  # its helper processes end with this driver, even a SIGKILLed one
         else:
-            ray.init(address=address, log_to_driver=False, runtime_env=runtime_env, configure_logging=False,
-                     **({"_node_ip_address": "127.0.0.1"} if loopback else {}))
+            with _held_stderr():
+                ray.init(address=address, log_to_driver=False, runtime_env=runtime_env, configure_logging=False,
+                         **({"_node_ip_address": "127.0.0.1"} if loopback else {}))
+            sys.stderr.write(_held_text())
     except (ConnectionError, RuntimeError, ValueError) as err:
-        raise UserInputError(f"--address {address}: cannot join a Ray cluster there ({str(err).splitlines()[0]}); "
-                             "start one with `ray start --head` or fix the address") from None
+        denied = " (the head refused the driver's token)" if "InvalidAuthToken" in _held_text() else ""
+        raise UserInputError(f"--address {address}: cannot join the Ray cluster there ({str(err).splitlines()[0]})"
+                             f"{denied}; {_JOIN_HINT}") from None
+    except OSError as err:
+        raise UserInputError(f"cannot start a local Ray instance ({err.strerror or err}: "
+                             f"{getattr(err, 'filename', '') or ray_temp_dir()}); set RAY_TMPDIR to a folder you "
+                             "can write") from None
+    if address is not None:
+        logger.info("ray: joined the cluster at %s%s (%g CPUs, %g GPUs)", address, f", {source}" if source else "",
+                    ray.cluster_resources().get("CPU", 0), ray.cluster_resources().get("GPU", 0))
 
 
 class RayExecutor:

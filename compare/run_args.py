@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from exp.arguments import build_parser, check_numbers, check_output_names
 from utils.errors import UserInputError
 
-__all__ = ["flag_value", "merge_flags", "parse_run_args"]
+__all__ = ["flag_names", "flag_value", "merge_flags", "parse_run_args", "shown_flags"]
 
 
 def flag_value(argv: Sequence[str], name: str) -> str | None:
@@ -74,6 +74,17 @@ def _split_flags(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[t
             groups.append((token, list(argv[i + 1 : i + 1 + count])))
             i += 1 + count
     return groups
+
+
+def shown_flags(params: dict) -> str:
+    """{flag: value} as run.py flags for reading (floats at 4 significant digits): `--batch_size 64 --dropout 0.1`."""
+    return " ".join(f"--{flag} {value:.4g}" if isinstance(value, float) else f"--{flag} {value}"
+                    for flag, value in sorted(params.items()))
+
+
+def flag_names(argv: Sequence[str]) -> list[str]:
+    """The flags `argv` sets, in order (`--e_layers 2 --use_amp` -> ["--e_layers", "--use_amp"])."""
+    return [flag for flag, _ in _split_flags(argv, build_parser())]
 
 
 def merge_flags(base: Sequence[str], overrides: Sequence[str]) -> list[str]:

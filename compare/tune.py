@@ -14,9 +14,16 @@ by side (mean ± std over seeds) and the paired tests of `--focus` (default: the
 against every other row. `DIR/tuning.json` and the report's "Tuning budget" state the budget each cell had,
 what it spent (trials, seconds, epochs per trial), what stopped it and the chosen flags.
 
+Flags `--extra` sets are held fixed: they leave every space (`fixed_by_extra` in tuning.json), so each tuned row
+runs exactly its study's best flags plus `--extra`. Before anything is spent, each cell's trial is timed here
+(`exp.cost_probe`): a time budget that cannot hold one trial's first epoch is refused in one line. While a
+search runs, a line per trial event (`compare.tune_progress`). A cell whose search finished no trial gets no
+tuned row and one error line; the other cells still get theirs (exit code 1).
+
 Studies persist in `--storage` (default `sqlite:///DIR/studies.db`; any SQLAlchemy URL on a cluster, e.g.
-PostgreSQL), with the seconds and epochs spent in their user attributes: a rerun counts the trials and
-seconds each study has already spent and runs only the rest of the budget.
+PostgreSQL), with the seconds and epochs spent in their user attributes, written while the search runs: a
+rerun, even after a kill -9, counts the trials and seconds each study has already spent and runs only the rest
+of the budget. A study continues only with the settings its trials ran (`compare.tune_study`).
 Trials run on a local Ray instance, or on `--address`'s cluster with `--cpus_per_run`/`--gpus_per_run` each.
 """
 
@@ -29,20 +36,32 @@ import shlex
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from compare import runner
+from compare.eta import PROCESS_START_SECONDS
 from compare.local_process import EPOCH_LINE, start_process
 from compare.plan import REPO_ROOT, PlannedRun, plan_runs, rows_from_args
 from compare.ray_executor import connect, disconnect
 from compare.recipes import RECIPES, RecipeBook
-from compare.run_args import merge_flags
+from compare.run_args import flag_names, flag_value, merge_flags, parse_run_args, shown_flags
 from compare.search_spaces import space_for
 from compare.tune_budget import Budget, Spent, budget_from_args, seconds_left, trials_left
+from compare.tune_study import (
+    check_identity,
+    fail_abandoned_trials,
+    finished_trials,
+    load_study,
+    open_storage,
+    record_identity,
+    trial_identity,
+)
+from exp.progress import duration, predicted_seconds
 from utils.errors import UserInputError
 from utils.process_guard import PARENT_ENV
 
-__all__ = ["TUNING_FILE", "build_parser", "main", "optuna_distributions", "study_name"]
+__all__ = ["TUNING_FILE", "Cell", "build_parser", "comparison_argvs", "main", "optuna_distributions", "study_name"]
 
 logger = logging.getLogger("compare")
 
@@ -100,20 +119,86 @@ def optuna_distributions(space: dict[str, dict]) -> dict:
     return made
 
 
-def _plan(args: argparse.Namespace, book: RecipeBook) -> tuple[Budget, list[tuple[PlannedRun, dict]]]:
-    """The budget and the default runs of every cell (recipe argv with --epochs, --extra), checked, each
-    with its search space."""
+@dataclass
+class Cell:
+    """One (model row, dataset, horizon) of a search: its default run, its space, the flags --extra holds fixed
+    (kept out of the space, so the tuned row runs exactly the chosen flags plus them), and its study's name."""
+
+    run: PlannedRun
+    space: dict
+    fixed: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return study_name(self.run)
+
+
+def _plan(args: argparse.Namespace, book: RecipeBook) -> tuple[Budget, list[Cell]]:
+    """The budget and every cell (recipe argv with --epochs, --extra), checked, each with its search space less
+    the flags --extra sets (held fixed at --extra's value in every trial and in the tuned row)."""
     budget = budget_from_args(args.trials, args.budget_minutes, args.epochs)
     runner_args = runner.build_parser().parse_args(
         ["--data", *args.data, "--models", *args.models, "--pred_lens", *map(str, args.pred_lens),
          "--epochs", str(args.epochs), "--num_workers", "0", *(["--root", args.root] if args.root else [])])
-    runner_args.extra_flags = shlex.split(args.extra)
+    try:
+        runner_args.extra_flags = shlex.split(args.extra)
+    except ValueError as err:
+        raise UserInputError(f"--extra {args.extra!r}: cannot split its flags ({err})") from None
+    fixed = {name.removeprefix("--"): flag_value(runner_args.extra_flags, name.removeprefix("--")) or ""
+             for name in flag_names(runner_args.extra_flags)}
+    if args.final_epochs is not None and args.final_epochs < 1:
+        raise UserInputError(f"--final_epochs {args.final_epochs}: the final comparison needs at least one epoch")
     runner_args.data = [book.dataset(name).name for name in runner_args.data]
     plan = plan_runs(runner_args, rows_from_args(runner_args, book), book)
+    cells = []
     for run in plan:
         if run.error is not None:
             raise UserInputError(f"{run.label}: {run.error}")
-    return budget, [(run, space_for(run.row.base, run.argv)) for run in plan]
+        space = space_for(run.row.base, run.argv)
+        held = {flag: value for flag, value in fixed.items() if flag in space}
+        cells.append(Cell(run, {flag: r for flag, r in space.items() if flag not in held}, held))
+    return budget, cells
+
+
+def _trial_seconds(cell: Cell, budget: Budget, threads: int) -> tuple[float, float] | None:
+    """(first epoch, whole trial) seconds of one trial at the recipe's values, from a probe of its training
+    step here (`exp.cost_probe`); None when the probe fails. Raises UserInputError for flags run.py refuses."""
+    from exp.cost_probe import probe_run
+
+    try:
+        cost = probe_run(parse_run_args([*cell.run.argv, "--vali_only"]), threads)
+    except UserInputError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a failed probe only costs the cell its estimate
+        logger.info("  %s: no estimate (the probe failed: %s)", cell.run.label, str(err).splitlines()[0] if str(err)
+                    else type(err).__name__)
+        return None
+    fixed = PROCESS_START_SECONDS + cost.setup_seconds
+
+    def at(epochs: int) -> float:
+        return fixed + predicted_seconds(cost.step_seconds, replace(cost.shape, epochs=epochs, test_batches=0))
+
+    return at(1), at(budget.epochs)
+
+
+def _check_fits(cell: Cell, budget: Budget, seconds: tuple[float, float] | None, left: float | None) -> None:
+    """One line of the estimate; UserInputError before anything is spent when what is left of the time budget
+    cannot hold one trial's first epoch (no trial could report a validation loss)."""
+    if seconds is None:
+        return
+    first, whole = seconds
+    logger.info("  estimate %s: one trial takes about %s here (%s to its first validation loss)", cell.run.label,
+                duration(whole), duration(first))
+    if left is None:
+        return
+    if left < first:
+        minutes = max(1, int(-(-first * 1.5 // 60)))
+        raise UserInputError(f"{cell.run.label}: {duration(left)} of --budget_minutes left cannot hold one trial's "
+                             f"first epoch (about {duration(first)} here); give --budget_minutes {minutes} or more, "
+                             "or a cheaper --extra")
+    if left < whole:
+        logger.info("  note %s: %s left holds less than one whole trial of %d epochs (about %s); trials will be cut "
+                    "by the time budget", cell.run.label, duration(left), budget.epochs, duration(whole))
 
 
 def trial(config: dict, argv: list[str], threads: int) -> None:
@@ -138,46 +223,57 @@ def trial(config: dict, argv: list[str], threads: int) -> None:
             raise RuntimeError(f"run.py exited with code {proc.returncode}: {' | '.join(tail)}")
 
 
-def _search(run: PlannedRun, space: dict, budget: Budget, args: argparse.Namespace, storage: str) -> dict:
-    """Run what is left of this cell's budget; returns its tuning.json entry."""
+def _search(cell: Cell, budget: Budget, args: argparse.Namespace, storage, where: str) -> dict:
+    """Run what is left of this cell's budget; returns its tuning.json entry, or raises UserInputError when no
+    trial of its study has finished (with why: the trials' own error, or the time budget)."""
     import optuna
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
     from ray.tune.search.optuna import OptunaSearch
 
-    name = study_name(run)
-    spent = Spent.of_study(_load_study(storage, name), len(_finished_trials(storage, name)))
+    from compare.tune_progress import SearchProgress
+
+    name, run = cell.name, cell.run
+    identity = trial_identity(run.argv, cell.space)
+    check_identity(storage, name, identity, where)
+    abandoned = fail_abandoned_trials(storage, name, "left RUNNING by an invocation that did not end it")
+    if abandoned:
+        logger.info("  %s: %d trial(s) an earlier, killed invocation left running are marked FAIL", run.label,
+                    abandoned)
+    study = optuna.create_study(study_name=name, storage=storage, direction="minimize", load_if_exists=True)
+    record_identity(study, identity)
+    spent = Spent.of_study(study, len(finished_trials(storage, name)))
     todo, time_left = trials_left(budget, spent), seconds_left(budget, spent)
-    seconds, epochs_run, stopped_by = 0.0, [], "nothing left of the budget"
+    seconds, epochs_run, stopped_by, progress = 0.0, [], "nothing left of the budget", None
     if todo != 0 and time_left != 0:
         ray_dir = Path(args.out) / "ray"
         ray_dir.mkdir(parents=True, exist_ok=True)
         (ray_dir / ".gitignore").write_text("*\n")  # trial logs and pickled searcher state stay out of git
-        searcher = OptunaSearch(space=optuna_distributions(space), metric=METRIC, mode="min", study_name=name,
-                                storage=optuna.storages.RDBStorage(storage), seed=args.sampler_seed + spent.trials)
+        searcher = OptunaSearch(space=optuna_distributions(cell.space), metric=METRIC, mode="min", study_name=name,
+                                storage=storage, seed=args.sampler_seed + spent.trials)
         trainable = tune.with_resources(tune.with_parameters(trial, argv=run.argv, threads=int(args.cpus_per_run)),
                                         {"cpu": args.cpus_per_run, "gpu": args.gpus_per_run})
+        progress = SearchProgress(run.label, study, spent, budget.epochs)
         tuner = tune.Tuner(trainable, tune_config=tune.TuneConfig(
             search_alg=searcher, scheduler=ASHAScheduler(max_t=budget.epochs, grace_period=1, time_attr="epoch"),
             num_samples=-1 if todo is None else todo, time_budget_s=time_left, metric=METRIC, mode="min"),
             run_config=tune.RunConfig(name=name.replace("|", "_"), storage_path=str(Path(args.out).resolve() / "ray"),
-                                      verbose=0))
+                                      verbose=0, callbacks=[progress]))
         start = time.monotonic()
         epochs_run = [int(r.metrics.get("epoch", 0)) for r in tuner.fit()]
         seconds = time.monotonic() - start
+        fail_abandoned_trials(storage, name, "ended by the time budget before it finished")
         # Every sample of a trial budget ran, or Ray Tune's time budget ended the search first.
         stopped_by = "trials" if todo is not None and len(epochs_run) >= todo else "time budget"
-    study = _load_study(storage, name)
-    trials = _finished_trials(storage, name)
-    if study is None or not trials:
-        raise UserInputError(f"{run.label}: no trial finished within {budget.describe()}; see the trial logs under "
-                             f"{args.out}/ray/ (a larger --budget_minutes leaves time for a trial to end)")
+    trials = finished_trials(storage, name)
     spent = spent.plus(len(trials), seconds, epochs_run)
     spent.record(study)
+    if not trials:
+        raise UserInputError(_nothing_finished(run, budget, stopped_by, progress))
     best = min(trials, key=lambda t: t.value)
-    return {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len, "study": study.study_name,
-            "space": space, "budget": {**budget.as_record(), "cpus_per_trial": args.cpus_per_run,
-                                       "gpus_per_trial": args.gpus_per_run},
+    return {"row": run.row.name, "dataset": run.dataset, "pred_len": run.pred_len, "study": name,
+            "space": cell.space, "fixed_by_extra": cell.fixed,
+            "budget": {**budget.as_record(), "cpus_per_trial": args.cpus_per_run, "gpus_per_trial": args.gpus_per_run},
             "spent": {"trials": spent.trials, "seconds": round(spent.seconds, 1),
                       "epochs_per_trial": list(spent.epochs_per_trial)},
             "this_invocation": {"trials": len(epochs_run), "seconds": round(seconds, 1),
@@ -185,38 +281,35 @@ def _search(run: PlannedRun, space: dict, budget: Budget, args: argparse.Namespa
             "trials": len(trials), "best_vali_loss": best.value, "best_params": best.params}
 
 
-def _load_study(storage: str, name: str):
-    """The study `name` in `storage`, or None when there is none yet."""
-    import optuna
-
-    try:
-        return optuna.load_study(study_name=name, storage=storage)
-    except KeyError:
-        return None
-
-
-def _finished_trials(storage: str, name: str) -> list:
-    import optuna
-
-    study = _load_study(storage, name)
-    return [] if study is None else [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+def _nothing_finished(run: PlannedRun, budget: Budget, stopped_by: str, progress) -> str:
+    """Why a cell has no finished trial, and what to change."""
+    errors = progress.errors if progress is not None else []
+    if errors:
+        return (f"{run.label}: no trial finished: {len(errors)} failed, the last with: {errors[-1]}; fix the flags "
+                "it names (see --extra and the recipe)")
+    if stopped_by == "time budget":
+        return (f"{run.label}: no trial finished within {budget.describe()}: the time budget ended every trial "
+                "before its first validation loss; give a larger --budget_minutes")
+    return f"{run.label}: no trial finished within {budget.describe()}"
 
 
 def _tuned_flags(entry: dict) -> str:
-    params = entry["best_params"]
-    return " ".join(f"--{flag} {value:.6g}" if isinstance(value, float) else f"--{flag} {value}"
-                    for flag, value in sorted(params.items()))
+    """The best trial's flags as run.py flags, every float at full precision (repr round-trips), so the tuned
+    row trains exactly what the study chose."""
+    return " ".join(f"--{flag} {value!r}" if isinstance(value, float) else f"--{flag} {value}"
+                    for flag, value in sorted(entry["best_params"].items()))
 
 
-def _compare(args: argparse.Namespace, entries: list[dict], book: RecipeBook) -> int:
-    """Per (dataset, horizon) cell, one runner invocation into --out: every default row and its tuned row
-    over --seeds (the report then holds every cell; the focus is CAPS and its tuned row when CAPS is tuned, so
-    CAPS is tested against every baseline under both regimes, else the first model and its tuned row)."""
+def comparison_argvs(args: argparse.Namespace, entries: list[dict]) -> list[list[str]]:
+    """Per (dataset, horizon) cell, the runner's argv of the final comparison: every default row and its tuned
+    row (`--variant '<row> (tuned)=<row>:<best flags>'`) over --seeds, with --extra for every run (its flags
+    were held out of the spaces, so no tuned flag is replaced; the runner refuses any overlap). The focus is
+    CAPS and its tuned row when CAPS is tuned, so CAPS is tested against every baseline under both regimes,
+    else the first model and its tuned row."""
     rows = [e["row"] for e in entries]
     first = FOCUS_ROW if FOCUS_ROW in rows else rows[0]
-    code = 0
-    cells = dict.fromkeys((e["dataset"], e["pred_len"]) for e in entries)
-    for dataset, pred_len in cells:
+    argvs = []
+    for dataset, pred_len in dict.fromkeys((e["dataset"], e["pred_len"]) for e in entries):
         mine = [e for e in entries if (e["dataset"], e["pred_len"]) == (dataset, pred_len)]
         argv = ["--data", dataset, "--pred_lens", str(pred_len), "--models", *[e["row"] for e in mine],
                 "--seeds", *map(str, args.seeds), "--out", args.out, "--num_workers", "0", "--no-timing",
@@ -228,39 +321,99 @@ def _compare(args: argparse.Namespace, entries: list[dict], book: RecipeBook) ->
         argv += ["--root", args.root] if args.root else []
         argv += ["--epochs", str(args.final_epochs)] if args.final_epochs else []
         argv += [f"--extra={args.extra}"] if args.extra else []
-        code = max(code, runner.main(argv, book))
-    return code
+        argvs.append(argv)
+    return argvs
+
+
+def _fit_check(cells: list[Cell], budget: Budget, args: argparse.Namespace, storage) -> None:
+    """Before anything is spent: each cell's estimate, and one UserInputError naming every cell whose time
+    budget left cannot hold one trial's first epoch (the same budget for every model: no model searches on)."""
+    refused = []
+    for cell in cells:
+        study = None if storage is None else load_study(storage, cell.name)
+        spent = Spent.of_study(study, 0 if storage is None else len(finished_trials(storage, cell.name)))
+        left = seconds_left(budget, spent)
+        if trials_left(budget, spent) == 0 or left == 0:
+            continue
+        try:
+            _check_fits(cell, budget, _trial_seconds(cell, budget, max(1, int(args.cpus_per_run))), left)
+        except UserInputError as err:
+            refused.append(str(err))
+    if refused:
+        raise UserInputError("; ".join(refused))
+
+
+def _prepared_out(out: Path) -> bool:
+    """Create --out (True when this call created it); one-line UserInputError when it cannot be created."""
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserInputError(f"--out {out}: cannot create it ({err.strerror or err}); give a folder you can "
+                             "write") from None
+    return created
+
+
+def _storage_of(args: argparse.Namespace, out: Path, create: bool):
+    """The study storage, or None when it is the default SQLite file, which does not exist yet and `create` is
+    False (nothing is written before the checks pass)."""
+    if args.storage is None and not create and not (out / "studies.db").is_file():
+        return None
+    return open_storage(args.storage or f"sqlite:///{(out / 'studies.db').resolve()}")
+
+
+def _search_all(cells: list[Cell], budget: Budget, args: argparse.Namespace, storage) -> tuple[list[dict], list[str]]:
+    """Every cell's search: (entries of the cells with a finished trial, one line per cell without)."""
+    entries, failed = [], []
+    where = args.storage or str(Path(args.out) / "studies.db")
+    for cell in cells:
+        logger.info("tune %s: %s (validation loss only)%s", cell.run.label, budget.describe(),
+                    "; held fixed by --extra: " + " ".join(f"--{k} {v}" for k, v in cell.fixed.items())
+                    if cell.fixed else "")
+        try:
+            entries.append(_search(cell, budget, args, storage, where))
+        except UserInputError as err:
+            failed.append(str(err))
+            print(f"error: {err}", file=sys.stderr)
+            continue
+        logger.info("  best %s: vali %.4f with %s (stopped by %s)", cell.run.label, entries[-1]["best_vali_loss"],
+                    shown_flags(entries[-1]["best_params"]), entries[-1]["this_invocation"]["stopped_by"])
+    return entries, failed
 
 
 def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
-    args = build_parser().parse_args(sys.argv[2:] if argv is None else argv)
+    argv = sys.argv[2:] if argv is None else argv
+    args = build_parser().parse_args(argv)
     out = Path(args.out)
-    storage = args.storage or f"sqlite:///{(out / 'studies.db').resolve()}"
+    created = False
     try:
-        budget, plan = _plan(args, book)
+        budget, cells = _plan(args, book)
+        if out.exists() and not out.is_dir():
+            raise UserInputError(f"--out {out} is a file; give a folder (it holds the studies and the comparison)")
+        _fit_check(cells, budget, args, _storage_of(args, out, create=False))
+        created = _prepared_out(out)
+        storage = _storage_of(args, out, create=True)
         connect(args.address)
     except UserInputError as err:
+        if created and not any(out.iterdir()):
+            out.rmdir()
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out.mkdir(parents=True, exist_ok=True)
     try:
-        entries = []
-        for run, space in plan:
-            logger.info("tune %s: %s (validation loss only)", run.label, budget.describe())
-            entries.append(_search(run, space, budget, args, storage))
-            logger.info("  best %s: vali %.4f with %s (stopped by %s)", run.label, entries[-1]["best_vali_loss"],
-                        _tuned_flags(entries[-1]), entries[-1]["this_invocation"]["stopped_by"])
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        entries, failed = _search_all(cells, budget, args, storage)
     finally:
         disconnect()
-    (out / TUNING_FILE).write_text(json.dumps({"command": "python -m compare tune " + shlex.join(
-        sys.argv[2:] if argv is None else argv), "storage": args.storage or "sqlite:///OUT/studies.db",
-        "cells": entries}, indent=2) + "\n")
-    logger.info("tuning: %s", out / TUNING_FILE)
-    return 0 if args.no_compare else _compare(args, entries, book)
+    (out / TUNING_FILE).write_text(json.dumps({
+        "command": "python -m compare tune " + shlex.join(argv), "storage": args.storage or "sqlite:///OUT/studies.db",
+        "cells": entries, "failed": failed}, indent=2) + "\n")
+    logger.info("tuning: %s (%d of %d cells with a tuned setting)", out / TUNING_FILE, len(entries), len(cells))
+    if failed:
+        logger.info("  no tuned row for: %s", "; ".join(line.split(":")[0] for line in failed))
+    code = 0
+    for compare_argv in [] if args.no_compare else comparison_argvs(args, entries):
+        code = max(code, runner.main(compare_argv, book))
+    return max(code, 1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -126,7 +126,8 @@ def test_the_tune_command_plans(dataset):
     words = shlex.split(command)
     args = tune.build_parser().parse_args([*words[words.index("tune") + 1:], "--root", str(dataset)])
     budget, planned = tune._plan(args, RECIPES)
-    assert budget.trials == args.trials and {run.row.name for run, _space in planned} == set(args.models)
+    assert budget.trials == args.trials and {cell.run.row.name for cell in planned} == set(args.models)
+    assert args.final_epochs is not None  # without it, each recipe's epochs (CAPS: 100) retrain the choice
 
 
 def test_the_predict_command_writes_its_forecast(tmp_path):

@@ -118,6 +118,50 @@ def test_an_address_nobody_listens_on_is_one_line_at_once(data, tmp_path, capsys
     assert time.monotonic() - start < 30 and not out.exists()
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # free once the socket is closed
+
+
+@pytest.mark.parametrize("case", ["stale-record", "no-record", "stale-RAY_ADDRESS"])
+def test_address_auto_is_resolved_and_a_dead_head_is_one_line_at_once(data, tmp_path, capsys, monkeypatch, case):
+    """`--address auto` joins RAY_ADDRESS, else the cluster `ray start` recorded last in Ray's temp folder; a
+    record of a head that has stopped is one line within seconds (Ray alone retried for minutes)."""
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path / "raytmp"))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    port = _free_port()
+    record = tmp_path / "raytmp" / "ray" / "ray_current_cluster"
+    if case == "stale-record":
+        record.parent.mkdir(parents=True)
+        record.write_text(f"127.0.0.1:{port}\n")
+        expected = (f"error: --address auto: the newest Ray cluster of this machine, 127.0.0.1:{port} (from "
+                    f"{record}), does not answer (")
+    elif case == "no-record":
+        expected = (f"error: --address auto: no Ray cluster was started on this machine (no RAY_ADDRESS, no "
+                    f"{record}); start one with `ray start --head`, or give --address HOST:PORT")
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+        expected = f"error: --address auto: the newest Ray cluster of this machine, 127.0.0.1:{port} (from RAY_ADDRESS)"
+    out = tmp_path / "out"
+    start = time.monotonic()
+    assert runner.main([*grid_argv(data, out), "--executor", "ray", "--address", "auto"], BOOK) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(expected) and "\n" not in err
+    assert time.monotonic() - start < 30 and not out.exists() and not ray.is_initialized()
+
+
+def test_a_local_instance_that_cannot_start_is_one_line(data, tmp_path, capsys, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("RAY_TMPDIR", str(blocker))
+    out = tmp_path / "out"
+    assert runner.main([*grid_argv(data, out), "--executor", "ray"], BOOK) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: cannot start a local Ray instance (Not a directory: ") and "\n" not in err
+    assert err.endswith("set RAY_TMPDIR to a folder you can write") and not ray.is_initialized()
+
+
 def test_gpus_per_run_on_a_cluster_without_gpus_is_one_line(data, tmp_path, capsys):
     out = tmp_path / "out"
     assert runner.main([*grid_argv(data, out), "--executor", "ray", "--gpus_per_run", "0.25"], BOOK) == 2

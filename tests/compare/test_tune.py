@@ -13,6 +13,7 @@ from test_runner import TOY, TOY_FLAGS, write_toy_csv
 
 from compare import tune
 from compare.recipes import ModelRecipe, RecipeBook
+from utils.errors import UserInputError
 
 
 @pytest.fixture(autouse=True)
@@ -72,8 +73,8 @@ def test_a_budget_of_trials_minutes_or_both_plans_every_cell(data, tmp_path, ext
     args = tune.build_parser().parse_args(tune_argv(data, tmp_path / "out", "--epochs", "2", *extra))
     budget, plan = tune._plan(args, TOY)
     assert (budget.trials, budget.seconds, budget.epochs) == (trials, seconds, 2)
-    assert [run.row.name for run, _ in plan] == ["DLinear", "iTransformer"]
-    assert set(plan[0][1]) == {"learning_rate", "batch_size"} and "d_model" in plan[1][1]
+    assert [cell.run.row.name for cell in plan] == ["DLinear", "iTransformer"]
+    assert set(plan[0].space) == {"learning_rate", "batch_size"} and "d_model" in plan[1].space
 
 
 def test_a_model_whose_space_cannot_be_derived_here_is_one_line(data, tmp_path, capsys):
@@ -156,3 +157,173 @@ def test_a_time_budget_stops_the_search_and_a_resume_spends_only_what_is_left(da
     assert left <= more["this_invocation"]["seconds"] < left + 30
     assert more["spent"]["seconds"] == pytest.approx(c["spent"]["seconds"] + more["this_invocation"]["seconds"], abs=0.2)
     assert more["spent"]["epochs_per_trial"][:len(epochs)] == epochs and more["trials"] >= c["trials"]
+
+
+def test_extra_flags_are_held_fixed_and_each_tuned_row_runs_exactly_the_best_flags(data, tmp_path):
+    """--extra's flags leave every space (tuning.json: fixed_by_extra); the final comparison's tuned rows run
+    the best trial's values bit for bit (floats at full precision) beside --extra's, read from their argv."""
+    from compare.plan import plan_runs, rows_from_args
+    from compare.run_args import parse_run_args
+    from compare.runner import build_parser as runner_parser
+
+    args = tune.build_parser().parse_args(tune_argv(data, tmp_path / "out", "--trials", "2", "--epochs", "1",
+                                                    "--seeds", "1", "2", "--extra=--batch_size 16 --dropout 0.3"))
+    _, cells = tune._plan(args, TOY)
+    assert [c.fixed for c in cells] == [{"batch_size": "16"}, {"batch_size": "16", "dropout": "0.3"}]
+    assert all("batch_size" not in c.space and "learning_rate" in c.space for c in cells)
+    assert "dropout" not in cells[1].space and "d_model" in cells[1].space
+    best = {"DLinear": {"learning_rate": 0.00012345678912345678},
+            "iTransformer": {"learning_rate": 0.0031, "d_model": 32, "e_layers": 2}}
+    entries = [{"row": row, "dataset": "toy", "pred_len": 12, "best_params": params} for row, params in best.items()]
+    (argv,) = tune.comparison_argvs(args, entries)
+    runner_args = runner_parser().parse_args(argv)
+    runner_args.extra_flags = ["--batch_size", "16", "--dropout", "0.3"]
+    plan = plan_runs(runner_args, rows_from_args(runner_args, TOY), TOY)
+    tuned = [run for run in plan if run.row.name.endswith(tune.TUNED_SUFFIX)]
+    assert len(tuned) == 4  # two rows x two seeds
+    for run in tuned:
+        parsed = parse_run_args(run.argv)
+        for flag, value in best[run.row.base].items():
+            assert getattr(parsed, flag) == value, (run.label, flag)
+        assert (parsed.batch_size, parsed.dropout) == (16, 0.3)
+    # A best flag that --extra also set (impossible from the spaces) would be refused, not replaced.
+    entries[0]["best_params"] = {"batch_size": 64}
+    (argv,) = tune.comparison_argvs(args, entries)
+    runner_args = runner_parser().parse_args(argv)
+    runner_args.extra_flags = ["--batch_size", "16"]
+    with pytest.raises(UserInputError, match="row 'DLinear \\(tuned\\)' sets --batch_size and --extra sets"):
+        plan_runs(runner_args, rows_from_args(runner_args, TOY), TOY)
+
+
+def test_a_time_budget_that_cannot_hold_one_trial_is_refused_before_anything_starts(data, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert tune.main(tune_argv(data, out, "--budget_minutes", "0.02", "--epochs", "1"), TOY) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: DLinear | toy | H=12: 0m01s of --budget_minutes left cannot hold one trial's "
+                          "first epoch (about ")
+    assert "; iTransformer | toy | H=12: 0m01s" in err and "give --budget_minutes" in err
+    assert "\n" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("case", ["out-is-a-file", "corrupt-studies-db", "bad-storage-url"])
+def test_a_bad_out_or_storage_is_one_line_writing_nothing(data, tmp_path, capsys, case):
+    out = tmp_path / "out"
+    extra = ["--trials", "1", "--epochs", "1"]
+    if case == "out-is-a-file":
+        out.write_text("a file\n")
+        expected = f"error: --out {out} is a file; give a folder (it holds the studies and the comparison)"
+    elif case == "corrupt-studies-db":
+        out.mkdir()
+        (out / "studies.db").write_bytes(b"this is not a database" * 100)
+        expected = f"error: --storage sqlite:///{out / 'studies.db'}: cannot use it as Optuna's study database"
+    else:
+        extra += ["--storage", "nosuchdb://somewhere/x"]
+        expected = "error: --storage nosuchdb://somewhere/x: not a database URL SQLAlchemy can open"
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    assert tune.main(tune_argv(data, out, *extra), TOY) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(expected) and "\n" not in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def _descendants_alive(pids: dict[int, int]) -> list[str]:
+    """The command lines of the processes of `pids` ({pid: start time}) still alive (zombies count as ended)."""
+    from compare.ray_reaper import _stat
+
+    alive = []
+    for pid, start in pids.items():
+        found = _stat(pid)
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1]
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if found is not None and found[1] == start and state != "Z":
+            alive.append(f"{pid} {command[:120]}")
+    return alive
+
+
+@pytest.mark.slow
+def test_a_killed_search_resumes_spending_only_what_is_left_with_no_trial_left_running(data, tmp_path):
+    """kill -9 of the driver mid-search: the seconds spent were written as the search ran, no Ray process of
+    its local instance lives on, and the next invocation marks the killed trial FAIL and spends only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from waiting import wait_for
+
+    from compare.ray_reaper import descendants
+
+    out = tmp_path / "out"
+    argv = ["--data", "toy", "--models", "DLinear", "--pred_lens", "12", "--root", str(data), "--out", str(out),
+            "--epochs", "3", "--budget_minutes", "2", "--no-compare"]
+    script = tmp_path / "tune_driver.py"
+    script.write_text("import sys\nfrom test_runner import TOY\nfrom compare import tune\n"
+                      f"sys.exit(tune.main({argv!r}, TOY))\n")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(repo / "tests" / "compare")]),
+           "RAY_AUTH_MODE": "disabled", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    storage = f"sqlite:///{out / 'studies.db'}"
+
+    def spent() -> float:
+        if not (out / "studies.db").is_file():
+            return 0.0
+        try:
+            study = optuna.load_study(study_name="DLinear|toy|12", storage=storage)
+        except KeyError:  # the study is not created yet
+            return 0.0
+        return study.user_attrs.get("budget_seconds_spent", 0.0)
+
+    seen: dict[int, int] = {}
+
+    def searching() -> bool:
+        seen.update(descendants(proc.pid))
+        return spent() >= 10.0
+
+    try:
+        wait_for(searching, 240, "the search to spend 10 s")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        try:
+            wait_for(lambda: not _descendants_alive(seen), 60, "every process of the killed driver's Ray to end")
+        except AssertionError as err:
+            raise AssertionError(f"{err}; alive: {_descendants_alive(seen)}") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = spent()
+    assert before >= 10.0
+    killed = optuna.load_study(study_name="DLinear|toy|12", storage=storage)
+    assert optuna.trial.TrialState.RUNNING in [t.state for t in killed.trials]
+    assert tune.main(argv, TOY) == 0
+    (cell,) = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
+    # The budget is 120 s in all: this invocation spent what was left of it, give or take Ray Tune's shutdown.
+    assert cell["this_invocation"]["seconds"] < 120.0 - before + 30
+    assert cell["spent"]["seconds"] == pytest.approx(before + cell["this_invocation"]["seconds"], abs=0.2)
+    states = [t.state for t in optuna.load_study(study_name="DLinear|toy|12", storage=storage).trials]
+    assert optuna.trial.TrialState.RUNNING not in states and optuna.trial.TrialState.FAIL in states
+
+
+@pytest.mark.slow
+def test_a_model_whose_trials_all_fail_leaves_the_other_models_tuned_row(tmp_path, capsys):
+    """iTransformer at a learning rate around 1e30 gives a non-finite loss in every trial (run.py stops it);
+    DLinear's study finishes and its tuned row is trained; the command exits 1 naming iTransformer's error."""
+    root = tmp_path / "data"
+    write_toy_csv(root / "toy" / "toy.csv")
+    book = RecipeBook(TOY.datasets, {"DLinear": TOY.models["DLinear"], "iTransformer": ModelRecipe(
+        "iTransformer", {**TOY_FLAGS, "learning_rate": 1e30}, {"toy": {}})})
+    out = tmp_path / "out"
+    code = tune.main(tune_argv(root, out, "--trials", "2", "--epochs", "1", "--seeds", "1", "--final_epochs", "1"),
+                     book)
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "error: iTransformer | toy | H=12: no trial finished: 2 failed, the last with: " in err
+    assert "non-finite training loss" in err and "Traceback" not in err
+    record = json.loads((out / tune.TUNING_FILE).read_text())
+    assert [c["row"] for c in record["cells"]] == ["DLinear"] and len(record["failed"]) == 1
+    rows = {json.loads(line)["row"] for line in (out / "runs" / "compare_runs.jsonl").read_text().splitlines()}
+    assert rows == {"DLinear", "DLinear (tuned)"}
