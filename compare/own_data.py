@@ -45,9 +45,11 @@ from compare.run_args import parse_run_args
 from compare.task_book import TaskBook, TaskData
 from compare.tasks import LONG_TERM
 from data_provider.anomaly_csv import DEFAULT_TRAIN_RATIO
+from data_provider.data_loader import FILLNA_CHOICES
 from data_provider.protocol import is_strict
 from exp.naive_forecast import seasonal_period
 from utils.errors import UserInputError
+from utils.timefeatures import base_unit
 
 __all__ = ["DATA_FLAGS", "GENERIC_RECIPE", "OwnData", "add_own_data_flags", "fit_plan", "own_data_lines",
            "own_data_record", "resolve_own_data", "with_own_data"]
@@ -142,6 +144,10 @@ def _number(name: str, flags: dict[str, str], flag: str, kind: type) -> int | fl
 
 
 def _own_long_term(name: str, path: Path, flags: dict[str, str]) -> OwnData:
+    if flags.get("fillna", "none") not in FILLNA_CHOICES:
+        raise UserInputError(f"--data_flags {name}=--fillna {flags['fillna']}: choose from {', '.join(FILLNA_CHOICES)}")
+    if "freq" in flags:
+        base_unit(flags["freq"])
     file = read_long_term_file(path, flags.get("fillna", "none"))
     target = flags.get("target", file.columns[-1])
     if target not in file.columns:

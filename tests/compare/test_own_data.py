@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from compare import runner
-from compare.own_data import own_data_record
+from compare.own_data import own_data_lines, own_data_record
 from compare.plan import REPO_ROOT
 from compare.recipes import RECIPES
 from compare.run_args import flag_value
@@ -162,6 +162,10 @@ def usage_error(argv: list[str], out: Path, capsys) -> str:
      "must look like NAME=FLAGS with NAME one of --name ILI"),
     (["--data_path", "{ili}", "--name", "ILI", "--models", "DLinear", "--data_flags", "ILI=--target nope"],
      "has no such column; its columns: v0, v1, v2, OT"),
+    (["--data_path", "{ili}", "--name", "ILI", "--models", "DLinear", "--data_flags", "ILI=--fillna zero"],
+     "--data_flags ILI=--fillna zero: choose from none, ffill, interpolate"),
+    (["--data_path", "{ili}", "--name", "ILI", "--models", "DLinear", "--data_flags", "ILI=--freq fortnight"],
+     "--freq 'fortnight' is not a known frequency"),
     (["--task", "classification", "--data_path", "{ili}", "--name", "ILI", "--models", "DLinear"],
      "--data_path runs long_term_forecast, short_term_forecast, anomaly_detection on your own file, not classification"),
     (["--task", "short_term_forecast", "--data_path", "{nots}", "--name", "Sales", "--models", "DLinear"],
@@ -173,7 +177,8 @@ def usage_error(argv: list[str], out: Path, capsys) -> str:
      "DLinear on M (machine.csv): 600 rows split at --anomaly_train_ratio 0.5 leave the val series 60 rows, fewer than "
      "the window --seq_len 100; pass --data_flags 'M=--seq_len L' with a shorter window"),
 ], ids=["nothing", "name-only", "path-only", "space", "dots", "borrowed", "in-data", "explicit-H", "too-short",
-        "no-date", "text", "not-a-data-flag", "flags-of-nobody", "no-target", "classification", "no-timestamps",
+        "no-date", "text", "not-a-data-flag", "flags-of-nobody", "no-target", "fillna", "freq", "classification",
+        "no-timestamps",
         "m4-group", "anomaly-window"])
 def test_each_problem_is_one_line_and_writes_nothing(tmp_path, capsys, argv, message):
     files = {"ili": write_dated_csv(tmp_path / "ili.csv", rows=1000),
@@ -189,3 +194,20 @@ def test_each_problem_is_one_line_and_writes_nothing(tmp_path, capsys, argv, mes
     (tmp_path / "text.csv").write_text("\n".join(text) + "\n")
     err = usage_error([a.format(**files) for a in argv], tmp_path / "out", capsys)
     assert message in err
+
+
+@pytest.mark.parametrize(("freq", "season"), [
+    ("h", "seasonal naive period 24 (data step 1h)"),
+    ("2D", "no seasonal period is known for its step (data step 2D): seasonal naive not scored"),
+])
+def test_the_report_line_names_the_borrowed_recipe_and_the_seasonal_period(tmp_path, freq, season):
+    path = write_dated_csv(tmp_path / "mine.csv", rows=1000, freq=freq, variates=3)
+    argv = ["--data_path", str(path), "--name", "Mine", "--models", "DLinear", "--pred_lens", "96", "--out",
+            str(tmp_path / "out")]
+    args, _, _, _ = runner._checked_plan(argv, runner.RECIPES, runner.TASK_RECIPES, 0.0)
+    config = {"data": ["Mine"], "own_data": own_data_record(args.own_data, tmp_path / "out")}
+    [line] = own_data_lines(config)
+    assert line.startswith("**Own data Mine:** `../mine.csv` (relative to the output folder); each model runs its "
+                           "ETTh1 recipe (the block of the nearest ETTh1 horizon) with the data flags replaced")
+    assert line.endswith(f"; {season}.") and "model_id `Mine_<seq_len>_<H>`" in line
+    assert own_data_lines({**config, "data": ["ETTh1"]}) == []
