@@ -33,6 +33,7 @@ from compare.markdown import (
     write_long_csv,
 )
 from compare.naive_scores import naive_section
+from compare.own_data import own_data_lines
 from compare.protocol_notes import protocol_header
 from compare.provenance import production_notes, production_section
 from compare.ranking import AVG, competition_ranks
@@ -221,7 +222,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     view = seed_view(runs, rows, datasets, cells, focused[0])
 
     md = [f"# Forecasting accuracy ({units(runs, config)} MSE / MAE, lower is better)", "",
-          protocol_header([(r.row, r.argv) for r in runs], "long_term_forecast"), ""]
+          protocol_header([(r.row, r.argv) for r in runs], "long_term_forecast"), "",
+          *[line for own in own_data_lines(config) for line in (own, "")]]
     tall = is_tall(layout, rows)
     frame, untested = accuracy_grid(rows, datasets, cells, view, tall)
     md += [*markdown_grid(frame, tall), "", _legend(view, untested), ""]

@@ -314,7 +314,8 @@ def _plan_task_one(run: PlannedRun, protocol: list[str], overrides: list[str], d
         parsed = parse_run_args(argv)
         # The command as typed, before the experiment fills lengths in from the data (as run.py records it).
         run.config = run_config(parsed)
-        check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
+        if not data.checked:
+            check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
         parsed = resolve_task_lengths(parsed)  # the lengths run.py derives from the data
     except UserInputError as err:
         run.error = str(err)

@@ -19,9 +19,18 @@ of the flags that carry other flags:
     logger: [tensorboard]
 
 A list gives a flag several values; `true` turns a switch on (`false` leaves it off); run.py flags in `flags`
-and `overrides` take the same forms. The file becomes flags placed before the command line's own, so a flag on
-the command line overrides the file's (and a `--variant` there adds a row). Reading the file is
-`yaml.safe_load` only. An unknown key is a one-line error with the closest key.
+and `overrides` take the same forms. Your own data files (`--data_path`, `--name`, `--data_flags`;
+`compare.own_data`) are a `datasets` block, a list of entries or a mapping by name, whose keys besides `name` and
+`data_path` are the file's data flags:
+
+    datasets:
+      - {name: ILI, data_path: data/national_illness.csv}
+      - {name: Sales, data_path: data/sales.csv, target: units}
+
+The file becomes flags placed before the command line's own, so a flag on the command line overrides the file's
+(and a `--variant` there adds a row). The file is read as UTF-8 text with `yaml.SafeLoader` only, which here
+also refuses a key given twice in one mapping (YAML would keep the last silently). An unknown key is a one-line
+error with the closest key.
 """
 
 from __future__ import annotations
@@ -40,11 +49,13 @@ from utils.errors import UserInputError
 __all__ = ["expand_plan_file", "plan_flags"]
 
 #: what a person may write for a key, and the key meant
-SYNONYMS = {"datasets": "data", "dataset": "data", "horizons": "pred_lens", "horizon": "pred_lens",
+SYNONYMS = {"dataset": "data", "horizons": "pred_lens", "horizon": "pred_lens",
             "seed": "seeds", "model": "models", "variant": "variants", "extra": "overrides",
             "mask_rate": "mask_rates", "block": "blocks", "loggers": "logger"}
-#: the runner's flags that only the structured keys write (`variants`, `overrides`)
-STRUCTURED = {"variants": "variant", "overrides": "extra"}
+#: the runner's flags that only the structured keys write (`variants`, `overrides`, `datasets`)
+STRUCTURED = {"variants": "variant", "overrides": "extra", "datasets": "data_flags"}
+#: the keys of a `datasets` entry that are not data flags
+DATASET_KEYS = ("name", "data_path")
 
 
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -99,6 +110,32 @@ def _variant(name: str, spec: Any, where: str) -> str:
     return f"{name}={spec['base']}:{shlex.join(run_flag_words(spec.get('flags'), f'{where}.{name}.flags'))}"
 
 
+def _dataset_entries(value: Any, where: str) -> list[Mapping]:
+    """The entries of a `datasets` block: a list of {name, data_path, ...} or a mapping NAME: {data_path, ...}."""
+    if isinstance(value, Mapping):
+        value = [{"name": name, **spec} if isinstance(spec, Mapping) else spec for name, spec in value.items()]
+    if not isinstance(value, list) or not all(isinstance(e, Mapping) for e in value):
+        raise UserInputError(f"{where}: give a list of {{name: NAME, data_path: FILE, ...}} (or a mapping "
+                             "NAME: {data_path: FILE, ...})")
+    for entry in value:
+        missing = [key for key in DATASET_KEYS if key not in entry]
+        if missing:
+            raise UserInputError(f"{where}: the entry {dict(entry)!r} lacks {' and '.join(missing)}")
+    return value
+
+
+def _datasets(value: Any, where: str) -> list[str]:
+    """The runner's words of a `datasets` block: --data_path, --name and one --data_flags per entry with flags."""
+    entries = _dataset_entries(value, where)
+    words = ["--data_path", *[str(e["data_path"]) for e in entries], "--name", *[str(e["name"]) for e in entries]]
+    for entry in entries:
+        flags = {k: v for k, v in entry.items() if k not in DATASET_KEYS}
+        if flags:
+            name = entry["name"]
+            words += ["--data_flags", f"{name}={shlex.join(run_flag_words(flags, f'{where}.{name}'))}"]
+    return words
+
+
 def plan_flags(plan: Mapping[str, Any], parser: argparse.ArgumentParser, source: str = "the plan") -> list[str]:
     """The runner's command-line words equivalent to the plan mapping `plan` (keys in file order)."""
     options = _options(parser)
@@ -112,6 +149,8 @@ def plan_flags(plan: Mapping[str, Any], parser: argparse.ArgumentParser, source:
             words += [w for name, spec in value.items() for w in ("--variant", _variant(str(name), spec, f"{source}: variants"))]
         elif key == "overrides":
             words.append(f"--extra={shlex.join(run_flag_words(value, f'{source}: overrides'))}")
+        elif key == "datasets":
+            words += _datasets(value, f"{source}: datasets")
         elif key not in options:
             raise _unknown(source, key, known)
         else:
@@ -130,12 +169,49 @@ def plan_flags(plan: Mapping[str, Any], parser: argparse.ArgumentParser, source:
     return words
 
 
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    """A key given twice in one mapping of the plan file."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a key given twice in one mapping instead of keeping the last silently."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                continue  # an unhashable key: SafeLoader's own error names it
+            if key in seen:
+                raise _DuplicateKey(None, None, f"the key {key!r} is given twice (first on line {seen[key] + 1})",
+                                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _text(file: Path, path: str) -> str:
+    """The plan file's text; one line naming the first byte that is not UTF-8."""
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise UserInputError(f"--plan {path}: not UTF-8 text (byte 0x{data[err.start]:02x} on line {line}); save the "
+                             "file as UTF-8") from None
+
+
 def _read(path: str) -> dict[str, Any]:
     file = Path(path)
     if not file.is_file():
         raise UserInputError(f"--plan {path}: no such file")
+    text = _text(file, path)
     try:
-        plan = yaml.safe_load(file.read_text())
+        plan = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader that also refuses repeated keys
+    except _DuplicateKey as err:
+        raise UserInputError(f"--plan {path}: line {err.problem_mark.line + 1}: {err.problem}; YAML would keep the "
+                             "last silently: keep one") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -10,6 +10,11 @@ from the dataset and horizon (`{root_path}`, `{data_path}`, `{data}`, `{channels
 flag order. A variant's flags replace the base's value in place too; flags the base lacks go after the
 base's `variant_slot`.
 
+A user's own file (`compare.own_data`) is a `Dataset` that *stands in* for a table dataset: every row runs its
+block of that dataset at the nearest of its horizons, with the placeholders filled from the file (its folder,
+name, `--data custom`, its number of variates, the requested horizon, a model_id starting with the user's name)
+and the file's own flags (`--freq`, `--target`) in place.
+
 The tables themselves are data (`compare.recipe_data`); `compare.recipes` puts them into `RECIPES`.
 """
 
@@ -65,9 +70,16 @@ class Dataset:
     tslib_file: str = "{model}_{name}.sh"  # TSLib's script name (Weather_script/DLinear.sh)
     horizons: tuple[int, ...] = LONG_HORIZONS
     notes: tuple[str, ...] = ()  # comment lines for every script on this dataset
+    # A user's own file (`compare.own_data`): the table dataset whose recipe each model runs on it, and its own
+    # run.py flags (--freq, --target), replacing (or added to) the recipe's.
+    stands_in: str = ""
+    flags: Flags = field(default_factory=dict)
 
     def keys(self) -> set[str]:
-        """Every normalised name the dataset is known by (table name, model_id prefix, fetch name, file)."""
+        """Every normalised name the dataset is known by (table name, model_id prefix, fetch name, file; a user's
+        own file by its name alone, so its file name never shadows a table dataset)."""
+        if self.stands_in:
+            return {name_key(self.name)}
         stem = self.data_path.rsplit(".", 1)[0]
         return {name_key(n) for n in (self.name, self.tslib_id or self.name, self.fetch, stem)}
 
@@ -168,32 +180,48 @@ class RecipeBook:
         return self.models[model].horizons.get(data.name, data.horizons)
 
     def script(self, row: str, dataset: str) -> str:
-        """The generated script that holds `row` on `dataset`, relative to the repository root."""
+        """The generated script that holds `row` on `dataset`, relative to the repository root ("" for a user's own
+        file, which has none)."""
         row, data = self.row_name(row), self.dataset(dataset)
+        if data.stands_in:
+            return ""
         if row in self.variants:
             return f"{SCRIPTS_DIR}/CAPS_ablation/{self.variants[row].file}"
         recipe = self.models[row]
         template = data.tslib_file if recipe.tslib_names else "{model}_{name}.sh"
         return f"{SCRIPTS_DIR}/{data.folder}/{template.format(model=row, name=data.name)}"
 
-    def flags(self, row: str, dataset: str, pred_len: int) -> Flags:
-        """The ordered run.py flags (name -> value) of one block."""
+    def block_of(self, row: str, dataset: str, pred_len: int) -> tuple[Dataset, int]:
+        """(the table dataset, the horizon) whose block `row` runs on `dataset` at `pred_len`: the dataset and
+        horizon themselves, or for a user's own file the dataset it stands in for and the nearest of that
+        dataset's horizons (the shorter on a tie); UserInputError when there is none."""
         row, data = self.row_name(row), self.dataset(dataset)
-        variant = self.variants.get(row)
-        recipe = self.models[variant.base if variant else row]
-        if data.name not in self.row_datasets(row):
-            raise UserInputError(f"{row} has no recipe for {data.name}; it has "
+        source = self.datasets[data.stands_in] if data.stands_in else data
+        if source.name not in self.row_datasets(row):
+            stand_in = f" (which {data.name} stands in for)" if data.stands_in else ""
+            raise UserInputError(f"{row} has no recipe for {source.name}{stand_in}; it has "
                                  f"{', '.join(self.row_datasets(row))}")
-        horizons = self.horizons(row, data.name)
+        horizons = self.horizons(row, source.name)
+        if data.stands_in:
+            return source, min(horizons, key=lambda h: (abs(h - pred_len), h))
         if pred_len not in horizons:
             raise UserInputError(f"{row} on {data.name} has no horizon {pred_len}; choose from "
                                  f"{' '.join(map(str, horizons))}")
+        return source, pred_len
+
+    def flags(self, row: str, dataset: str, pred_len: int) -> Flags:
+        """The ordered run.py flags (name -> value) of one block (on a user's own file: the block of the dataset
+        and horizon it borrows, `block_of`, filled with the file's data and horizon, its own flags in place)."""
+        row, data = self.row_name(row), self.dataset(dataset)
+        variant = self.variants.get(row)
+        recipe = self.models[variant.base if variant else row]
+        source, block = self.block_of(row, dataset, pred_len)
         flags = dict(recipe.flags)
-        overrides = [recipe.per_dataset[data.name], recipe.per_horizon.get(data.name, {}).get(pred_len, {})]
+        overrides = [recipe.per_dataset[source.name], recipe.per_horizon.get(source.name, {}).get(block, {})]
         for layer in overrides:
             for flag, value in layer.items():
                 if flag not in flags:
-                    raise ValueError(f"{recipe.model} on {data.name}: --{flag} is not among the recipe's flags; "
+                    raise ValueError(f"{recipe.model} on {source.name}: --{flag} is not among the recipe's flags; "
                                      "add it to the model's `flags` so its place in the scripts is defined")
                 flags[flag] = value
         suffix = ""
@@ -214,6 +242,7 @@ class RecipeBook:
             if isinstance(value, str) and "{" in value:
                 value = value.format(**fields)
             filled[flag] = value
+        filled.update(data.flags)
         return filled
 
     def argv(self, row: str, dataset: str, pred_len: int) -> list[str]:

@@ -98,6 +98,7 @@ from pathlib import Path
 import compare.efficiency  # noqa: F401
 from compare.eta import RunTimes
 from compare.local_process import RunStopper
+from compare.own_data import add_own_data_flags, fit_plan, own_data_record, resolve_own_data
 from compare.plan import PlannedRun, Row, grid_name, parse_variant, plan_runs, rows_from_args, task_dataset
 from compare.plan_file import expand_plan_file
 from compare.protocol_notes import protocol_summary
@@ -158,9 +159,11 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
                    help="run.py --protocol of every run (a --variant may set its own): strict keeps every TEST "
                         "sample out of training, early stopping and anomaly thresholds (the runner's default, for "
                         "a fair comparison); tslib reproduces TSLib's protocol and numbers (docs/tasks.md)")
-    p.add_argument("--data", nargs="+", required=True,
+    p.add_argument("--data", nargs="+", default=None,
                    help=f"datasets of compare/recipes.py: {' '.join(RECIPES.datasets)}; other tasks: "
-                        + "; ".join(f"{t}: {' '.join(TASK_RECIPES.datasets[t])}" for t in TASK_CHOICES[1:]))
+                        + "; ".join(f"{t}: {' '.join(TASK_RECIPES.datasets[t])}" for t in TASK_CHOICES[1:])
+                        + " (your own CSV: --data_path and --name)")
+    add_own_data_flags(p)
     p.add_argument("--models", nargs="*", default=[],
                    help=f"model rows of compare/recipes.py: {', '.join(RECIPES.rows)} (other tasks: the models "
                         "of TASK_RECIPES)")
@@ -292,6 +295,8 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
     })
     if args.task != LONG_TERM:
         config.pop("pred_lens")
+    if getattr(args, "own_data", None):
+        config["own_data"] = {**config.get("own_data", {}), **own_data_record(args.own_data, out)}
     config["protocol"] = args.protocol
     config.setdefault("invocations", []).append({
         "command": "python -m compare " + " ".join(shlex.quote(a) for a in argv),
@@ -393,13 +398,16 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
         raise UserInputError(f"--reference {args.reference} does not exist")
     if args.logger:
         check_path_component("--out's folder name (the trackers' group)", grid_name(args))
+    args.own_data, book, task_book = resolve_own_data(args, book, task_book)
     if args.task == LONG_TERM:
         args.data = [book.dataset(name).name for name in args.data]
     else:
         args.data = [task_dataset(task_book, args.task, name) for name in args.data]
     rows = rows_from_args(args, book, task_book)
     _check_seed_flags(args, rows, Path(args.out))
-    return args, rows, plan_runs(args, rows, book, task_book), stop_at
+    plan = fit_plan(plan_runs(args, rows, book, task_book), args.own_data, args.protocol,
+                    explicit_horizons=any(a == "--pred_lens" or a.startswith("--pred_lens=") for a in argv))
+    return args, rows, plan, stop_at
 
 
 def _report_stale(stale: list[PlannedRun], states: dict, rerun: bool) -> None:

@@ -7,7 +7,8 @@ data (`compare.recipe_data.task_datasets`, `compare.recipe_data.task_models`).
 A set TSLib's scripts never run (the real labelled series the packages ship: Yahoo, MITDB, sktime_monthly) *stands
 in* for one of TSLib's: every model with a block on that dataset runs the same block on the set, with the set's own
 data flags (`TaskData.flags`: its format, file, horizon, a window that fits its splits) in place. Such sets have
-no generated scripts; `python -m compare ... --dry-run` prints their run.py commands.
+no generated scripts; `python -m compare ... --dry-run` prints their run.py commands. A user's own file
+(`python -m compare --task ... --data_path FILE --name NAME`, `compare.own_data`) stands in the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class TaskData:
     fetch: str = ""  # `python -m data_provider.fetch NAME`; "" when it cannot be fetched
     stands_in: str = ""  # a set outside TSLib's scripts: the TSLib dataset whose block each model runs on it
     flags: Flags = field(default_factory=dict)  # the set's own run.py flags, replacing (or added to) the block's
+    checked: bool = False  # a user's own file (`compare.own_data`), checked when it was read: planning looks up nothing
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from compare.markdown import (
     write_grid_latex,
     write_long_csv,
 )
+from compare.own_data import own_data_lines
 from compare.plots import LossCurve, finish_figure, plot_learning_curves, pyplot, row_colors
 from compare.protocol_notes import protocol_header
 from compare.provenance import production_notes, production_section
@@ -195,7 +196,8 @@ def write_task_tables(out: Path, runs: list[TaskRun], failed: list[dict], config
     tall = is_tall(layout, rows)
     grids, untested, frames = _task_grids(lines, rows, spec, marks, seeded, common_n, tall)
     md = [f"# {spec.name.replace('_', ' ').capitalize()} comparison", "",
-          protocol_header([(r.row, r.argv) for r in runs], spec.name), *grids, "",
+          protocol_header([(r.row, r.argv) for r in runs], spec.name),
+          *[line for own in own_data_lines(config) for line in ("", own)], *grids, "",
           _legend(spec, seeded, common_n, untested, compares_m4(spec, datasets))]
     md += ["", "No `efficiency.md` for this task: `compare.efficiency` measures forecasting train steps. No forecast "
            "plots either; the headline metric is drawn per dataset in "

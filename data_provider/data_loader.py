@@ -41,7 +41,7 @@ from utils.errors import MissingDataError, UserInputError
 from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_marks
 
 __all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset",
-           "window_marks"]
+           "custom_split_sizes", "window_marks"]
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +156,12 @@ def check_float32_range(values: np.ndarray, path: Path, locate: Callable[[int], 
         raise UserInputError(f"{path}: {locate(row)}, column {columns[col]!r} holds {float(values[row, col])!r}, "
                              f"which is infinite or beyond float32's range (|x| <= {FLOAT32_MAX:.3e}; {count} such "
                              "values); fix the file")
+
+
+def custom_split_sizes(n: int) -> tuple[int, int, int]:
+    """(train, val, test) rows of a `Dataset_Custom` file of `n` rows: int(0.7n), the remainder, int(0.2n)."""
+    n_train, n_test = int(n * 0.7), int(n * 0.2)
+    return n_train, n - n_train - n_test, n_test
 
 
 def window_marks(dates: pd.DatetimeIndex | None, n: int, freq: str, timeenc: int) -> np.ndarray:
@@ -362,8 +368,7 @@ class Dataset_Custom(_DatedCSV):
         return [c for c in columns if c != self.target] + [self.target]
 
     def _split_sizes(self, n: int) -> tuple[int, int, int]:
-        n_train, n_test = int(n * 0.7), int(n * 0.2)
-        return n_train, n - n_train - n_test, n_test
+        return custom_split_sizes(n)
 
     def _borders(self, n: int) -> tuple[list[int], list[int]]:
         n_train, n_val, n_test = self._split_sizes(n)

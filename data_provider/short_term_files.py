@@ -49,7 +49,8 @@ from utils.errors import MissingDataError, UserInputError
 from utils.path_names import check_path_component
 
 __all__ = ["CSV_COLUMNS", "FILE_FORMATS", "HISTORY_SIZE", "Dataset_ShortTermFile", "SeriesTable",
-           "check_short_term_file_args", "read_long_csv", "read_series_file", "read_tsf", "short_term_file_lengths"]
+           "check_short_term_file_args", "read_long_csv", "read_series_file", "read_tsf", "series_values_needed",
+           "short_term_file_lengths"]
 
 #: the --data value of each format
 FILE_FORMATS = {"short_term_csv": "long CSV", "tsf": "Monash .tsf"}
@@ -88,6 +89,12 @@ def short_term_file_lengths(args: argparse.Namespace) -> dict[str, int]:
     --seasonality): M4's rule on the flags (idempotent)."""
     horizon = args.pred_len
     return {"pred_len": horizon, "seq_len": 2 * horizon, "label_len": horizon, "frequency_map": args.seasonality}
+
+
+def series_values_needed(horizon: int, seasonality: int, strict: bool) -> int:
+    """The values a series needs: H test values, H validation values under the strict protocol, two to train on,
+    and more than m training values (MASE's scale)."""
+    return max(2 * horizon + 2 if strict else horizon + 2, horizon + seasonality + 1)
 
 
 @dataclass
@@ -229,8 +236,7 @@ class Dataset_ShortTermFile(ShortTermSeries):  # noqa: N801 - named like TSLib's
             raise UserInputError(f"{path} sets @horizon {table.horizon} and --pred_len is {horizon}; pass --pred_len "
                                  f"{table.horizon}")
         self.seasonality = int(args.frequency_map)
-        # H test values, H validation values (strict), two to train on, and more than m training values (MASE).
-        need = max(2 * horizon + 2 if strict else horizon + 2, horizon + self.seasonality + 1)
+        need = series_values_needed(horizon, self.seasonality, strict)
         validation = f" and the {horizon} before them validation" if strict else ""
         held = f"the last {horizon} test{validation} values"
         for series_id, values in zip(table.ids, table.values, strict=True):

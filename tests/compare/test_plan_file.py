@@ -104,3 +104,59 @@ def test_a_bad_plan_is_a_usage_error_that_writes_nothing(tmp_path, capsys):
     plan_file.write_text("data: [ETTh1]\nhorizon: 96\n")
     assert runner.main(["--plan", str(plan_file), "--out", str(tmp_path / "grid")]) == 2
     assert "did you mean pred_lens?" in capsys.readouterr().err and not (tmp_path / "grid").exists()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("data: [ETTh1]\nepochs: 1\nmodels: [CAPS]\nepochs: 2\n",
+     "line 4: the key 'epochs' is given twice (first on line 2); YAML would keep the last silently: keep one"),
+    ("variants:\n  X:\n    base: CAPS\n    flags: {caps_paths: none, caps_paths: all}\n",
+     "line 4: the key 'caps_paths' is given twice (first on line 4)"),
+    ("datasets:\n  - {name: A, data_path: a.csv, name: B}\n", "line 2: the key 'name' is given twice"),
+])
+def test_a_key_given_twice_is_refused_naming_the_key_and_line(tmp_path, text, message):
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_text(text)
+    with pytest.raises(UserInputError) as err:
+        expand_plan_file(["--plan", str(plan_file)], runner.build_parser())
+    assert str(err.value).startswith(f"--plan {plan_file}: {message}") and "\n" not in str(err.value)
+
+
+def test_a_merge_key_may_still_be_overridden(tmp_path):
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_text("variants:\n  A: &a {base: CAPS, flags: {caps_paths: none}}\n  B:\n    <<: *a\n"
+                         "    flags: {caps_attn: softmax}\n")
+    argv, record = expand_plan_file(["--plan", str(plan_file)], runner.build_parser())
+    assert argv == ["--variant", "A=CAPS:--caps_paths none", "--variant", "B=CAPS:--caps_attn softmax"]
+    assert record["plan"]["variants"]["B"] == {"base": "CAPS", "flags": {"caps_attn": "softmax"}}
+
+
+def test_a_plan_that_is_not_utf8_is_one_line_and_writes_nothing(tmp_path, capsys):
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_bytes("models: [DLinear]\n# café\ndata: [ETTh1]\n".encode("latin-1"))
+    with pytest.raises(UserInputError) as err:
+        expand_plan_file(["--plan", str(plan_file)], runner.build_parser())
+    assert str(err.value) == f"--plan {plan_file}: not UTF-8 text (byte 0xe9 on line 2); save the file as UTF-8"
+    assert runner.main(["--plan", str(plan_file), "--out", str(tmp_path / "grid")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1 and not (tmp_path / "grid").exists()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("datasets:\n  - {name: A}\n", "datasets: the entry {'name': 'A'} lacks data_path"),
+    ("datasets: [a.csv]\n", "datasets: give a list of {name: NAME, data_path: FILE, ...}"),
+    ("datasets:\n  A: {data_path: a.csv, target: {x: 1}}\n", "datasets.A.target: give a value, or a list of values"),
+])
+def test_a_malformed_datasets_block_is_one_line(tmp_path, text, message):
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_text(text)
+    with pytest.raises(UserInputError) as err:
+        expand_plan_file(["--plan", str(plan_file)], runner.build_parser())
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_datasets_block_becomes_the_own_data_flags(tmp_path):
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_text("datasets:\n  - {name: ILI, data_path: data/ili.csv}\n"
+                         "  - {name: Sales, data_path: data/sales.csv, pred_len: 6, seasonality: 12}\n")
+    argv, _ = expand_plan_file(["--plan", str(plan_file)], runner.build_parser())
+    assert argv == ["--data_path", "data/ili.csv", "data/sales.csv", "--name", "ILI", "Sales",
+                    "--data_flags", "Sales=--pred_len 6 --seasonality 12"]

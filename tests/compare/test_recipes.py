@@ -221,3 +221,38 @@ def test_the_recipe_data_never_imports_the_table_it_makes_up():
         tree = ast.parse(path.read_text())
         modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert "compare.recipes" not in modules, path.name
+
+
+#: the flags a stand-in dataset's own data replaces in the block it borrows
+STAND_IN_FLAGS = {"root_path", "data_path", "data", "model_id", "pred_len", "enc_in", "dec_in", "c_out", "freq",
+                  "target"}
+
+
+@pytest.mark.parametrize("pred_len", [24, 100, 500])
+def test_a_stand_in_dataset_runs_every_rows_nearest_block_with_its_own_data(pred_len):
+    # Its file is named like a table dataset's: the stand-in is found by its own name only.
+    own = Dataset("Mine", "/data/mine/", "ETTh2.csv", "custom", 5, fetch="Mine", folder="", stands_in="ETTh1",
+                  flags={"enc_in": 5, "dec_in": 5, "c_out": 5, "freq": "w", "target": "z"})
+    book = RecipeBook({"Mine": own, **RECIPES.datasets}, RECIPES.models, RECIPES.variants)
+    assert book.dataset("mine") is own and book.dataset("ETTh2").name == "ETTh2"
+    for row in RECIPES.rows:
+        horizons = RECIPES.horizons(row, "ETTh1")
+        nearest = min(horizons, key=lambda h: (abs(h - pred_len), h))
+        assert book.block_of(row, "Mine", pred_len) == (RECIPES.datasets["ETTh1"], nearest)
+        flags, block = book.flags(row, "Mine", pred_len), RECIPES.flags(row, "ETTh1", nearest)
+        assert {k: v for k, v in block.items() if k not in STAND_IN_FLAGS} == {
+            k: v for k, v in flags.items() if k not in STAND_IN_FLAGS}, row
+        flags = {k: None if v is None else str(v) for k, v in flags.items()}
+        suffix = VARIANTS[row].suffix if row in VARIANTS else ""
+        assert (flags["root_path"], flags["data_path"], flags["data"], flags["pred_len"], flags["model_id"]) == (
+            "/data/mine/", "ETTh2.csv", "custom", str(pred_len), f"Mine_{flags['seq_len']}_{pred_len}{suffix}"), row
+        assert (flags["enc_in"], flags["dec_in"], flags["c_out"], flags["freq"], flags["target"]) == (
+            "5", "5", "5", "w", "z"), row
+        assert book.recipe(row, "Mine", pred_len).script == ""
+
+
+def test_a_stand_in_for_a_dataset_the_row_lacks_names_both():
+    own = Dataset("Mine", "/data/", "mine.csv", "custom", 5, fetch="Mine", folder="", stands_in="ILI")
+    book = RecipeBook({"Mine": own, **RECIPES.datasets}, RECIPES.models, RECIPES.variants)
+    with pytest.raises(UserInputError, match=r"^CAPS has no recipe for ILI \(which Mine stands in for\); it has ETTh1"):
+        book.argv("CAPS", "Mine", 24)
