@@ -41,6 +41,7 @@ from compare.cell_bootstrap import (
 from compare.forecast_cells import Cells
 from compare.markdown import format_p
 from compare.plots import pyplot
+from compare.skill_scores import SkillScores
 from utils.report_files import save_figure
 
 __all__ = [
@@ -204,10 +205,13 @@ def cell_statistics(cells: Cells, rows: list[str], datasets: list[str]) -> CellS
     return result
 
 
-def write_cell_statistics(out: Path, result: CellStatistics) -> list[Path]:
+def write_cell_statistics(out: Path, result: CellStatistics, skill: SkillScores | None = None) -> list[Path]:
     """Write `critical_difference.png` (and `.pdf`) and `cell_statistics.json` (the numbers behind the section,
-    with the bootstrap's settings); a stale diagram is removed when this report has none."""
+    with the bootstrap's settings and, when given, the skill scores against the seasonal naive forecast); a stale
+    diagram is removed when this report has none."""
     numbers = {**result.__dict__, "alpha": ALPHA, "bootstrap": bootstrap_settings()}
+    if skill is not None:
+        numbers["skill_vs_seasonal_naive"] = skill.record()
     (out / STATS_FILE).write_text(json.dumps(numbers, indent=1, allow_nan=False) + "\n")
     path = out / CD_FILE
     if result.skipped is not None:
