@@ -7,7 +7,9 @@ fewer results) and the report names it. Over the N cells and k models left:
 
 - average rank R_j = mean over cells of model j's rank;
 - best in = the cells where the model has the lowest error (a tie counts for each tied model);
-- win rate = the share of (cell, other model) pairs in which the model's error is lower, a tie counting ½;
+- win rate = the share of (cell, other model) pairs in which the model's error is lower, a tie counting ½:
+  W_j = mean over cells c of the win share w_cj = (#{i ≠ j: e_cj < e_ci} + ½ #{i ≠ j: e_cj = e_ci}) / (k − 1),
+  with a 95 % percentile bootstrap interval resampling the cells (`compare.cell_bootstrap`; from 3 cells on);
 - Friedman test (`scipy.stats.friedmanchisquare`): χ²_F = 12N / (k(k+1)) · (Σ_j R_j² − k(k+1)²/4), with a
   correction for ties, against χ² with k − 1 degrees of freedom (the approximation is rough for small N);
 - Nemenyi post-hoc test (`scikit_posthocs.posthoc_nemenyi_friedman`): two models differ at α = 0.05 when their
@@ -29,9 +31,17 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from compare.cell_bootstrap import (
+    Interval,
+    bootstrap_settings,
+    cell_intervals,
+    format_interval,
+    interval_note,
+)
 from compare.forecast_cells import Cells
 from compare.markdown import format_p
 from compare.plots import pyplot
+from compare.skill_scores import SkillScores
 from utils.report_files import save_figure
 
 __all__ = [
@@ -51,6 +61,7 @@ __all__ = [
     "statistics_section",
     "write_cell_statistics",
     "win_rates",
+    "win_shares",
 ]
 
 ALPHA = 0.05
@@ -98,12 +109,23 @@ def best_counts(matrix: np.ndarray) -> np.ndarray:
     return (matrix == matrix.min(axis=1, keepdims=True)).sum(axis=0)
 
 
+def win_shares(matrix: np.ndarray) -> np.ndarray:
+    """``[N, k]``: per cell and model the share of the k − 1 other models it beats, a tie counting ½:
+    w_cj = (#{i ≠ j: e_cj < e_ci} + ½ #{i ≠ j: e_cj = e_ci}) / (k − 1)."""
+    lower = (matrix[:, :, None] < matrix[:, None, :]).sum(axis=2)  # [N, k]
+    ties = (matrix[:, :, None] == matrix[:, None, :]).sum(axis=2) - 1  # [N, k], minus itself
+    return (lower + 0.5 * ties) / (matrix.shape[1] - 1)
+
+
 def win_rates(matrix: np.ndarray) -> np.ndarray:
-    """``[k]``: per model the share of (cell, other model) pairs it wins, a tie counting ½."""
-    lower = (matrix[:, :, None] < matrix[:, None, :]).sum(axis=(0, 2))
-    ties = (matrix[:, :, None] == matrix[:, None, :]).sum(axis=(0, 2)) - matrix.shape[0]  # minus itself
-    n, k = matrix.shape
-    return (lower + 0.5 * ties) / (n * (k - 1))
+    """``[k]``: per model the share of (cell, other model) pairs it wins, a tie counting ½: the mean over the
+    cells of `win_shares` (every cell has k − 1 pairs)."""
+    return win_shares(matrix).mean(axis=0)
+
+
+def _mean_over_cells(values: np.ndarray, axis: int) -> np.ndarray:
+    """The win rate of resampled win shares: their mean along `axis` (the cells)."""
+    return np.mean(values, axis=axis)
 
 
 def critical_difference(k: int, n: int, alpha: float = ALPHA) -> float:
@@ -114,8 +136,9 @@ def critical_difference(k: int, n: int, alpha: float = ALPHA) -> float:
 
 @dataclass
 class CellStatistics:
-    """Per metric the ranks, best-in counts and win rates over `cells` (every row present), and on MSE the
-    Friedman test, the Nemenyi p-values ``[k, k]`` and CD (None with `skipped` saying why)."""
+    """Per metric the ranks, best-in counts and win rates over `cells` (every row present) with the win rates'
+    bootstrap intervals (None: fewer than 3 cells or one model), and on MSE the Friedman test, the Nemenyi
+    p-values ``[k, k]`` and CD (None with `skipped` saying why)."""
 
     rows: list[str]
     cells: list[tuple[str, int]]
@@ -124,6 +147,7 @@ class CellStatistics:
     ranks: dict[str, list[float]] = field(default_factory=dict)
     best: dict[str, list[int]] = field(default_factory=dict)
     wins: dict[str, list[float | None]] = field(default_factory=dict)
+    wins_ci: dict[str, list[Interval | None]] = field(default_factory=dict)
     friedman: tuple[float, float] | None = None
     nemenyi: list[list[float]] | None = None
     cd: float | None = None
@@ -159,7 +183,10 @@ def cell_statistics(cells: Cells, rows: list[str], datasets: list[str]) -> CellS
         values = cell_matrix(cells, datasets, metric)[0][np.ix_(kept_cells, kept_rows)]
         result.ranks[metric] = average_ranks(values).tolist()
         result.best[metric] = best_counts(values).tolist()
-        result.wins[metric] = win_rates(values).tolist() if len(kept_rows) > 1 else [None] * len(kept_rows)
+        shares = win_shares(values) if len(kept_rows) > 1 else None  # [N, k]
+        result.wins[metric] = shares.mean(axis=0).tolist() if shares is not None else [None] * len(kept_rows)
+        intervals = cell_intervals(shares, _mean_over_cells) if shares is not None else None
+        result.wins_ci[metric] = intervals or [None] * len(kept_rows)
     result.skipped = _skip_reason(result.rows, result.cells)
     if result.skipped is None:
         import pandas as pd
@@ -178,10 +205,14 @@ def cell_statistics(cells: Cells, rows: list[str], datasets: list[str]) -> CellS
     return result
 
 
-def write_cell_statistics(out: Path, result: CellStatistics) -> list[Path]:
-    """Write `critical_difference.png` (and `.pdf`) and `cell_statistics.json` (the numbers behind the section); a stale
+def write_cell_statistics(out: Path, result: CellStatistics, skill: SkillScores | None = None) -> list[Path]:
+    """Write `critical_difference.png` (and `.pdf`) and `cell_statistics.json` (the numbers behind the section,
+    with the bootstrap's settings and, when given, the skill scores against the seasonal naive forecast); a stale
     diagram is removed when this report has none."""
-    (out / STATS_FILE).write_text(json.dumps({**result.__dict__, "alpha": ALPHA}, indent=1, allow_nan=False) + "\n")
+    numbers = {**result.__dict__, "alpha": ALPHA, "bootstrap": bootstrap_settings()}
+    if skill is not None:
+        numbers["skill_vs_seasonal_naive"] = skill.record()
+    (out / STATS_FILE).write_text(json.dumps(numbers, indent=1, allow_nan=False) + "\n")
     path = out / CD_FILE
     if result.skipped is not None:
         path.unlink(missing_ok=True)
@@ -215,19 +246,19 @@ def statistics_section(result: CellStatistics) -> list[str]:
            "the error of a cell is the mean over seeds. *Avg rank*: mean rank over the cells (1 = lowest error, "
            "ties share the mean rank, raw values). *Best in*: cells where the model has the lowest error (ties "
            "count for each). *Win rate*: share of (cell, other model) pairs with a lower error, ties ½ "
-           "(`compare/cell_statistics.py`).", ""]
+           f"(`compare/cell_statistics.py`). {interval_note(len(result.cells))}", ""]
     if result.left_out:
         md += [f"Left out (a model has no result there): {_cell_list(result.left_out)}.", ""]
     if result.rows_left_out:
         md += [f"Models left out (results in too few cells; ranking them would drop more cells): "
                f"{', '.join(result.rows_left_out)}.", ""]
-    md += ["| Model | Avg rank MSE | Avg rank MAE | Best in MSE | Best in MAE | Win rate MSE | Win rate MAE |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+    md += ["| Model | Avg rank MSE | Avg rank MAE | Best in MSE | Best in MAE | Win rate MSE [95 % CI] | "
+           "Win rate MAE [95 % CI] |", "|---|---:|---:|---:|---:|---:|---:|"]
     order = sorted(range(len(result.rows)), key=lambda i: result.ranks["mse"][i])
     for i in order:
+        wins = [format_interval(result.wins[m][i], result.wins_ci[m][i], _percent) for m in METRICS]
         md.append(f"| {result.rows[i]} | {result.ranks['mse'][i]:.2f} | {result.ranks['mae'][i]:.2f} | "
-                  f"{result.best['mse'][i]} | {result.best['mae'][i]} | {_percent(result.wins['mse'][i])} | "
-                  f"{_percent(result.wins['mae'][i])} |")
+                  f"{result.best['mse'][i]} | {result.best['mae'][i]} | {wins[0]} | {wins[1]} |")
     md.append("")
     if result.skipped is not None:
         return [*md, f"No Friedman test and no critical-difference diagram: {result.skipped}.", ""]
@@ -245,8 +276,8 @@ def statistics_section(result: CellStatistics) -> list[str]:
     return md
 
 
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{100.0 * value:.0f}%"
+def _percent(value: float) -> str:
+    return f"{100.0 * value:.0f}%"
 
 
 def _nemenyi_pairs(result: CellStatistics) -> str:

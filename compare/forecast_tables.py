@@ -3,8 +3,10 @@
 `table.md` opens with the MSE / MAE table per dataset x horizon plus the horizon average, like the CAPS
 paper's Table 1 (**bold** best, _underline_ second best per line and metric, average rank and first-place
 count per model; with seeds mean ± sd and marks tested over the seeds), then its legend, how the numbers were
-produced (`compare.provenance`), the seed section of each focus row (`compare.seeds`), the comparison with
-reference numbers per model and the runs without a result. `table.csv` holds the same in long form: one line
+produced (`compare.provenance`), the seed section of each focus row (`compare.seeds`), the scores over
+(dataset, horizon) cells (relative to the naive forecasts, `compare.naive_scores`; skill vs seasonal naive,
+`compare.skill_scores`; ranks and win rates, `compare.cell_statistics`), the comparison with reference numbers
+per model and the runs without a result. `table.csv` holds the same in long form: one line
 per dataset, horizon or `avg`, and model, with ranks, reference and run statistics.
 """
 
@@ -48,6 +50,7 @@ from compare.seeds import (
     seed_plot_name,
     seed_view,
 )
+from compare.skill_scores import skill_scores, skill_section
 from compare.tune_budget import Budget, current_cell
 
 __all__ = ["accuracy_grid", "table_records", "write_tables"]
@@ -230,8 +233,10 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     md += production_section(production_notes(config, runs, failed, out))
     for k, row in enumerate(focused if view.seeded else focused[:1]):
         md += forecast_seed_section(replace(view, focus=row), rows, datasets, seed_plot_name(row, k == 0))
-    # Across cells: scores relative to the naive forecasts, ranks, win rates, Friedman / Nemenyi.
-    md += naive_section(runs, rows, datasets, is_tall(layout, rows))
+    # Across cells: scores relative to the naive forecasts, skill vs seasonal naive, ranks, win rates, Friedman /
+    # Nemenyi.
+    md += naive_section(runs, rows, datasets, tall)
+    md += skill_section(skill_scores(runs, rows, datasets), tall)
     md += statistics_section(cell_statistics(cells, rows, datasets))
     if reference:
         md += _reference_section(runs, rows, datasets, cells, reference, reference_name)

@@ -19,9 +19,11 @@ Reads what `compare.runner` and `run.py` wrote under `DIR/runs/` (`results.jsonl
 - `mse_by_horizon.png`: MSE against horizon, one panel per dataset (mean and ± std over seeds);
 - `seed_differences.png` (several seeds only): per cell, the focus row's relative MSE difference to each
   other row with its 95 % Welch interval (`seed_differences_<row>.png` for each further focus row);
-- relative to the naive forecasts each run scored on its test windows (`compare.naive_scores`), and ranks, win
-  rates and the Friedman / Nemenyi test over (dataset, horizon) cells (`compare.cell_statistics`), in `table.md`,
-  with `critical_difference.png` and `cell_statistics.json`;
+- relative to the naive forecasts each run scored on its test windows (`compare.naive_scores`), the skill
+  against seasonal naive per cell and over cells (`compare.skill_scores`), and ranks, win rates and the Friedman /
+  Nemenyi test over (dataset, horizon) cells (`compare.cell_statistics`), the skill and win rates with 95 %
+  bootstrap intervals over the cells (`compare.cell_bootstrap`), in `table.md`, with `critical_difference.png`
+  and `cell_statistics.json`;
 - `forecast_<data>_<H>.png`: ground truth and every model's forecast for the same test window;
 - `efficiency.md`: parameters, forward FLOPs, train-step time and peak memory (`compare.efficiency`).
 
@@ -86,6 +88,7 @@ from compare.reference import load_reference
 from compare.run_args import parse_run_args
 from compare.run_state import restore_committed_records
 from compare.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
+from compare.skill_scores import skill_scores
 from compare.task_report import write_task_report
 from utils.errors import UserInputError
 from utils.report_files import write_table
@@ -266,7 +269,8 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
                                   f"loss ({units(runs, config)})")
     paths += plot_seed_differences(out, runs, config, focus)
     rows, datasets, _ = orders(runs, config, failed)
-    paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets))
+    paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets),
+                                   skill_scores(runs, rows, datasets))
     paths += plot_forecasts(out, runs, config, runs_dir, window)
     paths += write_efficiency(out, runs, config, timing=timing, steps=steps, device=device)
     return paths + copy_records(runs_dir, out)

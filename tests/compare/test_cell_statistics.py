@@ -1,5 +1,6 @@
-"""compare.cell_statistics: ranks, best-in counts and win rates against plain loops, the Friedman test against
-SciPy and the textbook formula, the Nemenyi p-values and CD against Demšar's, and the report's diagram."""
+"""compare.cell_statistics: ranks, best-in counts and win rates against plain loops, the win rates' bootstrap
+intervals over the per-cell win shares, the Friedman test against SciPy and the textbook formula, the Nemenyi
+p-values and CD against Demšar's, and the report's diagram."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from matplotlib.image import imread
 from scipy import stats
 
+from compare.cell_bootstrap import cell_intervals
 from compare.cell_statistics import (
     CD_FILE,
     average_ranks,
@@ -20,6 +22,7 @@ from compare.cell_statistics import (
     complete_block,
     critical_difference,
     win_rates,
+    win_shares,
 )
 from compare.report import write_report
 
@@ -54,6 +57,24 @@ def test_average_ranks_best_counts_and_win_rates_equal_plain_loops():
     np.testing.assert_allclose(average_ranks(MATRIX), ranks)
     assert best_counts(MATRIX).tolist() == best == [2, 2, 1, 1]
     np.testing.assert_allclose(win_rates(MATRIX), wins)
+
+
+def test_win_shares_count_each_cells_pairs_and_the_win_rates_intervals_resample_them():
+    n, k = MATRIX.shape
+    shares = [[(sum(c[j] < c[i] for i in range(k) if i != j) + 0.5 * sum(c[j] == c[i] for i in range(k) if i != j))
+               / (k - 1) for j in range(k)] for c in MATRIX.tolist()]
+    np.testing.assert_allclose(win_shares(MATRIX), shares)
+    assert shares[1] == [2.5 / 3, 1 / 3, 2.5 / 3, 0.0]  # models 0 and 2 tie for the lowest error
+    result = cell_statistics(cells_of(MATRIX), ["A", "B", "C", "D"], ["D1", "D2", "D3"])
+    np.testing.assert_allclose(result.wins["mse"], np.mean(shares, axis=0))
+    expected = cell_intervals(np.array(shares), lambda v, axis: np.mean(v, axis=axis))
+    np.testing.assert_allclose(result.wins_ci["mse"], expected, rtol=1e-12)
+    for (low, high), point in zip(result.wins_ci["mse"], result.wins["mse"], strict=True):
+        assert low <= point <= high and low < high
+    two_cells = cell_statistics(cells_of(MATRIX[:2]), ["A", "B", "C", "D"], ["D1"])
+    assert two_cells.wins_ci["mse"] == [None] * 4 and two_cells.wins["mse"] is not None
+    one_model = cell_statistics(cells_of(MATRIX[:, :1]), ["A"], ["D1", "D2", "D3"])
+    assert one_model.wins == {"mse": [None], "mae": [None]} and one_model.wins_ci["mse"] == [None]
 
 
 def cells_of(matrix: np.ndarray, datasets=("D1", "D2", "D3"), horizons=(96, 192)) -> dict:
@@ -170,6 +191,17 @@ def test_the_report_draws_the_diagram_and_states_relative_scores_and_ranks(tmp_p
     matrix = np.array([[r["mse"] for r in records if (r["data"], r["pred_len"]) == cell]
                        for cell in product(DATASETS, HORIZONS)])
     assert saved["friedman"][0] == pytest.approx(stats.friedmanchisquare(*matrix.T).statistic)
+    # The win rates with their intervals, in the ranks table and the JSON.
+    assert "| Win rate MSE [95 % CI] | Win rate MAE [95 % CI] |" in text
+    assert "percentile bootstrap resampling the 4 (dataset, horizon) cells" in text
+    assert saved["bootstrap"] == {"unit": "(dataset, horizon) cell", "method": "percentile", "confidence": 0.95,
+                                  "resamples": 9999, "seed": 0, "min_cells": 3}
+    expected = cell_intervals(win_shares(matrix), lambda v, axis: np.mean(v, axis=axis))
+    np.testing.assert_allclose(saved["wins_ci"]["mse"], expected, rtol=1e-12)
+    ranks = text.split("## Ranks over (dataset, horizon) cells")[1]
+    a_line = next(line for line in ranks.splitlines() if line.startswith("| A | "))
+    low, high = saved["wins_ci"]["mse"][0]
+    assert f"| {100 * saved['wins']['mse'][0]:.0f}% [{100 * low:.0f}%, {100 * high:.0f}%] |" in a_line
 
 
 def test_old_records_are_said_to_lack_naive_scores_and_a_stale_diagram_goes(tmp_path):
