@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shlex
 import sys
 import tempfile
@@ -204,9 +205,9 @@ def _check_fits(cell: Cell, budget: Budget, seconds: tuple[float, float] | None,
 def trial(config: dict, argv: list[str], threads: int) -> None:
     """One Ray Tune trial: run.py --vali_only with `config`'s flags in a scratch folder, reporting each
     epoch's validation loss (ASHA may stop it between epochs; run.py dies with this worker)."""
-    import os
-
     from ray import tune
+
+    from compare.tune_progress import TRIAL_FAILED
 
     flags = [token for flag, value in config.items() for token in (f"--{flag}", str(value))]
     command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *merge_flags(argv, flags), "--vali_only"]
@@ -220,7 +221,7 @@ def trial(config: dict, argv: list[str], threads: int) -> None:
             if match:
                 tune.report({METRIC: float(match[3]), "epoch": int(match[1])})
         if proc.wait() != 0:
-            raise RuntimeError(f"run.py exited with code {proc.returncode}: {' | '.join(tail)}")
+            raise RuntimeError(f"{TRIAL_FAILED} {proc.returncode}: {' | '.join(tail)}")
 
 
 def _search(cell: Cell, budget: Budget, args: argparse.Namespace, storage, where: str) -> dict:
@@ -232,6 +233,9 @@ def _search(cell: Cell, budget: Budget, args: argparse.Namespace, storage, where
     from ray.tune.search.optuna import OptunaSearch
 
     from compare.tune_progress import SearchProgress
+
+    # Each failed trial is one line of SearchProgress (Ray Tune would print its traceback as well).
+    os.environ.setdefault("TUNE_PRINT_ALL_TRIAL_ERRORS", "0")
 
     name, run = cell.name, cell.run
     identity = trial_identity(run.argv, cell.space)

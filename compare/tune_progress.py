@@ -8,17 +8,37 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
 from compare.run_args import shown_flags
 from compare.tune_budget import Spent
 from exp.progress import duration
 
-__all__ = ["PERSIST_EVERY_SECONDS", "SearchProgress"]
+__all__ = ["PERSIST_EVERY_SECONDS", "TRIAL_FAILED", "SearchProgress", "error_line"]
 
 logger = logging.getLogger("compare")
 
 #: how often the seconds spent are written into the study while a search runs
 PERSIST_EVERY_SECONDS = 5.0
+#: how `compare.tune.trial` starts the error it raises when run.py fails
+TRIAL_FAILED = "run.py exited with code"
+
+
+def _read(path: str | None) -> str:
+    try:
+        return Path(path).read_text(errors="replace") if path else ""
+    except OSError:
+        return ""
+
+
+def error_line(text: str) -> str:
+    """The line of a failed trial's error report that says why: the trial's own `run.py exited with code ...`
+    (its last lines), else the last line of the report."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    own = [line for line in lines if TRIAL_FAILED in line]
+    if own:
+        return own[-1][own[-1].index(TRIAL_FAILED):]
+    return lines[-1] if lines else "no error text"
 
 
 def _callback_base():
@@ -72,8 +92,7 @@ class SearchProgress(_callback_base()):
 
     def on_trial_error(self, iteration, trials, trial, **info) -> None:
         self.epochs_run.setdefault(trial.trial_id, 0)
-        text = str(trial.get_error() or "").strip()
-        line = text.splitlines()[-1] if text else "no error text"
+        line = error_line(_read(trial.error_file))
         self.errors.append(line)
         logger.info("  trial %d of %s failed: %s", self._number(trial), self.label, line)
         self._persist(force=True)

@@ -327,3 +327,15 @@ def test_a_model_whose_trials_all_fail_leaves_the_other_models_tuned_row(tmp_pat
     assert [c["row"] for c in record["cells"]] == ["DLinear"] and len(record["failed"]) == 1
     rows = {json.loads(line)["row"] for line in (out / "runs" / "compare_runs.jsonl").read_text().splitlines()}
     assert rows == {"DLinear", "DLinear (tuned)"}
+
+
+def test_a_failed_trial_is_named_by_its_own_error_line():
+    from compare.tune_progress import TRIAL_FAILED, error_line
+
+    report = ("Failure # 1 (occurred at 2026-12-04)\nray::ImplicitFunc.train() (pid=1, ip=127.0.0.1)\n"
+              "Traceback (most recent call last):\n  File \"x.py\", line 3, in trial\n"
+              f"RuntimeError: {TRIAL_FAILED} 1: epoch 1 | error: non-finite training loss (nan) at epoch 1\n")
+    assert error_line(report) == f"{TRIAL_FAILED} 1: epoch 1 | error: non-finite training loss (nan) at epoch 1"
+    assert error_line("worker died\nActorDiedError: the actor died unexpectedly\n") == \
+        "ActorDiedError: the actor died unexpectedly"
+    assert error_line("") == "no error text"
