@@ -18,7 +18,7 @@ import torch.nn as nn
 from data_provider.data_factory import build_dataset
 from exp.arguments import build_parser
 from exp.checkpointing import load_checkpoint, load_model_state
-from exp.model_card import file_sha256, recreate_hint
+from exp.model_card import CARD_FILE, file_sha256, recreate_hint
 from exp.model_registry import MODEL_REGISTRY
 from utils.errors import UserInputError
 from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
@@ -91,6 +91,12 @@ def build_trained_model(folder: Path, card: dict[str, Any], args: argparse.Names
         model = model_class(configs).float()
     except ValueError as err:
         raise UserInputError(f"--model {args.model}: {err}") from None
+    # The card's flags passed its schema, so what is left is a size the machine cannot hold (a hand-edited
+    # --seq_len 1000000000): torch's allocator raises RuntimeError, numpy's MemoryError.
+    except (RuntimeError, MemoryError) as err:
+        reason = str(err).strip().splitlines()[0][:160] if str(err).strip() else type(err).__name__
+        raise UserInputError(f"--model {args.model} cannot be built from the flags of {folder / CARD_FILE} "
+                             f"({reason}); restore the flags the run wrote, or {recreate_hint()}") from None
     load_model_state(model, state, folder / "checkpoint.pth")
     return model.eval()
 
