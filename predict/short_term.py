@@ -45,4 +45,5 @@ class SeriesForecaster(TrainedModel):
             last = values[-L:]
             windows[i, L - len(last):] = last
         preds = self.step.forecast(windows, self.model).astype(np.float64)  # [N, H]
+        self._finite(preds, "forecast", str(source) if isinstance(source, (str, os.PathLike)) else "the series")
         return pd.DataFrame({"id": list(series), **{f"V{h + 1}": preds[:, h] for h in range(H)}})
