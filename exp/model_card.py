@@ -240,7 +240,12 @@ def read_model_card(folder: Path) -> dict[str, Any]:
         raise UserInputError(f"{path} is not readable JSON ({type(err).__name__}); {recreate_hint()}") from None
     if not isinstance(card, dict) or card.get("kind") != CARD_KIND:
         raise UserInputError(f"{path} is not a model card this library wrote; {recreate_hint()}")
-    if not isinstance(card.get("format"), int) or card["format"] > CARD_FORMAT:
-        raise UserInputError(f"{path} has card format {card.get('format')!r}, newer than this checkout reads "
-                             f"({CARD_FORMAT}); update the checkout or {recreate_hint()}")
+    form = card.get("format")
+    if not isinstance(form, int) or isinstance(form, bool) or form < 1:
+        shown = f"is {form!r}" if "format" in card else "is missing"
+        raise UserInputError(f"{path}: field format {shown}; it must be a whole number from 1 to {CARD_FORMAT}: "
+                             f"restore the value the run wrote, or {recreate_hint()}")
+    if form > CARD_FORMAT:
+        raise UserInputError(f"{path} has card format {form!r}, newer than this checkout reads ({CARD_FORMAT}); "
+                             f"update the checkout or {recreate_hint()}")
     return card

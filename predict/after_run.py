@@ -38,7 +38,8 @@ def predict_for_run(args: argparse.Namespace, setting: str) -> list[Path]:
         outputs["real_prediction.npy"] = buffer.getvalue()
     else:
         outputs = compute_outputs(trained, data)
-    written = write_outputs(Path("./results") / setting, "", outputs)
+    written = write_outputs(Path("./results") / setting, "", outputs,
+                            fix="--do_predict writes into ./results/<setting>/: run from a folder you can write to")
     for path in written:
         logger.info("--do_predict: wrote %s", path)
     return written

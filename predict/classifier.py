@@ -81,7 +81,7 @@ class Classifier(TrainedModel):
             labels_unused = torch.zeros(len(x), 1, dtype=torch.long)
             logits, _ = self.step.predict((x, labels_unused, padding))
             probs.append(torch.softmax(logits.float(), dim=1).cpu().numpy())
-        prob = np.concatenate(probs)  # [N, K]
+        prob = self._finite(np.concatenate(probs), "class probabilities", name)  # [N, K]
         predicted = [self.class_names[i] for i in prob.argmax(axis=1)]
         frame = pd.DataFrame({"sample": np.arange(len(prob)), "label": predicted,
                               **{f"prob_{c}": prob[:, k] for k, c in enumerate(self.class_names)}})

@@ -52,7 +52,7 @@ def predict_file(checkpoint: str | Path, input_path: str | Path, out: str | Path
     folder = Path(out) if out is not None else DEFAULT_OUT / check_path_component(
         "the checkpoint folder's name", checkpoint.resolve().name, "the output folder")
     prefix = check_path_component("the input file's name", input_path.stem, "the output files' names") + "_"
-    return write_outputs(folder, prefix, outputs)
+    return write_outputs(folder, prefix, outputs, fix="pass --out a folder that can be created and written")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,7 +62,7 @@ class Detector(TrainedModel):
             for s, window in zip(group, window_energy, strict=True):
                 rows = np.isnan(energy[s:s + L])
                 energy[s:s + L][rows] = window[rows]
-        return energy
+        return self._finite(energy, "anomaly scores", table.name)
 
     def detect(self, frame: pd.DataFrame | Table) -> pd.DataFrame:
         """One row per input row: `row` (position), `score` and `anomaly` (1 where score > the card's threshold)."""

@@ -101,7 +101,7 @@ class Forecaster(TrainedModel):
         n, H = len(table.frame), self.pred_len
         _, x, dates = self._read(table, n - self.seq_len, n, extra=H)
         marks = self._marks(dates, self.seq_len + H)
-        pred = self._inverse(self._predict(x, marks, [0])[0])  # [H, K]
+        pred = self._finite(self._inverse(self._predict(x, marks, [0])[0]), "forecast", table.name)  # [H, K]
         index = self._time_column(dates[-H:] if dates is not None else None, n, H)
         return pd.DataFrame({**index, **{name: pred[:, k] for k, name in enumerate(self.forecast_columns)}})
 
@@ -123,7 +123,7 @@ class Forecaster(TrainedModel):
         inside = rows < n
         truth_scaled = np.where(inside[..., None], x[np.minimum(rows, n - 1)][..., self._out_index], np.nan)
         truth = np.where(inside[..., None], values[np.minimum(rows, n - 1)][..., self._out_index], np.nan)
-        pred = self._inverse(scaled)
+        pred = self._finite(self._inverse(scaled), "rolling forecast", table.name)
         metrics = self._rolling_metrics(scaled, truth_scaled, pred, truth)
         return Scored(self._rolling_table(pred, truth, dates), metrics)
 

@@ -84,6 +84,7 @@ class Imputer(TrainedModel):
         recon = self._reconstruct(np.nan_to_num(scaled, nan=0.0), observed, marks).astype(np.float64)
         if scaler:
             recon = recon * np.asarray(scaler["scale"])[self._fill_index] + np.asarray(scaler["mean"])[self._fill_index]
+        self._finite(recon, "imputation", table.name)
         result = table.frame.copy()
         for k, (j, name) in enumerate(zip(self._fill_index, self.filled_columns, strict=True)):
             hidden = observed[:, j] == 0

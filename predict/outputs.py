@@ -1,6 +1,6 @@
 """A trained model used on one file, as the shell commands do it: read the file, compute every output in memory,
-then write them into one folder (atomically, file by file). A file the model cannot use raises before anything is
-written, so bad input leaves no output behind.
+then write them into one folder, all of them or none (utils.tools.atomic_write_files). A file the model cannot use
+raises before anything is written, so bad input leaves no output behind; so does a folder that cannot be written.
 
 Files, `<prefix>` being the input's name + "_" for `python -m predict` and empty for run.py's --do_predict:
 
@@ -27,7 +27,7 @@ from predict.figures import forecast_figure, imputation_figure, rolling_figure, 
 from predict.frames import read_table
 from predict.trained import TrainedModel
 from utils.errors import UserInputError
-from utils.tools import atomic_write_bytes
+from utils.tools import atomic_write_files
 
 __all__ = ["TASK_OUTPUTS", "Outputs", "compute_outputs", "forecast_files", "write_outputs"]
 
@@ -126,11 +126,16 @@ def compute_outputs(trained: TrainedModel, path: str | Path, rolling: bool = Fal
     return compute(trained, Path(path), rolling)
 
 
-def write_outputs(folder: Path, prefix: str, outputs: Outputs) -> list[Path]:
-    """Write each output to `folder`/<prefix><name> (the folder is created); returns the paths written."""
-    written = []
-    for name, data in outputs.items():
-        path = folder / f"{prefix}{name}"
-        atomic_write_bytes(path, data)
-        written.append(path)
-    return written
+def write_outputs(folder: Path, prefix: str, outputs: Outputs, fix: str = "choose another folder") -> list[Path]:
+    """Write every output to `folder`/<prefix><name> (the folder is created), all of them or none; returns the paths
+    written. A folder that cannot be created or written is one UserInputError line ending in `fix`, and leaves
+    nothing behind (not even the folder)."""
+    files = {folder / f"{prefix}{name}": data for name, data in outputs.items()}
+    try:
+        atomic_write_files(files)
+    except OSError as err:
+        detail = err.strerror or str(err)
+        if err.filename is not None and Path(err.filename) != folder:
+            detail = f"{err.filename}: {detail}"
+        raise UserInputError(f"cannot write the outputs into {folder} ({detail}); nothing was written: {fix}") from None
+    return list(files)

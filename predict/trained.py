@@ -1,5 +1,7 @@
 """A trained model rebuilt from its checkpoint folder: the card's flags, the model class of the registry, the
-weights read with `weights_only=True` after their sha256 was checked against the card.
+weights read with `weights_only=True` after their sha256 was checked against the card, and refused when a parameter
+holds NaN or inf. Every task's result passes `TrainedModel._finite`: a result holding NaN or inf is refused, never
+returned.
 
 `TrainedModel` is what every task's class (predict/forecaster.py, imputer.py, detector.py, classifier.py,
 short_term.py) shares: the card, run.py's namespace, the model in eval mode, and the device.
@@ -18,12 +20,13 @@ import torch.nn as nn
 from data_provider.data_factory import build_dataset
 from exp.arguments import build_parser
 from exp.checkpointing import load_checkpoint, load_model_state
-from exp.model_card import file_sha256, recreate_hint
+from exp.model_card import CARD_FILE, file_sha256, recreate_hint
 from exp.model_registry import MODEL_REGISTRY
 from utils.errors import UserInputError
 from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
 
-__all__ = ["TrainedModel", "build_trained_model", "card_namespace", "covering_windows", "verified_state"]
+__all__ = ["TrainedModel", "build_trained_model", "card_namespace", "covering_windows", "require_finite_weights",
+           "verified_state"]
 
 # The run.py flags without a default.
 _REQUIRED = ("task_name", "is_training", "model_id", "model", "data")
@@ -91,8 +94,26 @@ def build_trained_model(folder: Path, card: dict[str, Any], args: argparse.Names
         model = model_class(configs).float()
     except ValueError as err:
         raise UserInputError(f"--model {args.model}: {err}") from None
+    # The card's flags passed its schema, so what is left is a size the machine cannot hold (a hand-edited
+    # --seq_len 1000000000): torch's allocator raises RuntimeError, numpy's MemoryError.
+    except (RuntimeError, MemoryError) as err:
+        reason = str(err).strip().splitlines()[0][:160] if str(err).strip() else type(err).__name__
+        raise UserInputError(f"--model {args.model} cannot be built from the flags of {folder / CARD_FILE} "
+                             f"({reason}); restore the flags the run wrote, or {recreate_hint()}") from None
     load_model_state(model, state, folder / "checkpoint.pth")
+    require_finite_weights(model, folder / "checkpoint.pth")
     return model.eval()
+
+
+def require_finite_weights(model: nn.Module, path: Path) -> None:
+    """UserInputError naming the first parameter holding NaN or inf: such weights forecast NaN whatever the input
+    (a sha256 that matches says only that the card describes this file, not that training went well)."""
+    for name, weight in model.named_parameters():
+        bad = int((~torch.isfinite(weight)).sum())
+        if bad:
+            raise UserInputError(f"checkpoint {path} holds non-finite weights (NaN or inf: {bad} of {weight.numel()} "
+                                 f"in {name}): the run that saved it diverged; train again (a lower --learning_rate, "
+                                 "or --max_grad_norm 1) and use that checkpoint")
 
 
 def covering_windows(rows: int, length: int) -> list[int]:
@@ -141,6 +162,18 @@ class TrainedModel:
     def classify(self, samples):
         raise self._wrong_task("classify")
 
+    def _finite(self, values: np.ndarray, what: str, source: str) -> np.ndarray:
+        """`values` when every one is finite; else UserInputError: a result holding NaN or inf is never returned."""
+        bad = int(np.size(values) - np.isfinite(values).sum())
+        if bad:
+            raise UserInputError(f"the {what} of {self.folder} for {source} holds {bad} of {np.size(values)} values "
+                                 "that are NaN or infinite, so it is refused; the weights and the card passed their "
+                                 "checks, so compare the input's values with the training data's (their scale, the "
+                                 "card's data.scaler)")
+        return values
+
     def _scale(self, values: np.ndarray, mean: list[float], scale: list[float]) -> np.ndarray:
-        """(values − mean) / scale in float64, then float32: StandardScaler.transform as training applied it."""
-        return ((values - np.asarray(mean)) / np.asarray(scale)).astype(np.float32)
+        """(values − mean) / scale in float64, then float32: StandardScaler.transform as training applied it. A value
+        beyond float32 becomes inf without a warning: the result's check (`_finite`) names the problem in one line."""
+        with np.errstate(over="ignore"):
+            return ((values - np.asarray(mean)) / np.asarray(scale)).astype(np.float32)

@@ -3,12 +3,16 @@ plus the atomic file writers every output goes through."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import math
 import os
+import shutil
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -55,21 +59,32 @@ def adjust_learning_rate(optimizer: torch.optim.Optimizer, epoch: int, args: Any
     logger.info("Updating learning rate to %s", lr)
 
 
-def _atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> None:
-    """Call `write(file)` on a temporary file beside `path`, fsync it, rename it over `path` (atomic on
-    POSIX and Windows), then fsync the folder so the rename itself survives a crash. Readers see the
-    old file or the new one, never a partial one; a failure removes the temporary file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _temporary_beside(path: Path, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> Path:
+    """A new temporary file in `path`'s folder holding what `write(file)` wrote, flushed and fsynced; a failure
+    removes it and raises."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> None:
+    """Call `write(file)` on a temporary file beside `path`, fsync it, rename it over `path` (atomic on
+    POSIX and Windows), then fsync the folder so the rename itself survives a crash. Readers see the
+    old file or the new one, never a partial one; a failure removes the temporary file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary_beside(path, write, suffix)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
         raise
     _fsync_folder(path.parent)
 
@@ -104,6 +119,68 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a partial one."""
     _atomic_write(path, lambda f: f.write(data))
+
+
+def _make_folders(folder: Path, created: list[Path]) -> None:
+    """Create `folder` and its missing parents, shallowest first, adding each one created to `created`."""
+    for missing in reversed([f for f in (folder, *folder.parents) if not f.exists()]):
+        missing.mkdir()
+        created.append(missing)
+    if not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(folder))
+
+
+def _backup(path: Path) -> Path | None:
+    """A second name (a hard link, else a copy) for the file at `path`, so it can be put back; None when absent."""
+    if not path.exists():
+        return None
+    backup = path.with_name(f".{path.name}.{uuid.uuid4().hex}.old")
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup
+
+
+def atomic_write_files(files: Mapping[str | os.PathLike, bytes]) -> None:
+    """Write every file of {path: bytes} or none of them. Each is first written to a temporary file beside it
+    (flushed, fsynced); only when all are written are they renamed into place. A failure removes the temporary
+    files, puts back the files that were there before the renames, removes the folders this call created, and
+    raises. Readers see each file old or new, never partial; a group is all old or all new unless the machine
+    stops between two renames."""
+    paths = [Path(p) for p in files]
+    created: list[Path] = []
+    staged: list[Path] = []
+    backups: dict[Path, Path | None] = {}
+    renamed: list[Path] = []
+    try:
+        for path in paths:
+            _make_folders(path.parent, created)
+        for path, data in zip(paths, files.values(), strict=True):
+            staged.append(_temporary_beside(path, lambda f, data=data: f.write(data)))
+        for path in paths:
+            backups[path] = _backup(path)
+        for tmp, path in zip(staged, paths, strict=True):
+            os.replace(tmp, path)
+            renamed.append(path)
+    except BaseException:
+        for path in renamed:
+            old = backups.get(path)
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                os.replace(old, path)
+        for tmp in [*staged, *(b for b in backups.values() if b is not None)]:
+            tmp.unlink(missing_ok=True)
+        for folder in reversed(created):
+            with contextlib.suppress(OSError):  # not empty: something else wrote there meanwhile
+                folder.rmdir()
+        raise
+    for old in backups.values():
+        if old is not None:
+            old.unlink(missing_ok=True)
+    for folder in {path.parent for path in paths}:
+        _fsync_folder(folder)
 
 
 def append_text(path: str | os.PathLike, text: str) -> None:

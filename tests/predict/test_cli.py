@@ -4,6 +4,7 @@ returns; bad input is one `error:` line, exit code 2, and no file."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import subprocess
@@ -19,6 +20,7 @@ from exp.arguments import make_setting
 from predict.cli import main
 from predict.load import load_trained
 from tests.predict.checkpoints import checkpoint_folder, parse, toy_argv, working_directory, write_hourly_csv
+from utils import tools
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,6 +94,56 @@ def test_bad_input_is_one_line_and_writes_nothing(root, folder, tmp_path, capsys
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
     assert not (tmp_path / "predictions").exists()
+
+
+def _one_error_line(capsys) -> str:
+    """The command's stderr: one `error:` line, no traceback."""
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("case", ["a file", "under a file"])
+def test_an_out_folder_that_cannot_be_created_is_one_line(root, folder, tmp_path, capsys, case):
+    pd.read_csv(root / "toy.csv").iloc[:80].to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "taken").write_text("a file, not a folder")
+    out = tmp_path / "taken" if case == "a file" else tmp_path / "taken" / "out"
+    assert main([str(folder), str(tmp_path / "in.csv"), "--out", str(out)]) == 2
+    assert "pass --out a folder" in _one_error_line(capsys)
+    assert _files(tmp_path) == {"in.csv", "taken"}
+
+
+def _fail_png(real):
+    """`real` (utils.tools' temporary-file writer, or os.replace) failing (disk full) when its last path argument is
+    the .png, the second file of a forecast."""
+
+    def call(*args):
+        if Path([a for a in args if isinstance(a, (str, Path))][-1]).suffix == ".png":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args)
+
+    return call
+
+
+def test_a_figure_that_cannot_be_written_leaves_no_csv(root, folder, tmp_path, capsys, monkeypatch):
+    pd.read_csv(root / "toy.csv").iloc[:80].to_csv(tmp_path / "in.csv", index=False)
+    monkeypatch.setattr(tools, "_temporary_beside", _fail_png(tools._temporary_beside))
+    assert main([str(folder), str(tmp_path / "in.csv"), "--out", str(tmp_path / "out")]) == 2
+    assert "No space left on device" in _one_error_line(capsys)
+    assert _files(tmp_path) == {"in.csv"}  # no csv, no temporary file, not even the folder
+
+
+def test_a_failed_rewrite_keeps_the_earlier_csv_and_figure(root, folder, tmp_path, capsys, monkeypatch):
+    frame = pd.read_csv(root / "toy.csv")
+    frame.iloc[:80].to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "out"
+    assert main([str(folder), str(tmp_path / "in.csv"), "--out", str(out)]) == 0
+    before = {name: (out / name).read_bytes() for name in _files(out)}
+    frame.iloc[:100].to_csv(tmp_path / "in.csv", index=False)
+    monkeypatch.setattr(tools.os, "replace", _fail_png(tools.os.replace))
+    assert main([str(folder), str(tmp_path / "in.csv"), "--out", str(out)]) == 2
+    _one_error_line(capsys)
+    assert {name: (out / name).read_bytes() for name in _files(out)} == before
 
 
 @pytest.mark.slow

@@ -189,3 +189,29 @@ def test_m4_forecasts_are_the_experiments(tmp_path, model):
     np.testing.assert_allclose(result.iloc[:, 1:].to_numpy(), expected, rtol=1e-6)
     assert main([str(folder), str(tmp_path / "m4" / "Yearly-train.csv"), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "Yearly-train_forecast.csv").is_file()
+
+
+def test_an_m4_model_refuses_a_table_of_time_steps(tmp_path, capsys):
+    """An ETT-style CSV (a date column, then one column per variate) is not M4's per-group layout: read as one, each
+    of its rows would be forecast as a series of its own. One line saying which layout the model reads instead."""
+    write_m4(tmp_path / "m4", counts={"Yearly": 4})
+    argv = ["--task_name", "short_term_forecast", "--is_training", "1", "--root_path", str(tmp_path / "m4"),
+            "--seasonal_patterns", "Yearly", "--model_id", "m4_Yearly", "--model", "DLinear", "--data", "m4",
+            "--features", "M", "--enc_in", "1", "--dec_in", "1", "--c_out", "1", "--batch_size", "2", "--loss",
+            "SMAPE", "--checkpoints", str(tmp_path / "checkpoints"), *COMMON]
+    folder = checkpoint_folder(argv)
+    write_hourly_csv(tmp_path / "hourly.csv", rows=100)
+    undated = pd.read_csv(tmp_path / "hourly.csv").drop(columns="date")
+    undated.to_csv(tmp_path / "undated.csv", index=False)
+    capsys.readouterr()  # what building the checkpoint logged
+    for name, found in (("hourly.csv", "its first column 'date' holds dates such as '2021-01-01 00:00:00'"),
+                        ("undated.csv", "its first column 'x0' holds numbers such as")):
+        assert main([str(folder), str(tmp_path / name), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+        assert found in err and "M4's per-group layout" in err and "Yearly-train.csv" in err
+        assert not (tmp_path / "out").exists()
+        with pytest.raises(UserInputError, match="one row per time step"):
+            load_trained(folder).forecast(tmp_path / name)
+    # M4's own layout still reads.
+    assert main([str(folder), str(tmp_path / "m4" / "Yearly-train.csv"), "--out", str(tmp_path / "out")]) == 0

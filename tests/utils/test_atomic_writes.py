@@ -3,6 +3,8 @@ file behind; a short append is cut back off so results files never end in half a
 
 from __future__ import annotations
 
+import errno
+
 import numpy as np
 import pytest
 import torch
@@ -84,3 +86,46 @@ def test_append_holds_an_exclusive_lock_while_it_writes(tmp_path, monkeypatch):
     tools.append_text(path, "row\n")
     assert seen == {"locked_by_other": False}
     assert path.read_text() == "row\n"
+
+
+def _fail_for(suffix: str, real):
+    """`real` (a writer or os.replace) that raises OSError (disk full) when a path argument ends in `suffix`."""
+
+    def call(*args, **kwargs):
+        if any(str(arg).endswith(suffix) for arg in args):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    return call
+
+
+def test_a_group_whose_second_write_fails_writes_nothing(tmp_path, monkeypatch):
+    folder = tmp_path / "new" / "out"
+    monkeypatch.setattr(tools, "_temporary_beside", _fail_for("b.png", tools._temporary_beside))
+    with pytest.raises(OSError, match="No space left"):
+        tools.atomic_write_files({folder / "a.csv": b"csv", folder / "b.png": b"png"})
+    assert list(tmp_path.iterdir()) == []  # the temporary files and the folders it created are gone
+
+
+def test_a_group_whose_second_rename_fails_keeps_the_old_pair(tmp_path, monkeypatch):
+    files = {tmp_path / "a.csv": b"old csv", tmp_path / "b.png": b"old png"}
+    tools.atomic_write_files(files)
+    monkeypatch.setattr(tools.os, "replace", _fail_for("b.png", tools.os.replace))
+    with pytest.raises(OSError, match="No space left"):
+        tools.atomic_write_files({tmp_path / "a.csv": b"new csv", tmp_path / "b.png": b"new png"})
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"a.csv": b"old csv", "b.png": b"old png"}
+
+
+def test_a_group_replaces_every_file_and_leaves_no_temporary_file(tmp_path):
+    tools.atomic_write_files({tmp_path / "a.csv": b"old", tmp_path / "b.png": b"old"})
+    tools.atomic_write_files({tmp_path / "a.csv": b"new csv", tmp_path / "b.png": b"new png"})
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"a.csv": b"new csv", "b.png": b"new png"}
+
+
+@pytest.mark.parametrize("case", ["a file", "under a file"])
+def test_a_group_into_a_path_that_is_no_folder_raises_and_writes_nothing(tmp_path, case):
+    (tmp_path / "f").write_bytes(b"keep")
+    folder = tmp_path / "f" if case == "a file" else tmp_path / "f" / "sub"
+    with pytest.raises((NotADirectoryError, FileExistsError)):
+        tools.atomic_write_files({folder / "a.csv": b"csv"})
+    assert [p.name for p in tmp_path.iterdir()] == ["f"] and (tmp_path / "f").read_bytes() == b"keep"
