@@ -4,7 +4,8 @@ logits, a softmax over time of the max over --n_heads scores), the scans giving 
 
 TSLib's numbers were measured on stock TSLib (commit 4e938a1, models/MambaSingleLayer.py built with each block's
 flags on the CPU; its mamba_ssm import stubbed, which builds nothing) at JapaneseVowels' shapes: enc_in 12,
-seq_len 29, 9 classes. TSLib's forward was compared there too: same seed, same weights; its state dict loads
+seq_len 29, 9 classes (the JapaneseVowels block's 62,088 is also the row of ../shared/docs/tslib_models/
+classification_JapaneseVowels.csv, checked in test_classification_heads.py). TSLib's forward was compared there too: same seed, same weights; its state dict loads
 strictly here and the logits agree to float32 rounding for all 16 switch combinations.
 """
 
