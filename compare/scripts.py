@@ -116,7 +116,8 @@ def _render_task(tasks: TaskBook, task: str, model: str, datasets: list[str]) ->
         lines.append("")
         lines += [f"python -m data_provider.fetch {shlex.quote(name)} --root ./dataset || exit 1" for name in fetches]
     for dataset in datasets:
-        source = "the flags above" if recipe.file else f"TSLib's {tasks.script(task, model, dataset)}"
+        own = recipe.file and not recipe.tslib_file
+        source = "the flags above" if own else f"TSLib's {tasks.script(task, model, dataset)}"
         note = recipe.notes.get(dataset)
         lines += ["", f"# {dataset}: {source}" + (f"; {note}." if note else ".")]
         for block in range(tasks.blocks(task, model, dataset)):

@@ -33,6 +33,7 @@ class TaskData:
     file: str  # TSLib's script name, "{model}" filled
     fetch: str = ""  # `python -m data_provider.fetch NAME`; "" when it cannot be fetched
     stands_in: str = ""  # a set outside TSLib's scripts: the TSLib dataset whose block each model runs on it
+    only: str = ""  # a set only this model's TSLib script runs (MambaSingleLayer: 20 of MambaSL.sh's 30 UEA sets)
     flags: Flags = field(default_factory=dict)  # the set's own run.py flags, replacing (or added to) the block's
     checked: bool = False  # a user's own file (`compare.own_data`), checked when it was read: planning looks up nothing
 
@@ -49,6 +50,7 @@ class TaskRecipe:
     notes: dict[str, str] = field(default_factory=dict)  # dataset -> where ours differs from TSLib's block
     comments: tuple[str, ...] = ()  # atop the script
     file: str = ""  # a script of its own under scripts/<task>/ (CAPS), else TSLib's name per dataset
+    tslib_file: bool = False  # `file` is TSLib's own script (MambaSL.sh), not one of ours (CAPS.sh)
     fetch: bool = False  # the script fetches its datasets first
 
 

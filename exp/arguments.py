@@ -319,7 +319,16 @@ def differing_from_defaults(args: argparse.Namespace) -> dict:
 
 def make_setting(args: argparse.Namespace, ii: int) -> str:
     """TSLib's setting string, character for character; a strict run of a task whose results the protocol
-    changes ends in `_strict` (data_provider/protocol.py), so it never reuses a tslib run's folders."""
+    changes ends in `_strict` (data_provider/protocol.py), so it never reuses a tslib run's folders.
+    MambaSingleLayer's classification runs take TSLib's own pattern for them (`_CLS_`, state size, kernel and
+    switches), so the authors' checkpoints are found under `--checkpoints` as TSLib finds them."""
+    if args.model == "MambaSingleLayer" and args.task_name == "classification":
+        return (
+            f"{args.task_name}_CLS_{args.model_id}_{args.model}_{args.data}_ft{args.features}_sl{args.seq_len}"
+            f"_ll{args.label_len}_pl{args.pred_len}_dm{args.d_model}_ds{args.d_ff}_expand{args.expand}"
+            f"_dc{args.d_conv}_nk{args.num_kernels}_tvdt{args.tv_dt}_tvB{args.tv_B}_tvC{args.tv_C}"
+            f"_useD{args.use_D}_{args.des}_{ii}{setting_tag(args)}"
+        )
     return (
         f"{args.task_name}_{args.model_id}_{args.model}_{args.data}_ft{args.features}_sl{args.seq_len}"
         f"_ll{args.label_len}_pl{args.pred_len}_dm{args.d_model}_nh{args.n_heads}_el{args.e_layers}"
@@ -412,8 +421,9 @@ def validate_args(args: argparse.Namespace) -> None:
         if not 0.0 < args.mask_rate < 1.0:
             raise UserInputError(f"--mask_rate must lie in (0, 1) (the share of points hidden), got {args.mask_rate}")
     for name in positive:
-        # Anomaly detection reconstructs the input window: TSLib's scripts pass --pred_len 0 (or 100).
-        if name == "pred_len" and args.task_name == "anomaly_detection":
+        # Anomaly detection reconstructs the input window and classification sets pred_len to 0 from the data:
+        # TSLib's scripts pass --pred_len 0 there (anomaly detection also 100; MambaSL.sh 0).
+        if name == "pred_len" and args.task_name in ("anomaly_detection", "classification"):
             continue
         if getattr(args, name) <= 0:
             raise UserInputError(f"--{name} must be a positive integer, got {getattr(args, name)}")

@@ -2,9 +2,9 @@
 
 - Positional: the fixed sinusoid of Vaswani et al. (2017),
   PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(p / 10000^(2i/D)).
-- Values: a circular Conv1d (kernel 3, no bias) over time (Informer/Autoformer lineage), a Linear
-  over the whole window per variate (iTransformer's inverted tokens), or a Linear over patches
-  (PatchTST).
+- Values: a circular Conv1d (kernel 3, no bias) over time (Informer/Autoformer lineage; MambaSL's: any
+  kernel, replicate padding), a Linear over the whole window per variate (iTransformer's inverted tokens),
+  or a Linear over patches (PatchTST).
 - Time marks: a Linear without bias over timeF features, or summed per-field tables over integer
   calendar marks (fixed sinusoid tables or learned ones).
 
@@ -57,17 +57,27 @@ class PositionalEmbedding(nn.Module):
 
 
 class TokenEmbedding(nn.Module):
-    """Value embedding by a circular Conv1d over time (kernel 3, no bias, Kaiming-normal init):
-    `[B, L, C]` → `[B, L, D]`."""
+    """Value embedding by a length-preserving Conv1d over time (no bias, Kaiming-normal init): `[B, L, C]` →
+    `[B, L, D]`. TSLib's is kernel 3, circular padding; `kernel_size` and `padding_mode` (our additions) give
+    MambaSL's variant (`TokenEmbedding_cls`). An even kernel pads one step more at the end than at the start."""
 
-    def __init__(self, c_in: int, d_model: int) -> None:
+    def __init__(self, c_in: int, d_model: int, kernel_size: int = 3, padding_mode: str = "circular") -> None:
         super().__init__()
         # TSLib's attribute name, so its checkpoints load.
-        self.tokenConv = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode="circular", bias=False)
+        self.tokenConv = nn.Conv1d(c_in, d_model, kernel_size=kernel_size, padding="same", padding_mode=padding_mode,
+                                   bias=False)
         nn.init.kaiming_normal_(self.tokenConv.weight, mode="fan_in", nonlinearity="leaky_relu")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.tokenConv(x.transpose(1, 2)).transpose(1, 2)  # [B, L, D]
+
+
+class TokenEmbedding_cls(TokenEmbedding):
+    """MambaSL's value embedding: the Conv1d of `TokenEmbedding` with kernel `d_kernel` (`--num_kernels`)
+    and replicate padding (the first and last values repeated, not wrapped around): `[B, L, C]` → `[B, L, D]`."""
+
+    def __init__(self, c_in: int, d_model: int, d_kernel: int = 3) -> None:
+        super().__init__(c_in, d_model, kernel_size=d_kernel, padding_mode="replicate")
 
 
 class FixedEmbedding(nn.Module):
@@ -158,6 +168,22 @@ class DataEmbedding(nn.Module):
         if x_mark is not None:
             out = out + self.temporal_embedding(x_mark)
         return self.dropout(out)
+
+
+class DataEmbedding_cls(nn.Module):
+    """MambaSL's embedding: `TokenEmbedding_cls` values + sinusoid positions, then dropout (none at 0), no
+    time marks: `[B, L, C]` → `[B, L, D]`. The position table covers max(5000, seq_len) steps (EigenWorms'
+    17,984). `embed_type` and `freq` are not read (TSLib's signature keeps them)."""
+
+    def __init__(self, c_in: int, d_model: int, embed_type: str = "fixed", freq: str = "h", dropout: float = 0.1,
+                 d_kernel: int = 3, seq_len: int = 5000) -> None:
+        super().__init__()
+        self.value_embedding = TokenEmbedding_cls(c_in, d_model, d_kernel)
+        self.position_embedding = PositionalEmbedding(d_model, max_len=max(5000, seq_len))
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.value_embedding(x) + self.position_embedding(x))  # [B, L, D]
 
 
 class DataEmbedding_wo_pos(DataEmbedding):

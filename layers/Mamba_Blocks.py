@@ -23,6 +23,9 @@ input length:
   adds, never divides by a cumulative product, so decays that underflow to 0 (large Δ) stay exact.
 Both read out y_t with one `einsum` over the state axis, so FLOP counters see the same C·h contraction
 TSLib's loop performs (2·L·E·N per sample).
+
+Both also take MambaSL's time-invariant forms (`layers.MambaBlock`): B or C `[E, N]`, one learned row per
+channel used at every step (B̄_t u_t = Δ_t B_e u_t, y_t = C_e · h_t), and no skip term (D = None).
 """
 
 from __future__ import annotations
@@ -54,26 +57,46 @@ class RMSNorm(nn.Module):
 
 
 def _check_scan_inputs(u: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: torch.Tensor,
-                       C: torch.Tensor, D: torch.Tensor) -> None:
+                       C: torch.Tensor, D: torch.Tensor | None) -> None:
     batch, length, inner = u.shape
     state = A.shape[-1]
-    expected = {"delta": (delta, (batch, length, inner)), "A": (A, (inner, state)),
-                "B": (B, (batch, length, state)), "C": (C, (batch, length, state)), "D": (D, (inner,))}
-    for name, (tensor, shape) in expected.items():
-        if tuple(tensor.shape) != shape:
-            raise ValueError(f"selective scan: {name} must be {list(shape)}, got {list(tensor.shape)}")
+    selective, invariant = (batch, length, state), (inner, state)
+    expected = {"delta": (delta, [(batch, length, inner)]), "A": (A, [(inner, state)]),
+                "B": (B, [selective, invariant]), "C": (C, [selective, invariant])}
+    if D is not None:
+        expected["D"] = (D, [(inner,)])
+    for name, (tensor, shapes) in expected.items():
+        if tuple(tensor.shape) not in shapes:
+            wanted = " or ".join(str(list(shape)) for shape in shapes)
+            raise ValueError(f"selective scan: {name} must be {wanted}, got {list(tensor.shape)}")
+
+
+def _input_term(delta: torch.Tensor, B: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """B̄_t u_t = Δ_t B_t u_t for every step: delta, u `[B, L, E]`, B `[B, L, N]` (selective, shared by the
+    channels) or `[E, N]` (time-invariant, one row per channel) → `[B, L, E, N]`."""
+    per_step = B.unsqueeze(2) if B.dim() == 3 else B  # [B, L, 1, N] or [E, N]
+    return delta.unsqueeze(-1) * per_step * u.unsqueeze(-1)
+
+
+def _read_out(states: torch.Tensor, u: torch.Tensor, C: torch.Tensor, D: torch.Tensor | None) -> torch.Tensor:
+    """y_t = C_t · h_t (+ D ⊙ u_t): states `[B, L, E, N]`, C `[B, L, N]` or `[E, N]`, D `[E]` or None →
+    `[B, L, E]`. One einsum over the state axis for all steps."""
+    pattern = "blen,bln->ble" if C.dim() == 3 else "blen,en->ble"
+    y = torch.einsum(pattern, states, C)  # [B, L, E]
+    return y if D is None else y + u * D
 
 
 def selective_scan_sequential(u: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: torch.Tensor,
-                              C: torch.Tensor, D: torch.Tensor) -> torch.Tensor:
+                              C: torch.Tensor, D: torch.Tensor | None) -> torch.Tensor:
     """The selective SSM one step at a time (reference and recurrent form).
 
     Args:
         u: input `[B, L, E]`.
         delta: step sizes Δ > 0 `[B, L, E]`.
         A: continuous state matrix (diagonal, negative) `[E, N]`.
-        B, C: input-dependent input/output matrices `[B, L, N]`.
-        D: skip connection `[E]`.
+        B, C: input/output matrices, each either input-dependent `[B, L, N]` (shared by the channels) or
+            time-invariant `[E, N]` (one row per channel, the same at every step; MambaSL's `--tv_B 0`).
+        D: skip connection `[E]`, or None for none.
     Returns:
         y `[B, L, E]`.
     """
@@ -83,20 +106,21 @@ def selective_scan_sequential(u: torch.Tensor, delta: torch.Tensor, A: torch.Ten
     states = []
     for t in range(length):
         step = delta[:, t].unsqueeze(-1)  # [B, E, 1]
-        h = torch.exp(step * A) * h + step * B[:, t].unsqueeze(1) * u[:, t].unsqueeze(-1)  # [B, E, N]
+        b_t = B[:, t].unsqueeze(1) if B.dim() == 3 else B  # [B, 1, N] or [E, N]
+        h = torch.exp(step * A) * h + step * b_t * u[:, t].unsqueeze(-1)  # [B, E, N]
         states.append(h)
     # One read-out for all steps (a per-step einsum is as fast to run but slow under FLOP counters).
-    return torch.einsum("blen,bln->ble", torch.stack(states, dim=1), C) + u * D  # [B, L, E]
+    return _read_out(torch.stack(states, dim=1), u, C, D)  # [B, L, E]
 
 
 def selective_scan_parallel(u: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, B: torch.Tensor,
-                            C: torch.Tensor, D: torch.Tensor) -> torch.Tensor:
+                            C: torch.Tensor, D: torch.Tensor | None) -> torch.Tensor:
     """The selective SSM by a log-depth associative scan over time; same signature and result as
     `selective_scan_sequential` (⌈log₂ L⌉ full-tensor steps instead of L small ones)."""
     _check_scan_inputs(u, delta, A, B, C, D)
     step = delta.unsqueeze(-1)  # [B, L, E, 1]
     decay = torch.exp(step * A)  # Ā_t [B, L, E, N]
-    state = step * B.unsqueeze(2) * u.unsqueeze(-1)  # B̄_t u_t [B, L, E, N]
+    state = _input_term(delta, B, u)  # B̄_t u_t [B, L, E, N]
     length, offset = u.shape[1], 1
     while offset < length:
         # Combine every step t ≥ offset with the prefix ending at t − offset (old values on the right).
@@ -104,11 +128,11 @@ def selective_scan_parallel(u: torch.Tensor, delta: torch.Tensor, A: torch.Tenso
         decay = torch.cat([decay[:, :offset], decay[:, offset:] * decay[:, :-offset]], dim=1)
         offset *= 2
     # state now holds h_t for every t.
-    return torch.einsum("blen,bln->ble", state, C) + u * D  # [B, L, E]
+    return _read_out(state, u, C, D)  # [B, L, E]
 
 
-SelectiveScan = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
-                         torch.Tensor]
+SelectiveScan = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                          torch.Tensor | None], torch.Tensor]
 SELECTIVE_SCANS: dict[str, SelectiveScan] = {
     "sequential": selective_scan_sequential,
     "parallel": selective_scan_parallel,

@@ -16,14 +16,22 @@ from data_provider.registry import (
     UEA_DATASETS,
 )
 
-__all__ = ["ETT4", "M4_DAILY_FIRST", "M4_FETCH", "M4_PATTERNS", "REAL_SET_WINDOWS", "TASKS", "TASK_DATASETS",
-           "UEA_SCRIPT_SETS"]
+__all__ = ["ETT4", "M4_DAILY_FIRST", "M4_FETCH", "M4_PATTERNS", "MAMBASL_SETS", "REAL_SET_WINDOWS", "TASKS",
+           "TASK_DATASETS", "UEA_SCRIPT_SETS"]
 
 TASKS = ("imputation", "anomaly_detection", "classification", "short_term_forecast")
 M4_PATTERNS = ("Monthly", "Yearly", "Quarterly", "Weekly", "Daily", "Hourly")  # most M4 scripts' order
 M4_DAILY_FIRST = ("Monthly", "Yearly", "Quarterly", "Daily", "Weekly", "Hourly")  # TimesNet's, MICN's ... order
-# TSLib's classification scripts run the first ten; the registry also lists BasicMotions (a small test set).
-UEA_SCRIPT_SETS = tuple(name for name in UEA_DATASETS if name != "BasicMotions")
+# The ten UEA sets of TSLib's per-model classification scripts (TimesNet.sh, DLinear.sh, ...).
+UEA_SCRIPT_SETS = ("EthanolConcentration", "FaceDetection", "Handwriting", "Heartbeat", "JapaneseVowels", "PEMS-SF",
+                   "SelfRegulationSCP1", "SelfRegulationSCP2", "SpokenArabicDigits", "UWaveGestureLibrary")
+# The 30 of TSLib's MambaSL.sh (the ten above among them), in its order; the other 20 only MambaSingleLayer runs.
+MAMBASL_SETS = ("ArticularyWordRecognition", "AtrialFibrillation", "BasicMotions", "CharacterTrajectories", "Cricket",
+                "DuckDuckGeese", "EigenWorms", "Epilepsy", "ERing", "EthanolConcentration", "FaceDetection",
+                "FingerMovements", "HandMovementDirection", "Handwriting", "Heartbeat", "InsectWingbeat",
+                "JapaneseVowels", "Libras", "LSST", "MotorImagery", "NATOPS", "PEMS-SF", "PenDigits", "PhonemeSpectra",
+                "RacketSports", "SelfRegulationSCP1", "SelfRegulationSCP2", "SpokenArabicDigits", "StandWalkJump",
+                "UWaveGestureLibrary")
 # The registry's group name that fetches the M4 files (`python -m data_provider.fetch m4`).
 M4_FETCH = next(name for name in DATASET_GROUPS if name == "m4")
 #: the window (--seq_len) of a real anomaly set whose validation split (the last 20% of its training rows) is
@@ -60,8 +68,9 @@ def _task_datasets() -> dict[str, dict[str, TaskData]]:
     anomaly = {info.name: TaskData(info.name, {"root_path": f"./dataset/{info.folder}", "data": info.name,
                                                "channels": info.channels, "id": info.name}, info.name, "{model}.sh")
                for info in ANOMALY_DATASETS.values()}
-    uea = {name: TaskData(name, {"root_path": f"./dataset/{name}/", "id": name}, "", "{model}.sh")
-           for name in UEA_SCRIPT_SETS}
+    uea = {name: TaskData(name, {"root_path": f"./dataset/{name}/", "id": name}, "", "{model}.sh",
+                          only="" if name in UEA_SCRIPT_SETS else "MambaSingleLayer")
+           for name in UEA_DATASETS}
     m4 = {p: TaskData(p, {"root_path": "./dataset/m4", "pattern": p, "id": f"m4_{p}"}, "", "{model}_M4.sh",
                       M4_FETCH) for p in M4_PATTERNS}
     real_anomaly, real_short = _real_sets()

@@ -9,12 +9,14 @@ from compare.recipe_data.task_datasets import (
     ETT4,
     M4_DAILY_FIRST,
     M4_PATTERNS,
+    MAMBASL_SETS,
     TASK_DATASETS,
     UEA_SCRIPT_SETS,
 )
 from compare.task_book import TaskRecipe
 
-__all__ = ["ANOMALY", "CAPS_TASK_ARCHITECTURE", "CLASSIFICATION", "IMPUTATION", "NOT_READ_BY_CAPS", "SHORT_TERM", "TASK_TABLES"]
+__all__ = ["ANOMALY", "CAPS_TASK_ARCHITECTURE", "CLASSIFICATION", "IMPUTATION", "MAMBASL", "NOT_READ_BY_CAPS",
+           "SHORT_TERM", "TASK_TABLES"]
 
 _IMPUTATION: Flags = {
     "task_name": "imputation", "is_training": 1, "root_path": "{root_path}", "data_path": "{data_path}",
@@ -152,6 +154,42 @@ CLASSIFICATION = (
     _classification("Transformer"),
 )
 
+# TSLib's scripts/classification/MambaSL.sh, per UEA set: (d_model, d_ff = the SSM state size, tv_dt, tv_B, tv_C,
+# num_kernels); batch 16 but on EigenWorms (4).
+_MAMBASL_SETTINGS = {
+    "ArticularyWordRecognition": (128, 8, 0, 0, 1, 3), "AtrialFibrillation": (32, 16, 1, 0, 0, 13),
+    "BasicMotions": (32, 1, 0, 0, 0, 3), "CharacterTrajectories": (128, 1, 1, 0, 0, 4), "Cricket": (32, 4, 0, 1, 0, 24),
+    "DuckDuckGeese": (1024, 2, 0, 0, 1, 6), "EigenWorms": (32, 1, 1, 1, 0, 360), "Epilepsy": (32, 1, 1, 1, 0, 5),
+    "ERing": (128, 8, 1, 0, 1, 3), "EthanolConcentration": (512, 4, 0, 0, 0, 36), "FaceDetection": (256, 16, 1, 0, 1, 3),
+    "FingerMovements": (32, 1, 0, 1, 1, 3), "HandMovementDirection": (256, 16, 1, 0, 1, 8),
+    "Handwriting": (1024, 4, 1, 0, 1, 4), "Heartbeat": (64, 16, 0, 0, 0, 9), "InsectWingbeat": (1024, 8, 0, 0, 0, 3),
+    "JapaneseVowels": (128, 8, 1, 1, 0, 3), "Libras": (1024, 4, 1, 1, 1, 3), "LSST": (1024, 4, 1, 1, 1, 3),
+    "MotorImagery": (32, 8, 0, 0, 0, 60), "NATOPS": (512, 2, 0, 1, 0, 3), "PEMS-SF": (512, 1, 1, 1, 0, 3),
+    "PenDigits": (64, 1, 0, 1, 1, 3), "PhonemeSpectra": (256, 4, 1, 1, 0, 5), "RacketSports": (1024, 4, 1, 0, 1, 3),
+    "SelfRegulationSCP1": (256, 16, 1, 0, 1, 18), "SelfRegulationSCP2": (256, 16, 1, 1, 1, 24),
+    "SpokenArabicDigits": (1024, 8, 0, 1, 0, 3), "StandWalkJump": (32, 1, 1, 0, 0, 50),
+    "UWaveGestureLibrary": (1024, 2, 0, 0, 1, 7),
+}
+_MAMBASL_PER_SET = ("d_model", "d_ff", "tv_dt", "tv_B", "tv_C", "num_kernels")
+# MambaSL.sh's flags in its order, less --use_gpu --gpu_type cuda --gpu 0 (CUDA_VISIBLE_DEVICES chooses the GPU,
+# and this block also runs on the CPU) and --checkpoints ./checkpoints_best/MambaSL (the authors' downloaded weights).
+_MAMBASL: Flags = {
+    "task_name": "classification", "data": "UEA", "root_path": "{root_path}", "model": "{model}", "model_id": "{id}",
+    **dict.fromkeys(_MAMBASL_PER_SET[:2], PER_DATASET), "expand": 1, "d_conv": 4,
+    **dict.fromkeys(_MAMBASL_PER_SET[2:5], PER_DATASET), "use_D": 0, "num_kernels": PER_DATASET, "is_training": 1,
+    "pred_len": 0, "label_len": 0, "batch_size": 16, "des": "gating4proposed", "itr": 1, "dropout": 0.1,
+    "learning_rate": 0.001, "train_epochs": 100, "patience": 10,
+}
+MAMBASL = TaskRecipe(
+    "MambaSingleLayer", _MAMBASL,
+    {name: {**dict(zip(_MAMBASL_PER_SET, _MAMBASL_SETTINGS[name], strict=True)),
+            **({"batch_size": 4} if name == "EigenWorms" else {})} for name in MAMBASL_SETS},
+    comments=(
+        "TSLib's scripts/classification/MambaSL.sh tests the authors' trained checkpoints (--is_training 0",
+        "--checkpoints ./checkpoints_best/MambaSL, downloaded by hand); these blocks train with its flags instead",
+        "(--is_training 1: up to 100 epochs, patience 10). Its --use_gpu --gpu_type cuda --gpu 0 are left out.",
+    ), file="MambaSL.sh", tslib_file=True)
+
 _SHORT: Flags = {
     "task_name": "short_term_forecast", "is_training": 1, "root_path": "{root_path}",
     "seasonal_patterns": "{pattern}", "model_id": "{id}", "model": "{model}", "data": "m4", "features": "M",
@@ -250,8 +288,10 @@ def _table(recipes: tuple[TaskRecipe, ...]) -> dict[str, TaskRecipe]:
 
 #: task -> model -> its recipe, CAPS last
 TASK_TABLES = {"imputation": _table(IMPUTATION), "anomaly_detection": _table(ANOMALY),
-               "classification": _table(CLASSIFICATION), "short_term_forecast": _table(SHORT_TERM)}
+               "classification": _table((*CLASSIFICATION, MAMBASL)), "short_term_forecast": _table(SHORT_TERM)}
+# CAPS runs every dataset of TSLib's per-model scripts (not the stand-in sets, not MambaSL.sh's 20 others).
 for _task, _file in (("imputation", "CAPS.sh"), ("anomaly_detection", "CAPS.sh"), ("classification", "CAPS.sh"),
                      ("short_term_forecast", "CAPS_M4.sh")):
     TASK_TABLES[_task]["CAPS"] = _caps(_task, TASK_TABLES[_task]["iTransformer"],
-                                       tuple(n for n, d in TASK_DATASETS[_task].items() if not d.stands_in), _file)
+                                       tuple(n for n, d in TASK_DATASETS[_task].items() if not d.stands_in
+                                             and not d.only), _file)

@@ -32,9 +32,9 @@ from tests.exp.conftest import write_toy_csv
 from utils.errors import UserInputError
 
 # Blocks per task: imputation 4 mask rates per (model, dataset); SWAT's TimesNet 8 widths; classification
-# 10 UEA sets per model; short-term 6 M4 patterns per model. CAPS included.
-BLOCKS = {"imputation": 152, "anomaly_detection": 39, "classification": 160, "short_term_forecast": 114}
-SCRIPTS = {"imputation": 33, "anomaly_detection": 28, "classification": 16, "short_term_forecast": 19}
+# 10 UEA sets per model, 30 for MambaSingleLayer (MambaSL.sh); short-term 6 M4 patterns per model. CAPS included.
+BLOCKS = {"imputation": 152, "anomaly_detection": 39, "classification": 190, "short_term_forecast": 114}
+SCRIPTS = {"imputation": 33, "anomaly_detection": 28, "classification": 17, "short_term_forecast": 19}
 # Flags each end-to-end run adds after the generated block (argparse keeps the last value): one epoch and
 # no loader workers on this 2-core machine, no progress bar. Nothing else of the block changes.
 QUICK = ("--train_epochs", "1", "--num_workers", "0", "--no_progress")
@@ -71,9 +71,10 @@ def test_block_and_script_counts_are_pinned(task):
      ("classification", "TimesNet", "Heartbeat", "classification/TimesNet.sh"),
      ("short_term_forecast", "TimesNet", "Hourly", "short_term_forecast/TimesNet_M4.sh"),
      ("imputation", "CAPS", "Weather", "imputation/CAPS.sh"),
-     ("short_term_forecast", "CAPS", "Yearly", "short_term_forecast/CAPS_M4.sh")],
+     ("short_term_forecast", "CAPS", "Yearly", "short_term_forecast/CAPS_M4.sh"),
+     ("classification", "MambaSingleLayer", "BasicMotions", "classification/MambaSL.sh")],
     ids=["imputation-ETT", "imputation-ECL", "anomaly-PSM", "anomaly-SWAT", "classification", "m4", "caps-imputation",
-         "caps-m4"],
+         "caps-m4", "mambasl"],
 )
 def test_scripts_are_named_as_tslib_names_them(task, model, dataset, script):
     assert TASK_RECIPES.script(task, model, dataset) == f"scripts/{script}"
@@ -81,7 +82,7 @@ def test_scripts_are_named_as_tslib_names_them(task, model, dataset, script):
 
 def test_task_datasets_take_the_data_registry_names():
     assert list(TASK_RECIPES.datasets["anomaly_detection"]) == [*ANOMALY_DATASETS, *ANOMALY_CSV_DATASETS]
-    assert list(TASK_RECIPES.datasets["classification"]) == [n for n in UEA_DATASETS if n != "BasicMotions"]
+    assert list(TASK_RECIPES.datasets["classification"]) == list(UEA_DATASETS)
     assert {d.fetch for d in TASK_RECIPES.datasets["short_term_forecast"].values()} == {"m4", *SHORT_TERM_SETS}
     assert "m4" in DATASET_GROUPS and all(name in DATASETS for name in (*ANOMALY_CSV_DATASETS, *SHORT_TERM_SETS))
     assert TASK_RECIPES.datasets["anomaly_detection"]["SWAT"].fields["root_path"] == "./dataset/SWaT"
@@ -107,7 +108,7 @@ def test_caps_runs_every_dataset_with_the_iTransformer_loop_and_its_own_architec
     defaults = vars(parse_run_args(["--task_name", task, "--is_training", "1", "--model_id", "x", "--model", "CAPS",
                                     "--data", "ETTh1"]))
     assert TASK_RECIPES.model_datasets(task, "CAPS") == [n for n, d in TASK_RECIPES.datasets[task].items()
-                                                         if not d.stands_in]
+                                                         if not d.stands_in and not d.only]
     covered = TASK_RECIPES.model_datasets(task, "iTransformer")
     for dataset in TASK_RECIPES.model_datasets(task, "CAPS"):
         for block in range(TASK_RECIPES.blocks(task, "CAPS", dataset)):
@@ -125,6 +126,26 @@ def test_caps_runs_every_dataset_with_the_iTransformer_loop_and_its_own_architec
             assert differ <= {"model_id", "root_path", "data_path", "data", "enc_in", "dec_in", "c_out",
                               "seasonal_patterns"}, (dataset, differ)
     assert "--caps_direction auto" in GENERATED[TASK_RECIPES.script(task, "CAPS", covered[0])]
+
+
+def test_mambasl_runs_tslibs_30_uea_blocks_and_alone_runs_20_of_them():
+    """MambaSL.sh's flags with --is_training 1 (TSLib's script tests downloaded checkpoints); the widths,
+    switches and kernels per set are pinned through TSLib's parameter counts in test_MambaSingleLayer.py."""
+    sets = TASK_RECIPES.model_datasets("classification", "MambaSingleLayer")
+    only = [n for n, d in TASK_RECIPES.datasets["classification"].items() if d.only]
+    assert len(sets) == 30 and set(sets) == set(UEA_DATASETS) and len(only) == 20
+    assert all(TASK_RECIPES.datasets["classification"][n].only == "MambaSingleLayer" for n in only)
+    for model in TASK_RECIPES.models("classification"):
+        if model != "MambaSingleLayer":
+            assert not set(only) & set(TASK_RECIPES.model_datasets("classification", model)), model
+    args = {n: parse_run_args(TASK_RECIPES.argv("classification", "MambaSingleLayer", n)) for n in sets}
+    jv = args["JapaneseVowels"]
+    assert (jv.d_model, jv.d_ff, jv.tv_dt, jv.tv_B, jv.tv_C, jv.num_kernels) == (128, 8, 1, 1, 0, 3)
+    assert [n for n, a in args.items() if a.batch_size != 16] == ["EigenWorms"] and args["EigenWorms"].batch_size == 4
+    assert {(a.is_training, a.expand, a.d_conv, a.use_D, a.des, a.dropout, a.learning_rate, a.train_epochs,
+             a.patience) for a in args.values()} == {(1, 1, 4, 0, "gating4proposed", 0.1, 0.001, 100, 10)}
+    text = GENERATED["scripts/classification/MambaSL.sh"]
+    assert "# JapaneseVowels: TSLib's scripts/classification/MambaSL.sh." in text and "--is_training 0" in text
 
 
 STAND_INS = [(task, name) for task in TASKS for name, data in TASK_RECIPES.datasets[task].items() if data.stands_in]

@@ -49,6 +49,24 @@ def test_setting_string_is_tslibs():
         "_expand2_dc4_fc3_ebtimeF_dtTrue_Exp_0")
 
 
+def test_mambasl_classification_setting_is_tslibs_own_pattern():
+    """TSLib's run.py names MambaSingleLayer's classification runs its own way; the string below is the one its
+    scripts/classification/MambaSL.out prints for the JapaneseVowels block (seq_len 29 set from the data)."""
+    args = build_parser().parse_args([
+        "--task_name", "classification", "--data", "UEA", "--model", "MambaSingleLayer", "--model_id",
+        "JapaneseVowels", "--d_model", "128", "--d_ff", "8", "--expand", "1", "--d_conv", "4", "--tv_dt", "1",
+        "--tv_B", "1", "--tv_C", "0", "--use_D", "0", "--num_kernels", "3", "--is_training", "1", "--pred_len", "0",
+        "--label_len", "0", "--des", "gating4proposed"])
+    args.seq_len = 29
+    assert make_setting(args, 0) == (
+        "classification_CLS_JapaneseVowels_MambaSingleLayer_UEA_ftM_sl29_ll0_pl0_dm128_ds8_expand1_dc4_nk3"
+        "_tvdt1_tvB1_tvC0_useD0_gating4proposed_0")
+    args.protocol = "strict"
+    assert make_setting(args, 1).endswith("_gating4proposed_1_strict")
+    args.task_name = "long_term_forecast"
+    assert make_setting(args, 0).startswith("long_term_forecast_JapaneseVowels_MambaSingleLayer_UEA_ftM_sl29")
+
+
 def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
     args = build_parser().parse_args(REQUIRED + ["--distil", "--no_use_gpu"])
     assert args.distil is False and args.use_gpu is False
@@ -80,6 +98,15 @@ def test_validate_args_rejects_bad_values_listing_choices(make_configs, flag, va
 
 def test_validate_args_accepts_defaults(make_configs):
     validate_args(make_configs())
+
+
+@pytest.mark.parametrize("task", ["classification", "anomaly_detection"])
+def test_window_tasks_accept_tslibs_pred_len_0(make_configs, task):
+    """TSLib's MambaSL.sh (classification) and anomaly scripts pass --pred_len 0; forecasting still refuses it."""
+    validate_args(make_configs(task_name=task, pred_len=0, label_len=0, data="UEA" if task == "classification"
+                               else "PSM"))
+    with pytest.raises(UserInputError, match="--pred_len must be a positive integer"):
+        validate_args(make_configs(task_name="long_term_forecast", pred_len=0))
 
 
 def test_validate_args_accepts_augmentation(make_configs):

@@ -95,9 +95,9 @@ def _changed(value: object) -> object:
 
 
 def _names_read(make_configs, name: str) -> frozenset[str]:
-    from tests.models.test_model_contract import tiny_configs
+    from tests.models.test_task_contract import primary_configs
 
-    recorder = ReadRecorder(tiny_configs(make_configs, name, "M"))
+    recorder = ReadRecorder(primary_configs(make_configs, name))
     MODEL_REGISTRY[name](recorder)
     return recorder.names_read
 

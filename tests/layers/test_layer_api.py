@@ -14,11 +14,14 @@ from numerics import assert_close
 from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
 from layers.Embed import (
     DataEmbedding,
+    DataEmbedding_cls,
     DataEmbedding_inverted,
     PatchEmbedding,
     TimeFeatureEmbedding,
     TokenEmbedding,
+    TokenEmbedding_cls,
 )
+from layers.MambaBlock import Mamba_TimeVariant
 from layers.SelfAttention_Family import AttentionLayer, DSAttention, FullAttention, ProbAttention
 from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
 
@@ -58,6 +61,14 @@ ATTENTION = [("mask_flag", True), ("factor", 5), ("scale", None), ("attention_dr
     (PatchEmbedding, [("d_model", EMPTY), ("patch_len", EMPTY), ("stride", EMPTY), ("padding", EMPTY),
                       ("dropout", EMPTY)]),
     (TokenEmbedding, [("c_in", EMPTY), ("d_model", EMPTY)]),
+    (TokenEmbedding_cls, [("c_in", EMPTY), ("d_model", EMPTY), ("d_kernel", 3)]),
+    (DataEmbedding_cls, [("c_in", EMPTY), ("d_model", EMPTY), ("embed_type", "fixed"), ("freq", "h"),
+                         ("dropout", 0.1), ("d_kernel", 3), ("seq_len", 5000)]),
+    (Mamba_TimeVariant, [("d_model", EMPTY), ("d_input", None), ("d_output", None), ("d_state", 16), ("d_conv", 4),
+                         ("expand", 2), ("dt_rank", "auto"), ("dt_min", 0.001), ("dt_max", 0.1), ("dt_init", "random"),
+                         ("dt_scale", 1.0), ("dt_init_floor", 1e-4), ("conv_bias", True), ("bias", False),
+                         ("use_fast_path", False), ("layer_idx", None), ("device", None), ("dtype", None),
+                         ("timevariant_dt", True), ("timevariant_B", True), ("timevariant_C", True), ("use_D", True)]),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else "tslib")
 def test_constructor_signature_is_tslibs(cls: type, expected: list) -> None:
     """TSLib's parameters first, in order, with TSLib's defaults; our additions only after, with defaults."""

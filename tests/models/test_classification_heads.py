@@ -17,6 +17,9 @@ from utils.errors import UserInputError
 
 CLASSIFICATION_CSV = TSLIB_MODELS_CSV.parent / "tslib_models" / "classification_JapaneseVowels.csv"
 BLOCK_FLAGS = ("e_layers", "d_layers", "d_model", "d_ff", "n_heads", "factor")
+# Architecture flags of `other_block_flags` (the rest there are run options: patience, GPU, checkpoints; and
+# iTransformer's enc_in, which the experiment sets from the data).
+ARCHITECTURE_FLAGS = ("top_k", "expand", "d_conv", "tv_dt", "tv_B", "tv_C", "use_D", "num_kernels", "dropout")
 
 
 def tslib_classification_blocks() -> list[tuple[str, dict, int]]:
@@ -32,8 +35,8 @@ def tslib_classification_blocks() -> list[tuple[str, dict, int]]:
             flags = {name: int(row[name]) for name in BLOCK_FLAGS}
             for item in filter(None, row["other_block_flags"].split(";")):
                 key, value = item.split("=")
-                if key == "top_k":
-                    flags[key] = int(value)
+                if key in ARCHITECTURE_FLAGS:
+                    flags[key] = float(value) if "." in value else int(value)
             blocks.append((row["model"], flags, int(row["params_trainable"])))
     return blocks
 

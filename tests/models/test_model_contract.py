@@ -1,11 +1,14 @@
-"""The model contract, for every registered model, plus per-model checks of the baselines.
+"""The model contract, for every registered model that forecasts, plus per-model checks of the baselines.
 
 Contract (TSLib §4): `Model(configs)`; `forward(x_enc, x_mark_enc, x_dec, x_mark_dec)` returns a finite
 `[B, pred_len, c_out]` for features M, S and MS; one backward pass reaches every trainable parameter
-with finite gradients; `--pred_len 0` / `--seq_len 0` raise a ValueError naming the flag.
+with finite gradients; `--pred_len 0` / `--seq_len 0` raise a ValueError naming the flag. A model that serves
+window tasks only (MambaSingleLayer: classification) goes through its task's contract in test_task_contract.py.
 """
 
 from __future__ import annotations
+
+import importlib
 
 import pandas as pd
 import pytest
@@ -107,7 +110,24 @@ def make_batch(configs, generator: torch.Generator, batch: int = BATCH) -> tuple
     return x_enc, x_mark_enc, x_dec, x_mark_dec
 
 
-MODELS = model_params(sorted(MODEL_REGISTRY))
+FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
+
+
+def declared_tasks(model: str) -> set[str]:
+    """The tasks a model module declares (`TASKS`; a module without it serves the two forecasting tasks)."""
+    module = importlib.import_module(f"models.{model}")
+    return set(getattr(module, "TASKS", FORECAST_TASKS))
+
+
+FORECASTERS = [m for m in sorted(MODEL_REGISTRY) if "long_term_forecast" in declared_tasks(m)]
+MODELS = model_params(FORECASTERS)
+
+
+def test_every_model_forecasts_or_serves_a_window_task():
+    """No registered model escapes both contracts (this file's, and test_task_contract.py's per task)."""
+    window = {"imputation", "anomaly_detection", "classification"}
+    assert [m for m in MODEL_REGISTRY if m not in FORECASTERS and not declared_tasks(m) & window] == []
+    assert "MambaSingleLayer" in MODEL_REGISTRY and "MambaSingleLayer" not in FORECASTERS
 
 
 @pytest.mark.parametrize("features", list(FEATURES))

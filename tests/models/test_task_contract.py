@@ -15,14 +15,13 @@ naming `--task_name`.
 from __future__ import annotations
 
 import csv
-import importlib
 from pathlib import Path
 
 import pytest
 import torch
 
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.test_model_contract import BATCH, _marks, tiny_configs
+from tests.models.test_model_contract import BATCH, FORECASTERS, _marks, declared_tasks, tiny_configs
 from tests.models.tslib_reference import model_params
 from utils.errors import UserInputError
 
@@ -45,12 +44,6 @@ def tslib_tasks() -> dict[str, set[str]]:
 
 TSLIB_TASKS = tslib_tasks() if TASKS_CSV.is_file() else {}
 
-def declared_tasks(model: str) -> set[str]:
-    """The tasks a model module declares (`TASKS`; a module without it serves the two forecasting tasks)."""
-    module = importlib.import_module(f"models.{model}")
-    return set(getattr(module, "TASKS", ("long_term_forecast", "short_term_forecast")))
-
-
 SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t in declared_tasks(m)]
 NOT_SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in WINDOW_TASKS if t not in declared_tasks(m)]
 
@@ -61,6 +54,14 @@ def task_configs(make_configs, model: str, task: str):
     if task == "classification":
         configs.num_class = NUM_CLASS
     return configs
+
+
+def primary_configs(make_configs, model: str):
+    """Tiny configs of the model's first task: forecasting (features M) if it forecasts, else its first
+    declared window task."""
+    if model in FORECASTERS:
+        return tiny_configs(make_configs, model, "M")
+    return task_configs(make_configs, model, next(t for t in WINDOW_TASKS if t in declared_tasks(model)))
 
 
 def task_call(configs, task: str, generator: torch.Generator, batch: int = BATCH) -> tuple[tuple, tuple[int, ...]]:

@@ -9,10 +9,16 @@ import pytest
 
 from compare.efficiency import build_model
 from exp.model_registry import MODEL_REGISTRY
-from tests.models.tslib_reference import NOT_IN_TSLIB, model_params, tslib_configs, tslib_parameter_shapes
+from tests.models.tslib_reference import (
+    NO_ETTH1_BLOCK,
+    NOT_IN_TSLIB,
+    model_params,
+    tslib_configs,
+    tslib_parameter_shapes,
+)
 
-# Every registered model that TSLib also ships.
-MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB))
+# Every registered model that TSLib also ships with an ETTh1 block.
+MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB - set(NO_ETTH1_BLOCK)))
 
 
 @pytest.mark.parametrize("model_name", MODELS)

@@ -12,6 +12,7 @@ import pytest
 from compare.efficiency import build_model, count_parameters, example_inputs, forward_flops
 from exp.model_registry import MODEL_REGISTRY
 from tests.models.tslib_reference import (
+    NO_ETTH1_BLOCK,
     NOT_IN_TSLIB,
     model_params,
     tslib_configs,
@@ -20,7 +21,7 @@ from tests.models.tslib_reference import (
     tslib_row,
 )
 
-MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB))
+MODELS = model_params(sorted(set(MODEL_REGISTRY) - NOT_IN_TSLIB - set(NO_ETTH1_BLOCK)))
 
 
 @pytest.mark.parametrize("model_name", MODELS)
