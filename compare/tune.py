@@ -34,6 +34,7 @@ from pathlib import Path
 from compare import runner
 from compare.local_process import EPOCH_LINE, start_process
 from compare.plan import REPO_ROOT, PlannedRun, plan_runs, rows_from_args
+from compare.provenance import shown_command
 from compare.ray_executor import connect, disconnect
 from compare.recipes import RECIPES, RecipeBook
 from compare.run_args import merge_flags
@@ -256,8 +257,9 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
         return 1
     finally:
         disconnect()
-    (out / TUNING_FILE).write_text(json.dumps({"command": "python -m compare tune " + shlex.join(
-        sys.argv[2:] if argv is None else argv), "storage": args.storage or "sqlite:///OUT/studies.db",
+    command = "python -m compare tune " + shlex.join(sys.argv[2:] if argv is None else argv)
+    (out / TUNING_FILE).write_text(json.dumps({"command": shown_command(command, out),
+        "storage": args.storage or "sqlite:///OUT/studies.db",
         "cells": entries}, indent=2) + "\n")
     logger.info("tuning: %s", out / TUNING_FILE)
     return 0 if args.no_compare else _compare(args, entries, book)

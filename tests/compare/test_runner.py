@@ -18,6 +18,7 @@ from compare import runner as compare
 from compare.plan import REPO_ROOT, resolve_root, rows_from_args
 from compare.recipes import RECIPES, Dataset, ModelRecipe, RecipeBook
 from utils.errors import UserInputError
+from utils.record_paths import absolute_paths, record_path
 
 # Tiny widths so a test can train it; the same recipe for both models.
 TOY_FLAGS = {
@@ -134,6 +135,19 @@ def test_variant_runs_under_a_tagged_model_id(first_run):
     broken = next(e for e in entries if e["row"] == "Broken")
     assert broken["status"] == "failed" and "_toy_24_12_Broken_iTransformer_" in broken["settings"][0]
     assert Path(broken["argv"][broken["argv"].index("--root_path") + 1]).is_absolute()
+
+
+def test_the_report_folder_holds_repository_relative_paths(first_run):
+    """What is committed (compare.json, the records' copies, table.md) names no absolute path of this machine;
+    run.py itself was given the absolute data root (runs/ is git-ignored)."""
+    out = first_run[0]
+    for name in ("compare.json", "compare_runs.jsonl", "results.jsonl", "table.md", "efficiency.md"):
+        assert absolute_paths((out / name).read_text()) == [], name
+    (invocation,) = json.loads((out / "compare.json").read_text())["invocations"][:1]
+    assert f"--out {record_path(str(out.resolve()))}" in invocation["command"]
+    assert absolute_paths((out / "runs" / "compare_runs.jsonl").read_text()) != []
+    copied = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["mse"] for r in copied] == [r["mse"] for r in results(out)]
 
 
 def test_second_invocation_runs_nothing_new(first_run, workspace):
