@@ -98,7 +98,16 @@ from pathlib import Path
 import compare.efficiency  # noqa: F401
 from compare.eta import RunTimes
 from compare.local_process import RunStopper
-from compare.plan import PlannedRun, Row, grid_name, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.plan import (
+    PlannedRun,
+    Row,
+    grid_name,
+    parse_variant,
+    plan_runs,
+    rows_from_args,
+    run_py,
+    task_dataset,
+)
 from compare.plan_file import expand_plan_file
 from compare.protocol_notes import protocol_summary
 from compare.provenance import shown_command
@@ -479,6 +488,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     executor = _executor(args)
     try:
         if todo:
+            run_py()
             executor.start()
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)

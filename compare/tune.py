@@ -33,7 +33,7 @@ from pathlib import Path
 
 from compare import runner
 from compare.local_process import EPOCH_LINE, start_process
-from compare.plan import REPO_ROOT, PlannedRun, plan_runs, rows_from_args
+from compare.plan import PlannedRun, plan_runs, rows_from_args, run_py
 from compare.provenance import shown_command
 from compare.ray_executor import connect, disconnect
 from compare.recipes import RECIPES, RecipeBook
@@ -125,7 +125,7 @@ def trial(config: dict, argv: list[str], threads: int) -> None:
     from ray import tune
 
     flags = [token for flag, value in config.items() for token in (f"--{flag}", str(value))]
-    command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *merge_flags(argv, flags), "--vali_only"]
+    command = [sys.executable, "-u", str(run_py()), *merge_flags(argv, flags), "--vali_only"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": str(threads), PARENT_ENV: str(os.getpid())}
     with tempfile.TemporaryDirectory(prefix="caps-tslib-trial-") as scratch:
         proc = start_process(command, Path(scratch), env)
@@ -240,6 +240,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     storage = args.storage or f"sqlite:///{(out / 'studies.db').resolve()}"
     try:
         budget, plan = _plan(args, book)
+        run_py()
         connect(args.address)
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)

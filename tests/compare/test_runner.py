@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from compare import plan
 from compare import runner as compare
 from compare.plan import REPO_ROOT, resolve_root, rows_from_args
 from compare.recipes import RECIPES, Dataset, ModelRecipe, RecipeBook
@@ -190,6 +191,15 @@ def test_parallel_jobs_give_the_sequential_results(first_run, workspace, monkeyp
     parallel = {r["setting"]: r["mse"] for r in results(out)}
     sequential = {r["setting"]: r["mse"] for r in results(first_run[0]) if r["setting"] in parallel}
     assert parallel == sequential and len(parallel) == 2
+
+
+def test_without_run_py_beside_the_packages_runs_do_not_start(workspace, tmp_path, monkeypatch, capsys):
+    """Installed with pip, the library has no run.py: one line saying to run inside a clone, nothing written."""
+    monkeypatch.setattr(plan, "RUN_PY", tmp_path / "site-packages" / "run.py")
+    code, _ = invoke(base_argv(workspace, tmp_path / "out", "DLinear"))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: runs execute run.py from a checkout") and err.count("\n") == 1
+    assert "run this command inside a clone" in err and not (tmp_path / "out" / "runs").exists()
 
 
 def test_jobs_below_one_is_a_usage_error(workspace, capsys):
