@@ -7,7 +7,7 @@ import json
 import logging
 import math
 import os
-import tempfile
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -55,13 +55,27 @@ def adjust_learning_rate(optimizer: torch.optim.Optimizer, epoch: int, args: Any
     logger.info("Updating learning rate to %s", lr)
 
 
+def temporary_file_beside(path: Path, suffix: str = ".tmp") -> tuple[int, Path]:
+    """A new, empty file in `path`'s folder, open for writing: (descriptor, its path). Created as `open()` creates
+    files, mode 0o666 less the umask (0644 typically), so the file renamed over `path` has the mode any written
+    file has; `tempfile.mkstemp`'s 0600 would stick to it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        candidate = path.parent / f".{path.stem}.{secrets.token_hex(6)}{suffix}"
+        try:
+            return os.open(candidate, flags, 0o666), candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name beside {path}")
+
+
 def _atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> None:
     """Call `write(file)` on a temporary file beside `path`, fsync it, rename it over `path` (atomic on
     POSIX and Windows), then fsync the folder so the rename itself survives a crash. Readers see the
     old file or the new one, never a partial one; a failure removes the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
+    fd, tmp = temporary_file_beside(path, suffix)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

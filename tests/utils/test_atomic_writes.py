@@ -1,7 +1,11 @@
 """Nothing half-written: a writer that fails part-way leaves the previous file intact and no temporary
-file behind; a short append is cut back off so results files never end in half a record."""
+file behind; a short append is cut back off so results files never end in half a record. Written files get the
+mode the umask gives (0644 under the usual 022), as files written with open() do."""
 
 from __future__ import annotations
+
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -84,3 +88,32 @@ def test_append_holds_an_exclusive_lock_while_it_writes(tmp_path, monkeypatch):
     tools.append_text(path, "row\n")
     assert seen == {"locked_by_other": False}
     assert path.read_text() == "row\n"
+
+
+@pytest.fixture
+def set_umask():
+    """Set the process umask for one test; the old one comes back after it."""
+    old = os.umask(0o022)
+    yield os.umask
+    os.umask(old)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002], ids=["022", "077", "002"])
+def test_atomically_written_files_honour_the_umask(tmp_path, set_umask, umask):
+    set_umask(umask)
+    tools.atomic_write_text(tmp_path / "table.tex", "x")
+    tools.atomic_write_bytes(tmp_path / "efficiency.csv", b"x")
+    tools.atomic_np_save(tmp_path / "pred.npy", np.arange(2))
+    tools.atomic_torch_save({"w": torch.ones(1)}, tmp_path / "checkpoint.pth")
+    # A rewrite too: the new file replaces the old one with the mode a new file gets.
+    tools.atomic_write_text(tmp_path / "table.tex", "y")
+    modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in tmp_path.iterdir()}
+    assert modes == dict.fromkeys(["table.tex", "efficiency.csv", "pred.npy", "checkpoint.pth"], oct(0o666 & ~umask))
+
+
+def test_a_temporary_file_beside_is_new_each_time(tmp_path):
+    first, path = tools.temporary_file_beside(tmp_path / "x.json")
+    second, other = tools.temporary_file_beside(tmp_path / "x.json")
+    os.close(first)
+    os.close(second)
+    assert path != other and path.parent == tmp_path and path.name.startswith(".x.") and path.suffix == ".tmp"
