@@ -1,9 +1,11 @@
 # CAPS-TSLib developer commands. `make demo` and `make test` work from a fresh clone.
 PYTHON ?= python3
 TORCH_PIN ?= torch==2.13.0
-# The dataset mirror beside the checkout (used by tests and `fetch`), when it exists.
+# The dataset mirror beside the checkout (used by tests and `fetch`), when it exists; made absolute once (a
+# relative value given by hand too), so tests that change directory still find it.
 MIRROR ?= $(firstword $(wildcard ../shared/datasets))
-export TSLIB_DATA_MIRROR ?= $(MIRROR)
+override TSLIB_DATA_MIRROR := $(abspath $(or $(TSLIB_DATA_MIRROR),$(MIRROR)))
+export TSLIB_DATA_MIRROR
 
 .PHONY: install install-dev demo demo-table test test-all lint bench clean
 
@@ -30,11 +32,12 @@ demo: install
 demo-table:
 	@echo; awk '/^\|/ {shown = 1; print; next} shown {exit}' $(DEMO_OUT)/table.md
 
+# The mirror is named on the command line so `make -n test` shows which one the tests read.
 test: install-dev
-	$(PYTHON) -m pytest -q
+	TSLIB_DATA_MIRROR=$(TSLIB_DATA_MIRROR) $(PYTHON) -m pytest -q
 
 test-all: install-dev
-	$(PYTHON) -m pytest -q -m "slow or not slow"
+	TSLIB_DATA_MIRROR=$(TSLIB_DATA_MIRROR) $(PYTHON) -m pytest -q -m "slow or not slow"
 
 lint:
 	$(PYTHON) -m ruff check .

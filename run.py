@@ -20,6 +20,7 @@ import torch
 from exp import distributed
 from exp.arguments import build_parser, differing_from_defaults, make_setting, validate_args
 from exp.model_card import write_model_card
+from exp.recipe_hint import tslib_defaults_hint
 from exp.run_config import run_config
 from exp.task_lengths import resolve_task_lengths
 from exp.tasks import experiment_class
@@ -51,6 +52,9 @@ def _run(args: argparse.Namespace) -> None:
     args = resolve_task_lengths(args)
 
     _log_arguments(args)
+    hint = tslib_defaults_hint(args)
+    if hint:
+        logger.info("%s", hint)
     if not args.is_training:
         seed_everything(args.seed)
         exp = Experiment(args, config=config)

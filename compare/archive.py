@@ -40,6 +40,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from compare.records import CONFIG_FILE, RUNS_DIR, finished_settings
 from utils.errors import UserInputError
+from utils.tools import temporary_file_beside
 
 __all__ = ["build_parser", "check_member", "finished_run_folders", "main", "pack", "restore"]
 
@@ -89,7 +90,7 @@ def pack(out: str | Path, archive: str | Path, *, slim: bool = False, max_file_m
         raise UserInputError(f"--max-file-mib {max_file_mib} must be a positive number of MiB")
     archive.parent.mkdir(parents=True, exist_ok=True)
     dropped = {p.resolve() for p in finished_run_folders(out)} if slim else set()
-    fd, tmp = tempfile.mkstemp(dir=archive.parent, prefix=f".{archive.name}.", suffix=".tmp")
+    fd, tmp = temporary_file_beside(archive)
     skip = {archive.resolve(), Path(tmp).resolve()}
     files = 0
     try:

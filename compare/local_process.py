@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from compare.plan import REPO_ROOT, PlannedRun
+from compare.plan import PlannedRun, run_py
 from compare.run_args import flag_value
 from exp.training_guards import StopSignals
 from utils.process_guard import PARENT_ENV
@@ -153,7 +153,7 @@ def run_command(run: PlannedRun, resume: bool, threads: int | None) -> tuple[lis
            PARENT_ENV: str(os.getpid())}
     if threads is not None:
         env.setdefault("OMP_NUM_THREADS", str(threads))
-    return [sys.executable, "-u", str(REPO_ROOT / "run.py"), *run.argv, *(["--resume"] if resume else [])], env
+    return [sys.executable, "-u", str(run_py()), *run.argv, *(["--resume"] if resume else [])], env
 
 
 def start_process(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:

@@ -27,11 +27,21 @@ from exp.run_config import run_config
 from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 
-__all__ = ["REPO_ROOT", "PlannedRun", "Row", "global_flags", "grid_name", "parse_variant", "plan_runs",
-           "protocol_flags", "refuse_replaced_row_flags", "resolve_root",
+__all__ = ["REPO_ROOT", "RUN_PY", "PlannedRun", "Row", "global_flags", "grid_name", "parse_variant", "plan_runs",
+           "protocol_flags", "refuse_replaced_row_flags", "resolve_root", "run_py",
            "rows_from_args", "tag_name", "task_dataset", "task_model"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: the entry point every planned run executes, from the checkout (as TSLib's scripts run it)
+RUN_PY = REPO_ROOT / "run.py"
+
+
+def run_py() -> Path:
+    """`RUN_PY`; UserInputError when it is missing: `pip install .` installs the packages, not run.py."""
+    if not RUN_PY.is_file():
+        raise UserInputError(f"runs execute run.py from a checkout of CAPS-TSLib and {RUN_PY} does not exist (pip "
+                             "installs the library's packages only): run this command inside a clone")
+    return RUN_PY
 
 
 @dataclass(frozen=True)

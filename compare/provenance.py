@@ -7,32 +7,24 @@ repository (`shown_command`).
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+from utils.record_paths import REPO_ROOT, record_path
 
 __all__ = ["RENAMED_MODULES", "REPO_ROOT", "production_notes", "production_section", "shown_command", "shown_path"]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 #: commands recorded under a module that is gone -> the module they forwarded to, flags unchanged
 #: (`python -m utils.compare` was an alias of `python -m compare` until it was removed)
 RENAMED_MODULES = {"utils.compare": "compare"}
 
 
 def shown_path(path: str, repo: Path = REPO_ROOT) -> str:
-    """`path` as a report shows it: a relative path as given; an absolute one inside the repository
-    relative to it (`docs/results/x`); an absolute one outside it as `../` plus its path below the nearest
-    folder it shares with the repository, i.e. beside the repository, the layout the project documents for
-    `../shared` (`/work/shared/datasets` -> `../shared/datasets` from any checkout under /work)."""
-    if not PurePosixPath(path).is_absolute():
-        return path
-    target, root = Path(os.path.normpath(path)), repo.resolve()
-    if target == root or root in target.parents:
-        return target.relative_to(root).as_posix()
-    common = Path(os.path.commonpath([target, root]))
-    return (PurePosixPath("..") / target.relative_to(common).as_posix()).as_posix()
+    """`path` as a report shows it: as records hold it (`utils.record_paths.record_path`: relative to the
+    repository; `/work/shared/datasets` -> `../shared/datasets` from any checkout under /work)."""
+    return record_path(path, repo)
 
 
 def shown_command(command: str, out: Path | None = None, repo: Path = REPO_ROOT) -> str:

@@ -27,6 +27,7 @@ import torch
 from compare.behaviour_changes import stale_reason
 from compare.tasks import TaskSpec
 from exp.naive_forecast import NAIVE_METHODS
+from utils.record_paths import relative_text
 
 __all__ = [
     "CONFIG_FILE",
@@ -300,10 +301,11 @@ def copy_records(runs_dir: Path, out: Path) -> list[Path]:
     """Copy `results.jsonl` and the manifest from `runs_dir` into the report folder `out`; returns the copies.
 
     runs/ is git-ignored: committing the report commits these copies, and the runner restores them in a
-    fresh clone, so a table is completed later instead of rerun."""
+    fresh clone, so a table is completed later instead of rerun. The copies hold paths relative to the repository
+    (`--root_path` of every run: `utils.record_paths`); the flags a run is compared by leave --root_path out."""
     copies = []
     for name in (RESULTS_JSONL, MANIFEST_FILE):
         if (runs_dir / name).is_file() and (runs_dir / name).resolve() != (out / name).resolve():
-            (out / name).write_text((runs_dir / name).read_text())
+            (out / name).write_text(relative_text((runs_dir / name).read_text()))
             copies.append(out / name)
     return copies

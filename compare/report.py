@@ -91,6 +91,7 @@ from compare.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
 from compare.skill_scores import skill_scores
 from compare.task_report import write_task_report
 from utils.errors import UserInputError
+from utils.record_paths import from_record
 from utils.report_files import write_table
 
 __all__ = [
@@ -258,7 +259,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     if not runs:
         raise UserInputError(f"no finished runs in {runs_dir}: run `python -m compare --out {out} ...` first")
     if reference is None and config.get("reference"):
-        reference = config["reference"]
+        reference = str(from_record(config["reference"]))
     ref_table = load_reference(reference) if reference else None
     out.mkdir(parents=True, exist_ok=True)
     unfinished = latest_interrupted(read_jsonl(runs_dir / MANIFEST_FILE), forecast_key)

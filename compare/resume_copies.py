@@ -19,9 +19,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from utils.tools import temporary_file_beside
 
 __all__ = ["RESUME_DIR", "drop_resume_copies", "keep_resume_copies", "restore_resume_copies"]
 
@@ -33,7 +34,7 @@ RESUME_DIR = "resume"
 def _copy_atomically(source: Path, target: Path) -> None:
     """Copy `source` to `target` through a temporary file beside it (never a truncated `target`)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    handle, temporary = temporary_file_beside(target)
     os.close(handle)
     try:
         shutil.copyfile(source, temporary)

@@ -99,9 +99,19 @@ import compare.efficiency  # noqa: F401
 from compare.eta import RunTimes
 from compare.local_process import RunStopper
 from compare.own_data import add_own_data_flags, fit_plan, own_data_record, resolve_own_data
-from compare.plan import PlannedRun, Row, grid_name, parse_variant, plan_runs, rows_from_args, task_dataset
+from compare.plan import (
+    PlannedRun,
+    Row,
+    grid_name,
+    parse_variant,
+    plan_runs,
+    rows_from_args,
+    run_py,
+    task_dataset,
+)
 from compare.plan_file import expand_plan_file
 from compare.protocol_notes import protocol_summary
+from compare.provenance import shown_command
 from compare.recipes import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
 from compare.records import CONFIG_FILE, RUNS_DIR, machine_info
 from compare.report import write_report
@@ -127,6 +137,7 @@ from exp.trackers.options import DEFAULT_LOGGER_DIR, TRACKERS, LoggerNames
 from exp.training_guards import StopSignals
 from utils.errors import UserInputError
 from utils.path_names import check_path_component
+from utils.record_paths import record_path, relative_record
 
 __all__ = ["EXIT_UNFINISHED", "PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
 
@@ -289,7 +300,8 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         "data": list(dict.fromkeys([*config.get("data", []), *args.data])),
         "pred_lens": sorted({*config.get("pred_lens", []), *args.pred_lens}),
         "rows": list(row_defs.values()),
-        "reference": str(Path(args.reference).resolve()) if args.reference else config.get("reference"),
+        # Paths as records keep them: relative to the repository (utils/record_paths.py), read back by the report.
+        "reference": record_path(str(Path(args.reference).resolve())) if args.reference else config.get("reference"),
         "seeds": sorted({*config.get("seeds", []), *(args.seeds or [])}),
         "focus": args.focus if args.focus is not None else config.get("focus"),
     })
@@ -299,16 +311,16 @@ def _write_config(out: Path, args: argparse.Namespace, argv: list[str], rows: li
         config["own_data"] = {**config.get("own_data", {}), **own_data_record(args.own_data, out)}
     config["protocol"] = args.protocol
     config.setdefault("invocations", []).append({
-        "command": "python -m compare " + " ".join(shlex.quote(a) for a in argv),
+        "command": shown_command("python -m compare " + " ".join(shlex.quote(a) for a in argv), out),
         "epochs": args.epochs,
         "patience": args.patience,
         "extra": list(args.extra_flags),
         "inverse": args.inverse,
-        "root": args.root,
+        "root": record_path(str(Path(args.root).resolve())) if args.root else args.root,
         "seeds": args.seeds,
         "protocol": args.protocol,
         # --plan: the file's path as given and what it held (the command above names only the file)
-        "plan": getattr(args, "plan_file", None),
+        "plan": relative_record(getattr(args, "plan_file", None)),
         "logger": args.logger,
         "machine": machine_info(),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -484,6 +496,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     executor = _executor(args)
     try:
         if todo:
+            run_py()
             executor.start()
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -43,7 +43,8 @@ from pathlib import Path
 from compare import runner
 from compare.eta import PROCESS_START_SECONDS
 from compare.local_process import EPOCH_LINE, start_process
-from compare.plan import REPO_ROOT, PlannedRun, plan_runs, rows_from_args
+from compare.plan import PlannedRun, plan_runs, rows_from_args, run_py
+from compare.provenance import shown_command
 from compare.ray_executor import connect, disconnect
 from compare.recipes import RECIPES, RecipeBook
 from compare.run_args import flag_names, flag_value, merge_flags, parse_run_args, shown_flags
@@ -210,7 +211,7 @@ def trial(config: dict, argv: list[str], threads: int) -> None:
     from compare.tune_progress import TRIAL_FAILED
 
     flags = [token for flag, value in config.items() for token in (f"--{flag}", str(value))]
-    command = [sys.executable, "-u", str(REPO_ROOT / "run.py"), *merge_flags(argv, flags), "--vali_only"]
+    command = [sys.executable, "-u", str(run_py()), *merge_flags(argv, flags), "--vali_only"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": str(threads), PARENT_ENV: str(os.getpid())}
     with tempfile.TemporaryDirectory(prefix="caps-tslib-trial-") as scratch:
         proc = start_process(command, Path(scratch), env)
@@ -393,6 +394,7 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
     created = False
     try:
         budget, cells = _plan(args, book)
+        run_py()
         if out.exists() and not out.is_dir():
             raise UserInputError(f"--out {out} is a file; give a folder (it holds the studies and the comparison)")
         _fit_check(cells, budget, args, _storage_of(args, out, create=False))
@@ -408,8 +410,9 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
         entries, failed = _search_all(cells, budget, args, storage)
     finally:
         disconnect()
+    command = "python -m compare tune " + shlex.join(argv)
     (out / TUNING_FILE).write_text(json.dumps({
-        "command": "python -m compare tune " + shlex.join(argv), "storage": args.storage or "sqlite:///OUT/studies.db",
+        "command": shown_command(command, out), "storage": args.storage or "sqlite:///OUT/studies.db",
         "cells": entries, "failed": failed}, indent=2) + "\n")
     logger.info("tuning: %s (%d of %d cells with a tuned setting)", out / TUNING_FILE, len(entries), len(cells))
     if failed:

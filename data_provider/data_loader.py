@@ -41,7 +41,7 @@ from utils.errors import MissingDataError, UserInputError
 from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_marks
 
 __all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset",
-           "custom_split_sizes", "window_marks"]
+           "custom_split_sizes", "split_windows", "window_marks"]
 
 logger = logging.getLogger(__name__)
 
@@ -335,6 +335,20 @@ class _DatedCSV(WindowDataset):
         dates = parse_dates(frame["date"], path)
         # Line 1 is the header, so data row i sits on line i + 2.
         return frame.drop(columns="date"), dates, lambda i: f"line {i + 2}"
+
+
+def split_windows(dataset_class: type[WindowDataset], rows: int, seq_len: int, pred_len: int, split: str,
+                  path: Path | str) -> range:
+    """The windows (each by its first input row in the file) that `dataset_class` serves as split `split` of a file
+    of `rows` rows: window w reads rows w..w+L-1 and forecasts rows w+L..w+L+H-1. The test split's are the windows
+    run.py's test scores. Only the borders are computed (the file at `path` is named in errors, not read)."""
+    if split not in SPLITS:
+        raise UserInputError(f"split {split!r} is not one of {', '.join(SPLITS)}")
+    probe = object.__new__(dataset_class)  # `_borders` reads only the window length and the path
+    probe.seq_len, probe.path = seq_len, path
+    border1s, border2s = probe._borders(rows)
+    k = SPLITS.index(split)
+    return range(max(border1s[k], 0), border2s[k] - seq_len - pred_len + 1)
 
 
 class Dataset_ETT_hour(_DatedCSV):

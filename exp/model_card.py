@@ -5,7 +5,8 @@ file (issue 52), so `predict.load_trained(folder)` can rebuild the model and fee
 
 - `args`: every flag of the run after the experiment resolved it (classification's seq_len and num_class, M4's
   lengths), without the machine's paths: `root_path` and `checkpoints` are left out, `data_path` keeps its file
-  name only; `config_hash`, `code_version` (git commit) and `library_version` (pyproject.toml);
+  name only; `config_hash`, `code_version` (git commit) and `library_version` (pyproject.toml, or the installed
+  distribution's);
 - `checkpoint`: the weights file's name and sha256, so a replaced or altered file is refused;
 - `data`: how the training data was read, per kind of dataset (`describe_dataset`): the columns in the order the
   model reads them, the target(s) and --features, the scaler fitted on the training split (mean and scale per
@@ -23,6 +24,7 @@ import argparse
 import hashlib
 import json
 import re
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,8 @@ __all__ = ["CARD_FILE", "CARD_FORMAT", "CARD_KIND", "build_model_card", "describ
            "forecast_columns", "library_version", "read_model_card", "recreate_hint", "write_model_card"]
 
 CARD_FILE = "model_card.json"
+#: pyproject.toml's [project] name, as pip installs it
+DISTRIBUTION = "caps-tslib"
 CARD_KIND = "caps-tslib model card"
 #: bumped when a field changes meaning; a reader refuses cards of a later format
 CARD_FORMAT = 1
@@ -59,10 +63,14 @@ def recreate_hint() -> str:
 
 
 def library_version() -> str | None:
-    """The `version` of pyproject.toml's [project] table (the checkout's library version); None when absent."""
+    """The `version` of pyproject.toml's [project] table (the checkout's library version); installed with pip
+    (no pyproject.toml beside the packages), the installed distribution's; None when neither is found."""
     path = REPO_ROOT / "pyproject.toml"
     if not path.is_file():
-        return None
+        try:
+            return metadata.version(DISTRIBUTION)
+        except metadata.PackageNotFoundError:
+            return None
     match = re.search(r'^version\s*=\s*"([^"]+)"', path.read_text(encoding="utf-8"), flags=re.MULTILINE)
     return match.group(1) if match else None
 

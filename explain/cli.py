@@ -17,6 +17,7 @@ from explain.checkpoint import DTYPES, check_explainable, checkpoint_file, load_
 from explain.figures import plot_forecast, write_files
 from explain.paths import capture_layers, layer_quantities, look_at_layer
 from utils.errors import UserInputError
+from utils.record_paths import record_path, relative_record
 
 __all__ = ["build_parser", "explain_checkpoint", "main"]
 
@@ -58,12 +59,14 @@ def explain_checkpoint(checkpoint: str, run_flags: list[str], window: int, chann
     files = write_files(folder, quantities, looks[0].layer.paths, args.seq_len, names[channel])
     files += plot_forecast(folder / "forecast", *quantities["forecast"].values(), names[channel])
     summary = {
-        "checkpoint": str(path), "window": window, "channel": channel, "channel_name": names[channel],
+        "checkpoint": record_path(str(path.resolve())), "window": window, "channel": channel, "channel_name": names[channel],
         "seq_len": args.seq_len, "pred_len": args.pred_len, "layers": len(looks),
         "heads": looks[0].layer.n_heads, "paths": list(looks[0].layer.paths), "impl": looks[0].layer.impl,
         "dtype": dtype, "files": sorted(p.name for p in files),
         "flags": {k: v for k, v in sorted(vars(args).items()) if isinstance(v, (bool, int, float, str))},
     }
+    # A record: paths relative to the repository, none of the machine that ran it (utils/record_paths.py).
+    summary = relative_record(summary)
     (folder / "explain.json").write_text(json.dumps(summary, indent=1) + "\n")
     return [*files, folder / "explain.json"]
 

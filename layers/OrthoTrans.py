@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from utils.tools import temporary_file_beside
 from utils.train_split import TrainSplit
 
 logger = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ def cache_path(cache_dir: Path, split: TrainSplit, lags: int) -> Path:
 
 def _write_atomically(path: Path, array: np.ndarray) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+    handle, tmp = temporary_file_beside(path)
     try:
         with os.fdopen(handle, "wb") as f:
             np.save(f, array)

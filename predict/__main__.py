@@ -1,4 +1,4 @@
-"""`python -m predict CHECKPOINT_FOLDER FILE [--out DIR] [--rolling]` (`predict.cli`)."""
+"""`python -m predict CHECKPOINT_FOLDER FILE [--out DIR] [--rolling [--rolling_split test]]` (`predict.cli`)."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""`python -m predict CHECKPOINT_FOLDER FILE [--out DIR] [--rolling]`: use a trained model on one file and write
+"""`python -m predict CHECKPOINT_FOLDER FILE [--out DIR] [--rolling [--rolling_split test]]`: use a trained model on one file and write
 its outputs (predict/outputs.py) into `--out` (default `./predictions/<setting>/`). Bad input ends with one
 `error: ...` line, exit code 2, and nothing written."""
 
@@ -9,6 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
+from predict.forecaster import ROLLING_SPLITS
 from predict.load import load_trained
 from predict.outputs import compute_outputs, write_outputs
 from utils.cli_parser import OneLineArgumentParser
@@ -37,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rolling", action="store_true", default=False,
                    help="forecasting: every window of the file (a back-test), with metrics where the file holds "
                         "the truth")
+    p.add_argument("--rolling_split", default=None, choices=ROLLING_SPLITS,
+                   help="with --rolling, back-test only the windows of this split of the file, cut as the training "
+                        "loader cuts it (test: on the training file, exactly the windows run.py's test scores; "
+                        "default: all, every window)")
     p.add_argument("--root_path", default=None,
                    help="the folder holding the training file: needed by Koopa and OLinear only, which are built "
                         "from statistics of their training split")
@@ -44,11 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def predict_file(checkpoint: str | Path, input_path: str | Path, out: str | Path | None = None,
-                 rolling: bool = False, root_path: str | None = None) -> list[Path]:
+                 rolling: bool = False, root_path: str | None = None, rolling_split: str = "all") -> list[Path]:
     """Everything `main` does after parsing: returns the files written."""
     checkpoint, input_path = Path(checkpoint), Path(input_path)
     trained = load_trained(checkpoint, root_path=root_path)
-    outputs = compute_outputs(trained, input_path, rolling)
+    outputs = compute_outputs(trained, input_path, rolling, rolling_split)
     folder = Path(out) if out is not None else DEFAULT_OUT / check_path_component(
         "the checkpoint folder's name", checkpoint.resolve().name, "the output folder")
     prefix = check_path_component("the input file's name", input_path.stem, "the output files' names") + "_"
@@ -59,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
     args = build_parser().parse_args(argv)
     try:
-        written = predict_file(args.checkpoint, args.input, args.out, args.rolling, args.root_path)
+        if args.rolling_split is not None and not args.rolling:
+            raise UserInputError(f"--rolling_split {args.rolling_split} picks the windows of a back-test: add --rolling")
+        written = predict_file(args.checkpoint, args.input, args.out, args.rolling, args.root_path,
+                               args.rolling_split or "all")
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -22,12 +22,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from data_provider.data_loader import window_marks
+from data_provider.data_factory import DATA_DICT
+from data_provider.data_loader import split_windows, window_marks
 from exp.train_step import ForecastStep
 from predict.frames import Table, as_table, future_dates
 from predict.trained import TrainedModel
+from utils.errors import UserInputError
 
-__all__ = ["Forecaster", "Scored"]
+__all__ = ["ROLLING_SPLITS", "Forecaster", "Scored"]
+
+#: which windows `rolling` back-tests: every window of the table, or those of one split as the training loader cuts it
+ROLLING_SPLITS = ("all", "train", "val", "test")
 
 
 class Scored(NamedTuple):
@@ -105,38 +110,59 @@ class Forecaster(TrainedModel):
         index = self._time_column(dates[-H:] if dates is not None else None, n, H)
         return pd.DataFrame({**index, **{name: pred[:, k] for k, name in enumerate(self.forecast_columns)}})
 
-    def rolling(self, frame: pd.DataFrame | Table) -> Scored:
-        """Every window of the table, as a back-test: window w reads rows w..w+L−1 and forecasts the H rows after
-        them. One row per (window, step): `window`, `origin` (the window's last input timestamp or row), the
-        step's timestamp (or row), `step` (1..H), each forecast variate and `<variate>_true` (empty past the
-        table's end). Metrics over the windows whose H rows are all in the table: `mse`/`mae` on the standardised
-        values (what run.py's test reports), `mse_original`/`mae_original` in the data's units, per variate too."""
+    def rolling(self, frame: pd.DataFrame | Table, split: str = "all") -> Scored:
+        """Windows of the table, as a back-test: window w reads rows w..w+L−1 and forecasts the H rows after them.
+        One row per (window, step): `window` (w), `origin` (the window's last input timestamp or row), the step's
+        timestamp (or row), `step` (1..H), each forecast variate and `<variate>_true` (empty past the table's end).
+        Metrics over the windows whose H rows are all in the table: `mse`/`mae` on the standardised values (what
+        run.py's test reports), `mse_original`/`mae_original` in the data's units, per variate too.
+
+        split: "all" (every window), or "train" / "val" / "test": only the windows the training loader serves as
+        that split of a file of the table's rows (`rolling_windows`); on the training file, "test" scores exactly
+        the windows run.py's test scores."""
         table = as_table(frame)
         table.require_columns(self.data["input_columns"], self.data["date_column"])
         table.require_rows(self.seq_len, f"a window reads --seq_len {self.seq_len} rows")
         n, L, H = len(table.frame), self.seq_len, self.pred_len
+        starts = self.rolling_windows(n, split, table.name)
         values, x, dates = self._read(table, 0, n, extra=H)
         x = np.concatenate([x, np.zeros((H, x.shape[1]), np.float32)])  # [N + H, C]: the future is never read
-        scaled = self._predict(x, self._marks(dates, n + H), list(range(n - L + 1)))  # [W, H, K]
+        scaled = self._predict(x, self._marks(dates, n + H), list(starts))  # [W, H, K]
         # The truth of window w's step h is row w + L + h where the table has it (NaN past its end).
-        rows = np.arange(len(scaled))[:, None] + L + np.arange(H)[None, :]  # [W, H]
+        rows = np.asarray(starts)[:, None] + L + np.arange(H)[None, :]  # [W, H]
         inside = rows < n
         truth_scaled = np.where(inside[..., None], x[np.minimum(rows, n - 1)][..., self._out_index], np.nan)
         truth = np.where(inside[..., None], values[np.minimum(rows, n - 1)][..., self._out_index], np.nan)
         pred = self._finite(self._inverse(scaled), "rolling forecast", table.name)
         metrics = self._rolling_metrics(scaled, truth_scaled, pred, truth)
-        return Scored(self._rolling_table(pred, truth, dates), metrics)
+        return Scored(self._rolling_table(pred, truth, dates, np.asarray(starts)), metrics)
+
+    def rolling_windows(self, rows: int, split: str = "all", name: str = "the table") -> range:
+        """The first input row of each window `rolling` scores in a table of `rows` rows (`split`: see `rolling`;
+        the table is split as run.py's --data of the card splits its file). UserInputError for an unknown split or
+        a split without a whole window."""
+        if split not in ROLLING_SPLITS:
+            raise UserInputError(f"--rolling_split {split!r} is not one of {', '.join(ROLLING_SPLITS)}")
+        if split == "all":
+            return range(rows - self.seq_len + 1)
+        windows = split_windows(DATA_DICT[self.args.data], rows, self.seq_len, self.pred_len, split, name)
+        if not windows:
+            raise UserInputError(f"--rolling_split {split}: the {split} split of {name} (its {rows} rows as --data "
+                                 f"{self.args.data} splits them) holds no window of --seq_len {self.seq_len} + "
+                                 f"--pred_len {self.pred_len} rows; pass the whole file")
+        return windows
 
     def _time_column(self, dates: pd.DatetimeIndex | None, first_row: int, count: int) -> dict[str, Any]:
         if dates is not None:
             return {self.data["date_column"]: dates}
         return {"row": np.arange(first_row, first_row + count)}
 
-    def _rolling_table(self, pred: np.ndarray, truth: np.ndarray, dates: pd.DatetimeIndex | None) -> pd.DataFrame:
+    def _rolling_table(self, pred: np.ndarray, truth: np.ndarray, dates: pd.DatetimeIndex | None,
+                       starts: np.ndarray) -> pd.DataFrame:
         W, H = pred.shape[:2]
         L = self.seq_len
-        window = np.repeat(np.arange(W), H)
-        target_rows = (np.arange(W)[:, None] + L + np.arange(H)[None, :]).ravel()  # row of each forecast step
+        window = np.repeat(starts, H)
+        target_rows = (starts[:, None] + L + np.arange(H)[None, :]).ravel()  # row of each forecast step
         origin_rows = window + L - 1
         if dates is not None:
             time = {"origin": dates[origin_rows], self.data["date_column"]: dates[target_rows]}

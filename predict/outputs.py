@@ -56,11 +56,12 @@ def _history(trained: TrainedModel, frame: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(**{column: pd.to_datetime(rows[column])})
 
 
-def forecast_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+def forecast_outputs(trained: TrainedModel, path: Path, rolling: str | None) -> Outputs:
+    """The forecast past the file's end, or with `rolling` (a split of `Forecaster.rolling`) its back-test."""
     table = read_table(path)
     columns, time = trained.forecast_columns, _time_column(trained)
-    if rolling:
-        result = trained.rolling(table)
+    if rolling is not None:
+        result = trained.rolling(table, rolling)
         outputs = {"rolling.csv": _csv(result.frame), "rolling.png": rolling_figure(result.frame, time, columns)}
         if result.metrics is not None:
             outputs["rolling_metrics.json"] = _json(result.metrics)
@@ -75,11 +76,11 @@ def forecast_files(trained: TrainedModel, frame: pd.DataFrame, forecast: pd.Data
             "forecast.png": forecast_figure(_history(trained, frame), forecast, time, columns)}
 
 
-def series_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+def series_outputs(trained: TrainedModel, path: Path, rolling: str | None) -> Outputs:
     return {"forecast.csv": _csv(trained.forecast(path))}
 
 
-def imputation_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+def imputation_outputs(trained: TrainedModel, path: Path, rolling: str | None) -> Outputs:
     table = read_table(path)
     filled = trained.filled_cells(table)
     result = trained.impute(table)
@@ -89,14 +90,14 @@ def imputation_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outp
             "imputed.png": imputation_figure(shown, filled, column, trained.filled_columns)}
 
 
-def anomaly_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+def anomaly_outputs(trained: TrainedModel, path: Path, rolling: str | None) -> Outputs:
     result = trained.detect(read_table(path))
     return {"anomalies.csv": _csv(result),
             "anomalies.png": scores_figure(result["score"].to_numpy(), trained.threshold,
                                            result["anomaly"].to_numpy().astype(bool))}
 
 
-def classification_outputs(trained: TrainedModel, path: Path, rolling: bool) -> Outputs:
+def classification_outputs(trained: TrainedModel, path: Path, rolling: str | None) -> Outputs:
     result = trained.classify(path)
     outputs = {"labels.csv": _csv(result.frame)}
     if result.metrics is not None:
@@ -104,8 +105,9 @@ def classification_outputs(trained: TrainedModel, path: Path, rolling: bool) -> 
     return outputs
 
 
-#: --task_name → what its model writes for one input file (and whether it accepts --rolling)
-TASK_OUTPUTS: dict[str, tuple[Callable[[TrainedModel, Path, bool], Outputs], bool]] = {
+#: --task_name → what its model writes for one input file, given the --rolling_split of --rolling or None (and whether
+#: it accepts --rolling)
+TASK_OUTPUTS: dict[str, tuple[Callable[[TrainedModel, Path, str | None], Outputs], bool]] = {
     "long_term_forecast": (forecast_outputs, True),
     "short_term_forecast": (series_outputs, False),
     "imputation": (imputation_outputs, False),
@@ -114,8 +116,10 @@ TASK_OUTPUTS: dict[str, tuple[Callable[[TrainedModel, Path, bool], Outputs], boo
 }
 
 
-def compute_outputs(trained: TrainedModel, path: str | Path, rolling: bool = False) -> Outputs:
-    """Every output of `trained` on the file at `path`, in memory (nothing is written)."""
+def compute_outputs(trained: TrainedModel, path: str | Path, rolling: bool = False,
+                    rolling_split: str = "all") -> Outputs:
+    """Every output of `trained` on the file at `path`, in memory (nothing is written); with `rolling`, the back-test
+    of the windows of `rolling_split` (`predict.forecaster.ROLLING_SPLITS`)."""
     task = trained.task_name
     if task not in TASK_OUTPUTS:
         raise UserInputError(f"{trained.folder} holds a {task} model, which the shell commands do not serve")
@@ -123,7 +127,7 @@ def compute_outputs(trained: TrainedModel, path: str | Path, rolling: bool = Fal
     if rolling and not takes_rolling:
         raise UserInputError(f"--rolling back-tests forecasting models; {trained.folder} holds a {task} model: "
                              "drop --rolling")
-    return compute(trained, Path(path), rolling)
+    return compute(trained, Path(path), rolling_split if rolling else None)
 
 
 def write_outputs(folder: Path, prefix: str, outputs: Outputs, fix: str = "choose another folder") -> list[Path]:

@@ -44,9 +44,23 @@ def _screen_resolution_figures(monkeypatch):
     monkeypatch.setattr(report_files, "PRINT_DPI", 120)
 
 
-def mirror_root() -> Path | None:
-    """The dataset mirror, or None. Under CI=true a missing mirror fails instead of skipping."""
+def _absolute_mirror() -> str | None:
+    """TSLIB_DATA_MIRROR made absolute against the directory pytest started in, once, and written back to the
+    environment: a relative value given by hand stays right in tests (and their subprocesses) that change
+    directory."""
     value = os.environ.get("TSLIB_DATA_MIRROR")
+    if not value:
+        return None
+    os.environ["TSLIB_DATA_MIRROR"] = os.path.abspath(value)
+    return os.environ["TSLIB_DATA_MIRROR"]
+
+
+MIRROR = _absolute_mirror()
+
+
+def mirror_root() -> Path | None:
+    """The dataset mirror (absolute), or None. Under CI=true a missing mirror fails instead of skipping."""
+    value = MIRROR
     if value and Path(value, "ETT-small", "ETTh1.csv").is_file():
         return Path(value)
     if os.environ.get("CI", "").lower() == "true":

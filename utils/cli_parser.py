@@ -3,7 +3,11 @@
 Stock argparse prints the whole usage (67 lines for run.py) before the error, and expands unambiguous
 prefixes (`--lr 0.001` silently became `--lradj`). This parser takes no abbreviations and says, e.g.:
 
-    error: unrecognized arguments: --lr 0.001; did you mean --lradj or --learning_rate?; see run.py --help
+    error: unrecognized arguments: --lr 0.001; did you mean --learning_rate or --lradj?; see run.py --help
+
+An unknown flag is matched against every flag (`closest_flags`): first the flags whose words it abbreviates
+(`--lr` -> `--learning_rate`, `--bs` -> `--batch_size`), then those it begins (what argparse's abbreviation expanded
+to), then close spellings.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["OneLineArgumentParser", "did_you_mean"]
+__all__ = ["OneLineArgumentParser", "closest_flags", "did_you_mean"]
 
 
 def did_you_mean(value: str, choices: Iterable[str], n: int = 2) -> str:
@@ -33,6 +37,26 @@ def did_you_mean(value: str, choices: Iterable[str], n: int = 2) -> str:
     return f"; did you mean {' or '.join(by_lower[c] for c in close)}?"
 
 
+def _abbreviates(typed: str, words: list[str]) -> bool:
+    """True when `typed` is every one of `words`, in order, each cut to a non-empty prefix (`lr`: learning, rate)."""
+    if not words:
+        return not typed
+    word = words[0]
+    return any(typed[:i] == word[:i] and _abbreviates(typed[i:], words[1:])
+               for i in range(1, min(len(word), len(typed)) + 1))
+
+
+def closest_flags(flag: str, options: Iterable[str], n: int = 2) -> list[str]:
+    """Up to `n` of the `--options` an unknown `flag` most likely meant: those whose underscore-separated words it
+    abbreviates, then those it is a prefix of, then close spellings (difflib); '-' and '_' count as equal."""
+    typed = flag.lstrip("-").replace("-", "_").lower()
+    names = {option.lstrip("-").lower(): option for option in options}
+    found = [name for name in names if "_" in name and _abbreviates(typed, name.split("_"))]
+    found += [name for name in names if name.startswith(typed) and name not in found]
+    found += [name for name in difflib.get_close_matches(typed, list(names), n=n, cutoff=0.6) if name not in found]
+    return [names[name] for name in found[:n]]
+
+
 class OneLineArgumentParser(argparse.ArgumentParser):
     """ArgumentParser with `allow_abbrev=False` and one-line errors (exit code 2, as argparse)."""
 
@@ -47,8 +71,8 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         """A "did you mean" for the first unknown flag or invalid choice named in `message`."""
         unknown = re.search(r"unrecognized arguments: (\S+)", message)
         if unknown and unknown.group(1).startswith("-"):
-            flag = unknown.group(1).split("=", 1)[0]
-            return did_you_mean(flag, self.option_names())
+            close = closest_flags(unknown.group(1).split("=", 1)[0], self.option_names())
+            return f"; did you mean {' or '.join(close)}?" if close else ""
         choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if choice:
             options = [c.strip().strip("'") for c in choice.group(2).split(",")]

@@ -9,8 +9,8 @@ import json
 import logging
 import math
 import os
+import secrets
 import shutil
-import tempfile
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -59,10 +59,24 @@ def adjust_learning_rate(optimizer: torch.optim.Optimizer, epoch: int, args: Any
     logger.info("Updating learning rate to %s", lr)
 
 
+def temporary_file_beside(path: Path, suffix: str = ".tmp") -> tuple[int, Path]:
+    """A new, empty file in `path`'s folder, open for writing: (descriptor, its path). Created as `open()` creates
+    files, mode 0o666 less the umask (0644 typically), so the file renamed over `path` has the mode any written
+    file has; `tempfile.mkstemp`'s 0600 would stick to it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        candidate = path.parent / f".{path.stem}.{secrets.token_hex(6)}{suffix}"
+        try:
+            return os.open(candidate, flags, 0o666), candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name beside {path}")
+
+
 def _temporary_beside(path: Path, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> Path:
-    """A new temporary file in `path`'s folder holding what `write(file)` wrote, flushed and fsynced; a failure
-    removes it and raises."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
+    """A new temporary file in `path`'s folder (`temporary_file_beside`) holding what `write(file)` wrote,
+    flushed and fsynced; a failure removes it and raises."""
+    fd, tmp = temporary_file_beside(path, suffix)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

@@ -10,6 +10,7 @@ import pytest
 from compare import runner
 from compare.plan_file import expand_plan_file
 from utils.errors import UserInputError
+from utils.record_paths import absolute_paths, record_path
 
 PLAN = """\
 # the comparison a person edits
@@ -68,7 +69,9 @@ def test_compare_json_records_the_plan(tmp_path, data_mirror):
     args, rows, plan, _ = runner._checked_plan(argv, runner.RECIPES, runner.TASK_RECIPES, 0.0)
     runner._write_config(tmp_path, args, argv, rows, plan)
     [invocation] = json.loads((tmp_path / "compare.json").read_text())["invocations"]
-    assert invocation["plan"]["path"] == str(plan_file)
+    # A record: the file's path relative to the repository, as every path compare.json holds.
+    assert invocation["plan"]["path"] == record_path(str(plan_file))
+    assert absolute_paths(json.dumps(invocation)) == []
     assert invocation["plan"]["plan"]["variants"]["LinAttn+RoPE (official)"]["flags"]["learning_rate"] == 0.0006
     assert invocation["extra"] == ["--d_model", "16", "--use_amp"] and invocation["logger"] == ["tensorboard", "mlflow"]
 

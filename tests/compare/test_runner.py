@@ -14,10 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from compare import plan
 from compare import runner as compare
 from compare.plan import REPO_ROOT, resolve_root, rows_from_args
 from compare.recipes import RECIPES, Dataset, ModelRecipe, RecipeBook
 from utils.errors import UserInputError
+from utils.record_paths import absolute_paths, record_path
 
 # Tiny widths so a test can train it; the same recipe for both models.
 TOY_FLAGS = {
@@ -136,6 +138,19 @@ def test_variant_runs_under_a_tagged_model_id(first_run):
     assert Path(broken["argv"][broken["argv"].index("--root_path") + 1]).is_absolute()
 
 
+def test_the_report_folder_holds_repository_relative_paths(first_run):
+    """What is committed (compare.json, the records' copies, table.md) names no absolute path of this machine;
+    run.py itself was given the absolute data root (runs/ is git-ignored)."""
+    out = first_run[0]
+    for name in ("compare.json", "compare_runs.jsonl", "results.jsonl", "table.md", "efficiency.md"):
+        assert absolute_paths((out / name).read_text()) == [], name
+    (invocation,) = json.loads((out / "compare.json").read_text())["invocations"][:1]
+    assert f"--out {record_path(str(out.resolve()))}" in invocation["command"]
+    assert absolute_paths((out / "runs" / "compare_runs.jsonl").read_text()) != []
+    copied = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["mse"] for r in copied] == [r["mse"] for r in results(out)]
+
+
 def test_second_invocation_runs_nothing_new(first_run, workspace):
     out = first_run[0]
     before = (out / "runs" / "results.jsonl").read_text()
@@ -176,6 +191,15 @@ def test_parallel_jobs_give_the_sequential_results(first_run, workspace, monkeyp
     parallel = {r["setting"]: r["mse"] for r in results(out)}
     sequential = {r["setting"]: r["mse"] for r in results(first_run[0]) if r["setting"] in parallel}
     assert parallel == sequential and len(parallel) == 2
+
+
+def test_without_run_py_beside_the_packages_runs_do_not_start(workspace, tmp_path, monkeypatch, capsys):
+    """Installed with pip, the library has no run.py: one line saying to run inside a clone, nothing written."""
+    monkeypatch.setattr(plan, "RUN_PY", tmp_path / "site-packages" / "run.py")
+    code, _ = invoke(base_argv(workspace, tmp_path / "out", "DLinear"))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: runs execute run.py from a checkout") and err.count("\n") == 1
+    assert "run this command inside a clone" in err and not (tmp_path / "out" / "runs").exists()
 
 
 def test_jobs_below_one_is_a_usage_error(workspace, capsys):

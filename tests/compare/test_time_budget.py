@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compare import archive, local_process
+from compare import archive, local_process, plan
 from compare import runner as compare
 from compare.recipes import Dataset, ModelRecipe, RecipeBook
 from compare.report import load_runs
@@ -275,7 +275,7 @@ def test_a_run_log_follows_the_run_while_it_trains(tmp_path, monkeypatch):
         f"while not pathlib.Path({str(go)!r}).exists() and time.monotonic() < deadline:\n"
         "    time.sleep(0.05)\n"
     )
-    monkeypatch.setattr(local_process, "REPO_ROOT", fake_root)
+    monkeypatch.setattr(plan, "RUN_PY", fake_root / "run.py")
     run = compare.PlannedRun(compare.Row("DLinear", "DLinear"), "toy", 12, argv=["--model", "DLinear"],
                              settings=["toy_setting"])
     outcome: list[local_process.RunOutcome] = []

@@ -14,6 +14,7 @@ from test_runner import TOY, TOY_FLAGS, write_toy_csv
 from compare import tune
 from compare.recipes import ModelRecipe, RecipeBook
 from utils.errors import UserInputError
+from utils.record_paths import absolute_paths
 
 
 @pytest.fixture(autouse=True)
@@ -114,6 +115,7 @@ def test_a_search_reads_validation_only_continues_its_study_and_compares_default
                                "--final_epochs", "1"), TOY) == 0
     cells = json.loads((out / tune.TUNING_FILE).read_text())["cells"]
     assert [c["trials"] for c in cells] == [4, 4]
+    assert absolute_paths((out / tune.TUNING_FILE).read_text() + (out / "compare.json").read_text()) == []
     assert [len(c["this_invocation"]["epochs_per_trial"]) for c in cells] == [1, 1]
     assert [len(c["spent"]["epochs_per_trial"]) for c in cells] == [4, 4]
     table = (out / "table.md").read_text()

@@ -157,7 +157,8 @@ def test_unsorted_and_duplicated_timestamps_warn_with_counts(in_tmp, toy, capsys
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    (["--lr", "0.001"], "error: unrecognized arguments: --lr 0.001; did you mean --lradj?; see run.py --help"),
+    (["--lr", "0.001"], "error: unrecognized arguments: --lr 0.001; did you mean --learning_rate or --lradj?; "
+                        "see run.py --help"),
     (["--learning_rat", "0.001"], "error: unrecognized arguments: --learning_rat 0.001; did you mean "
                                   "--learning_rate?; see run.py --help"),
     (["--optimizer", "adma"], "error: argument --optimizer: invalid choice: 'adma' (choose from 'adam', 'adamw'); "

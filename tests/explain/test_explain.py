@@ -4,6 +4,7 @@ path's output, the command writes its files, and bad input ends in one `error:` 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from layers.CAPS_Attention import path_weights
 from models.CAPS import Model
 from tests.numerics import assert_close_to_scale
 from utils.errors import UserInputError
+from utils.record_paths import absolute_paths, record_path
 from utils.tools import atomic_torch_save
 
 LAYERS, HEADS, STEPS = 2, 2, 24 + 12
@@ -133,6 +135,10 @@ def test_the_command_writes_one_png_pdf_and_npz_per_quantity(run_folder, root, t
     stems = ["contributions", "clock", *WEIGHT_FILES.values(), "forecast"]
     assert sorted(f.name for f in out.iterdir()) == sorted(
         [f"{s}.{ext}" for s in stems for ext in ("npz", "png", "pdf")] + ["explain.json"])
+    # A record: the checkpoint and the flags' paths relative to the repository (utils/record_paths.py).
+    summary = json.loads((out / "explain.json").read_text())
+    assert absolute_paths(json.dumps(summary)) == []
+    assert summary["checkpoint"] == record_path(str((run_folder / "checkpoint.pth").resolve()))
     contributions = np.load(out / "contributions.npz")
     clock = np.load(out / "clock.npz")
     assert clock["channel"].shape == clock["mean"].shape == (LAYERS, HEADS, STEPS)

@@ -1,4 +1,4 @@
-"""The shell forms: `python -m predict FOLDER FILE [--out DIR] [--rolling]` (predict/cli.py) and run.py's
+"""The shell forms: `python -m predict FOLDER FILE [--out DIR] [--rolling [--rolling_split test]]` (predict/cli.py) and run.py's
 `--is_training 0 --do_predict [--predict_data FILE]` (predict/after_run.py). They write what the Python API
 returns; bad input is one `error:` line, exit code 2, and no file."""
 
@@ -65,6 +65,19 @@ def test_rolling_writes_every_window_and_the_metrics(root, folder, tmp_path):
     assert metrics["windows"] == 60 - 24 - 12 + 1
     complete = frame[frame["window"] < metrics["windows"]]
     assert metrics["mse_original"] == pytest.approx(float(((complete["OT"] - complete["OT_true"]) ** 2).mean()))
+
+
+def test_rolling_split_test_back_tests_the_test_windows_only(root, folder, tmp_path, capsys):
+    assert main([str(folder), str(root / "toy.csv"), "--out", str(tmp_path / "out"), "--rolling",
+                 "--rolling_split", "test"]) == 0
+    frame = pd.read_csv(tmp_path / "out" / "toy_rolling.csv")
+    metrics = json.loads((tmp_path / "out" / "toy_rolling_metrics.json").read_text())
+    # --data custom on 240 rows: the last int(0.2 * 240) = 48 rows are the test split; its windows read 24 rows
+    # before it, so the first starts at row 240 - 48 - 24 and every forecast row is a test row.
+    assert frame["window"].min() == 240 - 48 - 24 and metrics["windows"] == 48 - 12 + 1 == frame["window"].nunique()
+    assert len(frame) == metrics["windows"] * 12 and frame["OT_true"].notna().all()
+    assert main([str(folder), str(root / "toy.csv"), "--rolling_split", "test"]) == 2
+    assert capsys.readouterr().err == "error: --rolling_split test picks the windows of a back-test: add --rolling\n"
 
 
 @pytest.mark.parametrize("case", ["missing column", "too few rows", "text cell", "empty cell", "other step",

@@ -89,6 +89,24 @@ def test_rolling_scores_the_test_windows_as_the_experiment_does(root, folders):
     assert last["OT_true"].isna().all()
     first = frame[frame["window"] == 0]
     np.testing.assert_allclose(first["OT_true"].to_numpy(), raw["OT"].iloc[test_data.border1s[2] + 24:][:12])
+    # On the whole file, split "test" back-tests those windows only (named by their first row in the file); "all"
+    # scores the training windows too.
+    split = trained.rolling(raw, "test")
+    assert split.metrics["windows"] == len(test_data) and split.frame["OT_true"].notna().all()
+    assert split.metrics["mse"] == pytest.approx(float(np.mean((preds - trues) ** 2)), rel=1e-5)
+    assert sorted(set(split.frame["window"])) == list(range(test_data.border1s[2], test_data.border2s[2] - 24 - 12 + 1))
+    assert trained.rolling(raw).metrics["windows"] == len(raw) - 24 - 12 + 1 > len(test_data)
+
+
+def test_a_split_without_a_whole_window_or_an_unknown_split_is_one_line(root, folders):
+    trained = load_trained(folders[("DLinear", "M")])
+    raw = pd.read_csv(root / "toy.csv")
+    # 40 rows as --data custom splits them: 8 test rows, fewer than one window of 24 + 12 rows reaches into them.
+    with pytest.raises(UserInputError, match=r"--rolling_split test: the test split of the DataFrame .* holds no "
+                                             r"window of --seq_len 24 \+ --pred_len 12 rows; pass the whole file"):
+        trained.rolling(raw.iloc[:40], "test")
+    with pytest.raises(UserInputError, match="--rolling_split 'tests' is not one of all, train, val, test"):
+        trained.rolling(raw, "tests")
 
 
 def test_other_layouts_of_the_same_rows_forecast_the_same(root, folders, tmp_path):

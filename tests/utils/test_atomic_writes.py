@@ -1,9 +1,12 @@
 """Nothing half-written: a writer that fails part-way leaves the previous file intact and no temporary
-file behind; a short append is cut back off so results files never end in half a record."""
+file behind; a short append is cut back off so results files never end in half a record. Written files get the
+mode the umask gives (0644 under the usual 022), as files written with open() do."""
 
 from __future__ import annotations
 
 import errno
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -129,3 +132,32 @@ def test_a_group_into_a_path_that_is_no_folder_raises_and_writes_nothing(tmp_pat
     with pytest.raises((NotADirectoryError, FileExistsError)):
         tools.atomic_write_files({folder / "a.csv": b"csv"})
     assert [p.name for p in tmp_path.iterdir()] == ["f"] and (tmp_path / "f").read_bytes() == b"keep"
+
+
+@pytest.fixture
+def set_umask():
+    """Set the process umask for one test; the old one comes back after it."""
+    old = os.umask(0o022)
+    yield os.umask
+    os.umask(old)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002], ids=["022", "077", "002"])
+def test_atomically_written_files_honour_the_umask(tmp_path, set_umask, umask):
+    set_umask(umask)
+    tools.atomic_write_text(tmp_path / "table.tex", "x")
+    tools.atomic_write_bytes(tmp_path / "efficiency.csv", b"x")
+    tools.atomic_np_save(tmp_path / "pred.npy", np.arange(2))
+    tools.atomic_torch_save({"w": torch.ones(1)}, tmp_path / "checkpoint.pth")
+    # A rewrite too: the new file replaces the old one with the mode a new file gets.
+    tools.atomic_write_text(tmp_path / "table.tex", "y")
+    modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in tmp_path.iterdir()}
+    assert modes == dict.fromkeys(["table.tex", "efficiency.csv", "pred.npy", "checkpoint.pth"], oct(0o666 & ~umask))
+
+
+def test_a_temporary_file_beside_is_new_each_time(tmp_path):
+    first, path = tools.temporary_file_beside(tmp_path / "x.json")
+    second, other = tools.temporary_file_beside(tmp_path / "x.json")
+    os.close(first)
+    os.close(second)
+    assert path != other and path.parent == tmp_path and path.name.startswith(".x.") and path.suffix == ".tmp"

@@ -4,6 +4,9 @@ escaped."""
 
 from __future__ import annotations
 
+import os
+import stat
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -67,6 +70,17 @@ def test_write_table_writes_csv_and_tex(tmp_path):
     assert list(back.columns) == ["Dataset", "H", "CAPS_1 MSE", "CAPS_1 MAE", "Lin&Attn MSE", "Lin&Attn MAE"]
     assert back.iloc[0].tolist() == ["ETTh1", "96", "0.380 ± 0.002", "0.400", "≈0.390", "—"]
     assert [p.name for p in write_table(table, tmp_path / "only", csv=False)] == ["only.tex"]
+
+
+def test_table_files_are_readable_by_others_under_the_usual_umask(tmp_path):
+    """table.tex / efficiency.csv were 0600 (tempfile.mkstemp's mode, kept by the rename): now 0644 under umask 022."""
+    table, marks = marked_table()
+    old = os.umask(0o022)
+    try:
+        written = write_table(table, tmp_path / "efficiency", marks=marks)
+    finally:
+        os.umask(old)
+    assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in written] == [oct(0o644)] * 2
 
 
 def test_marks_of_another_shape_are_refused():
