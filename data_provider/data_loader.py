@@ -292,6 +292,10 @@ class WindowDataset(Dataset):
     def _marks(self, dates: pd.DatetimeIndex | None, n: int) -> np.ndarray:
         return window_marks(dates, n, self.freq, self.timeenc)
 
+    def series_arrays(self) -> list[np.ndarray]:
+        """The `[rows, C]` float32 arrays the windows are drawn from: this split's rows, one series."""
+        return [self.data_x]
+
     def __len__(self) -> int:
         return len(self.data_x) - self.seq_len - self.pred_len + 1
 
