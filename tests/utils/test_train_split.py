@@ -51,7 +51,7 @@ def test_several_series_fingerprint_depends_on_where_the_cuts_fall():
 
 def test_a_split_of_several_series_has_no_single_data_array():
     with pytest.raises(ValueError, match="3 separate series; read .segments"):
-        TrainSplit(series(5, 6, 7)).data
+        _ = TrainSplit(series(5, 6, 7)).data
 
 
 @pytest.mark.parametrize("bad", [[], [np.zeros(5)], [np.zeros((5, 1)), np.zeros((5, 2))]],
