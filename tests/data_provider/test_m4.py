@@ -169,6 +169,8 @@ def rewrite_cell(path, row: int, column: int, text: str) -> None:
     (lambda p: rewrite_cell(p, 0, 2, "True"), r"series Y1 holds 'True' in column V3, not a number"),
     (lambda p: rewrite_cell(p, 2, 2, "inf"), r"series Y3 has an infinite value in column V3; the published files"),
     (lambda p: rewrite_cell(p, 2, 2, "-Infinity"), r"series Y3 has an infinite value in column V3"),
+    (lambda p: rewrite_cell(p, 1, 4, "3e38"), r"Yearly-train.csv: series Y2, column V5 holds 3e\+38, whose square "
+                                              r"overflows float32 .*; rescale the series \(e.g. other units\)"),
     (lambda p: rewrite_cell(p, 0, 2, ""), r"series Y1 has an empty cell in column V3 before its last value"),
     (lambda p: rewrite_cell(p, 0, 0, ""), r"Yearly-train.csv: data row 1 has no series id"),
     (lambda p: p.write_text(p.read_text() + '"Y4"' + "," * p.read_text().split("\n")[0].count(",") + "\n"),
@@ -177,7 +179,8 @@ def rewrite_cell(path, row: int, column: int, text: str) -> None:
     (lambda p: p.write_text('"V1"\n"Y1"\n'), r"has 1 column\(s\); expected the series id, then its values"),
     (lambda p: p.write_text(""), r"Yearly-train.csv has 0 column\(s\); expected the series id"),
     (lambda p: p.write_bytes(b'"V1","V2"\n"Y1",\xff\n'), r"Yearly-train.csv is not a readable CSV"),
-], ids=["unknown-id", "other-group", "missing-id", "duplicate-id", "text", "bool", "inf", "-inf", "gap", "no-id",
+], ids=["unknown-id", "other-group", "missing-id", "duplicate-id", "text", "bool", "inf", "-inf", "square-overflows",
+        "gap", "no-id",
         "empty-row", "too-many-fields", "one-column", "empty-file", "not-utf8"])
 def test_bad_csv_files_are_one_line_errors(tmp_path, edit, message):
     root = tmp_path / "m4"
