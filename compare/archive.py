@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from compare.records import CONFIG_FILE, RUNS_DIR, finished_settings
+from utils.cli_parser import OneLineArgumentParser
 from utils.errors import UserInputError
 
 __all__ = ["build_parser", "check_member", "finished_run_folders", "main", "pack", "restore"]
@@ -211,7 +212,7 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], target: Path)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m compare", description="Pack or restore a comparison folder.")
+    p = OneLineArgumentParser(prog="python -m compare", description="Pack or restore a comparison folder.")
     sub = p.add_subparsers(dest="command", required=True)
     pk = sub.add_parser("pack", help="write the comparison folder into one archive")
     pk.add_argument("--out", required=True, help="comparison folder (holds compare.json and runs/)")
