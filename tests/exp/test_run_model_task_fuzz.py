@@ -55,18 +55,29 @@ NOT_SERVED = [(m, t) for m in sorted(MODEL_REGISTRY) for t in TASK_NAMES if t no
 # The pairs this machine can run (a CUDA-only model's are skipped with their reason in the full product).
 RUNNABLE = [(m, t) for m, t in SERVED if m not in CUDA_ONLY]
 # M4 groups a model can take at M4's own lengths (seq_len = 2 H): MultiPatchFormer's four patch scales agree
-# only for seq_len 62..97 (Hourly's 96), Pyraformer's pyramid needs 16 steps, TimeMixerPP's two down-sampling
-# layers of window 2 need seq_len divisible by 4.
+# only for seq_len 62..97 (Hourly's 96), Pyraformer's pyramid needs 16 steps, TimeMixer's and TimeMixerPP's two
+# down-sampling layers of window 2 need seq_len divisible by 4.
 M4_GROUPS: dict[str, tuple[str, ...]] = {
     "MultiPatchFormer": ("Hourly",),
     "Pyraformer": ("Quarterly", "Monthly", "Weekly", "Daily"),
     "TimeMixerPP": ("Yearly", "Quarterly", "Monthly", "Daily"),
+    "TimeMixer": ("Yearly", "Quarterly", "Monthly", "Daily"),
 }
 DEFAULT_M4_GROUPS = ("Yearly", "Quarterly", "Monthly", "Weekly", "Daily")
+
+
+def _two_halvings(rng: random.Random, flags: dict) -> dict:
+    return dict(down_sampling_layers=2, down_sampling_window=2, down_sampling_method=rng.choice(["avg", "max"]))
+
+
 # What a model needs at run.py's level beyond the model-level draws: FiLM keeps min(seq_len, pred_len) // 2
 # Fourier modes, so a forecast of one step leaves it none (a one-line refusal; the model sweep checks it).
+# TimeMixer's and TimeMixerPP's two down-sampling layers of window 2 (their contract overrides) need seq_len
+# divisible by 4 and a down-sampling method, which the shared flag draws may change.
 RUN_DRAWS: dict[str, Callable[[random.Random, dict], dict]] = {
     "FiLM": lambda rng, flags: dict(pred_len=rng.choice([2, 6])) if flags["pred_len"] else {},
+    "TimeMixer": lambda rng, flags: dict(seq_len=rng.choice([8, 16, 24]), **_two_halvings(rng, flags)),
+    "TimeMixerPP": _two_halvings,
 }
 # run.py flags that the draws of tests/models/test_random_configs.py set but run.py derives itself.
 DERIVED = {"label_len", "pred_len", "seq_len", "enc_in", "dec_in", "c_out"}
@@ -106,17 +117,20 @@ def draw_run_flags(rng: random.Random, model: str, task: str) -> dict:
                  d_ff=8, e_layers=rng.choice([1, 2]), d_layers=1, dropout=0.1, **draw_lengths(rng, model, task))
     for name in rng.sample(sorted(TSLIB_FLAG_DRAWS), k=rng.randint(0, 2)):
         flags[name] = rng.choice(TSLIB_FLAG_DRAWS[name])
-    for draws in (MODEL_DRAWS, TINY_DRAWS):
+    for draws in (MODEL_DRAWS, TINY_DRAWS, RUN_DRAWS):
         if model in draws:
             extra = draws[model](rng, flags)
-            # M4 and UEA fix the lengths from the data; a model's length needs are met by the group choice.
+            # M4 fixes the lengths from the group; a model's length needs are met by the group choice.
             if task == "short_term_forecast":
                 extra = {k: v for k, v in extra.items() if k not in DERIVED}
             flags.update(extra)
     if task == "short_term_forecast":
         flags.update(features="M", enc_in=1, dec_in=1, c_out=1)
-    if model in RUN_DRAWS:
-        flags.update(RUN_DRAWS[model](rng, flags))
+    # A model's own seq_len (Koopa's 2 pred_len + k) may undercut the label_len drawn for the first one.
+    flags["label_len"] = min(flags["label_len"], flags["seq_len"])
+    # run.py's --top_k 5 is more frequencies than ETSformer and MSGNet find in 8 steps (a one-line refusal).
+    if flags.get("top_k", 5) > flags["seq_len"] // 2 - 1:
+        flags["top_k"] = max(1, flags["seq_len"] // 2 - 1)
     return flags
 
 
