@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from compare.records import CONFIG_FILE, RUNS_DIR, finished_settings
+from utils.cli_parser import OneLineArgumentParser
 from utils.errors import UserInputError
 from utils.tools import temporary_file_beside
 
@@ -212,7 +213,7 @@ def _extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], target: Path)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m compare", description="Pack or restore a comparison folder.")
+    p = OneLineArgumentParser(prog="python -m compare", description="Pack or restore a comparison folder.")
     sub = p.add_subparsers(dest="command", required=True)
     pk = sub.add_parser("pack", help="write the comparison folder into one archive")
     pk.add_argument("--out", required=True, help="comparison folder (holds compare.json and runs/)")

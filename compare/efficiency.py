@@ -33,7 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
-from data_provider.data_factory import build_dataset
+from data_provider.data_factory import build_train_split
 from exp.model_registry import MODEL_REGISTRY
 from exp.train_step import ForecastStep, compiled_runner, make_optimizer, model_inputs
 from utils.timefeatures import num_calendar_features, num_time_features
@@ -103,7 +103,7 @@ def _train_split_for(configs: argparse.Namespace) -> TrainSplit:
                                                 "data_path": "ETTh1.csv"}))
     for candidate in candidates:
         if Path(candidate.root_path, candidate.data_path).is_file():
-            return TrainSplit(build_dataset(candidate, "train").data_x, cache_dir=default_cache_dir())
+            return build_train_split(candidate, cache_dir=default_cache_dir())
     rows = max(2048, 4 * (configs.seq_len + configs.pred_len))
     return synthetic_train_split(rows=rows, channels=configs.enc_in)
 

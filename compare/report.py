@@ -90,6 +90,7 @@ from compare.run_state import restore_committed_records
 from compare.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
 from compare.skill_scores import skill_scores
 from compare.task_report import write_task_report
+from utils.cli_parser import OneLineArgumentParser
 from utils.errors import UserInputError
 from utils.record_paths import from_record
 from utils.report_files import write_table
@@ -278,7 +279,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m compare.report",
+    p = OneLineArgumentParser(prog="python -m compare.report",
                                 description="Tables and plots of a comparison from its result files.")
     p.add_argument("--out", required=True, help="comparison folder (holds compare.json and runs/)")
     p.add_argument("--runs", default=None, help="folder with results.jsonl and results/ (default OUT/runs)")

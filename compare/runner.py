@@ -135,8 +135,9 @@ from data_provider.protocol import PROTOCOLS, RUNNER_DEFAULT, changes_results
 from exp.trackers.mlflow_tracker import experiment_id as mlflow_experiment
 from exp.trackers.options import DEFAULT_LOGGER_DIR, TRACKERS, LoggerNames
 from exp.training_guards import StopSignals
+from utils.cli_parser import OneLineArgumentParser
 from utils.errors import UserInputError
-from utils.path_names import check_path_component
+from utils.path_names import check_output_folder, check_path_component
 from utils.record_paths import record_path, relative_record
 
 __all__ = ["EXIT_UNFINISHED", "PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
@@ -151,7 +152,8 @@ EXECUTORS = ("local", "ray")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    # One-line parser errors (a bad value, an unknown or missing flag) instead of the 21-line usage before them.
+    p = OneLineArgumentParser(
         prog="python -m compare",
         description="Run models side by side with their recipes (compare/recipes.py) and write a comparison report.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -390,6 +392,7 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
                              "from it); add a row there or use --variant NAME=BASE:FLAGS")
     if args.jobs < 1:
         raise UserInputError(f"--jobs {args.jobs}: use 1 or more")
+    check_output_folder("--out", args.out)
     if not args.progress_every > 0:
         raise UserInputError(f"--progress-every {args.progress_every:g}: give a positive number of seconds")
     if args.estimate and (args.dry_run or args.no_probe):

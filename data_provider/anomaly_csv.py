@@ -12,7 +12,7 @@ registered set), rows 0 .. int(r·T) − 1 are the training series and the rest 
 TSLib's four splits follow (`SegmentDataset`): val = the last 20% of the training rows. The model never sees a
 label; the labels of the training rows are checked like the others but never read.
 
-Every value must be a finite number within float32's range and every label 0 or 1: text, an empty cell, inf,
+Every value must be a finite number float32 can square (|x| <= 1.845e19) and every label 0 or 1: text, an empty cell, inf,
 |x| > 3.4e38, a second `label` column, a missing one or a label other than 0/1 is one line naming the file,
 its line number (the header is line 1) and the column. Under `--protocol strict` the train and val splits
 check and read the training rows only; the test rows are read (and checked) by the test split, after training.
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from data_provider.anomaly_loader import SegmentDataset
-from data_provider.float32_range import FLOAT32_MAX
+from data_provider.float32_range import unusable_mask, unusable_reason
 from data_provider.registry import ANOMALY_CSV_DATASETS, anomaly_csv_file
 from data_provider.text_numbers import parse_numbers
 from utils.errors import UserInputError
@@ -83,7 +83,7 @@ class AnomalyCSV:
         return len(self.frame)
 
     def values(self, rows: slice) -> np.ndarray:
-        """The channels of `rows` as float64 `[n, C]`: text, empty cells, inf and values beyond float32 are one
+        """The channels of `rows` as float64 `[n, C]`: text, empty cells, inf and values whose square overflows float32 are one
         line naming file, line and column."""
         part = self.frame.iloc[rows, self.value_positions]
         out = np.empty(part.shape, dtype=np.float64)
@@ -93,12 +93,14 @@ class AnomalyCSV:
             numbers, text = parse_numbers(cells)
             if text.size:
                 self._fail(first + int(text[0]), name, f"holds the text {cells.iloc[text[0]]!r} where a number belongs")
-            bad = np.flatnonzero(~np.isfinite(numbers) | (np.abs(numbers) > FLOAT32_MAX))
+            bad = np.flatnonzero(unusable_mask(numbers))
             if bad.size:
                 i = int(bad[0])
-                what = "is empty" if cells.iloc[i] is None or pd.isna(cells.iloc[i]) else f"holds {cells.iloc[i]}"
-                self._fail(first + i, name, f"{what}: every value must be a finite number within float32's range "
-                                            f"(|x| <= {FLOAT32_MAX:.3e}; {bad.size} such cells here)")
+                if cells.iloc[i] is None or pd.isna(cells.iloc[i]):
+                    self._fail(first + i, name, f"is empty: every value must be a finite number ({bad.size} empty "
+                                                "or unusable cells here)")
+                raise UserInputError(f"{self.path} line {first + i + 2}, column {name!r} holds {cells.iloc[i]}, "
+                                     f"{unusable_reason(float(numbers[i]), bad.size)}")
             out[:, j] = numbers
         return out
 

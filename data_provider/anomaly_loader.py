@@ -7,7 +7,7 @@ Splits, as TSLib's segment loaders (window length L = --seq_len, stride s: 100 f
     test   windows of the test series, stride s, with their labels
     thre   non-overlapping windows of the test series (stride L), with their labels
 The scaler is fit on the training series. NaNs in the csv files become 0, as TSLib; everything else a
-file could hold that TSLib would train on silently or crash on (text cells, inf, values beyond float32,
+file could hold that TSLib would train on silently or crash on (text cells, inf, values whose square overflows float32,
 NaN in an `.npy`, 1-D or object arrays, train/test channel mismatch, labels that are not one 0/1 column
 with one row per test step) is refused in one line naming the file.
 Items are (x `[L, C]` float32, labels `[L]` float32); train and val carry the first L test labels as a
@@ -27,7 +27,7 @@ import pandas as pd
 from sklearn.preprocessing import StandardScaler
 from torch.utils.data import Dataset
 
-from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
+from data_provider.float32_range import first_beyond_float32, unusable_reason
 from data_provider.protocol import is_strict
 from data_provider.registry import anomaly_files
 from utils.errors import UserInputError
@@ -165,17 +165,17 @@ def _load_npy(path) -> np.ndarray:
 
 
 def _check_values(values: np.ndarray, what: str) -> None:
-    """Every value finite and inside float32's range (the models compute in float32)."""
+    """Every value finite and small enough for float32 to square (the models compute in float32)."""
     found = first_beyond_float32(values)
     if found is not None:
         row, col, _ = found
-        raise UserInputError(f"{what}: time step {row} (from 0), channel {col} holds {float(values[row, col])!r}, "
-                             f"which is NaN, infinite or beyond float32's range (|x| <= {FLOAT32_MAX:.3e}); fix or "
-                             "drop it in the file")
+        value = float(values[row, col])
+        raise UserInputError(f"{what}: time step {row} (from 0), channel {col} holds {value!r}, "
+                             f"{unusable_reason(value, part='channel')}")
 
 
 def check_series(values: np.ndarray, split: str, name: str, root_path: str) -> None:
-    """One series `[T, C]`: 2-D, values finite within float32 range."""
+    """One series `[T, C]`: 2-D, values finite and small enough for float32 to square."""
     if values.ndim != 2:
         raise UserInputError(f"--data {name}: the {split} series in {root_path} has shape {values.shape}; "
                              "it must be 2-D [time steps, channels]")
@@ -183,7 +183,7 @@ def check_series(values: np.ndarray, split: str, name: str, root_path: str) -> N
 
 
 def check_series_pair(train: np.ndarray, test: np.ndarray, name: str, root_path: str) -> None:
-    """train `[T, C]` and test `[T', C]`: 2-D, same channels, values finite within float32 range."""
+    """train `[T, C]` and test `[T', C]`: 2-D, same channels, values finite and small enough for float32 to square."""
     for split, values in (("train", train), ("test", test)):
         check_series(values, split, name, root_path)
     if train.shape[1] != test.shape[1]:

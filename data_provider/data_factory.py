@@ -18,6 +18,7 @@ import argparse
 import logging
 import os
 import signal
+from pathlib import Path
 
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
@@ -42,8 +43,9 @@ from data_provider.m4 import Dataset_M4
 from data_provider.short_term_files import Dataset_ShortTermFile
 from data_provider.uea import UEAloader
 from utils.errors import UserInputError
+from utils.train_split import TrainSplit
 
-__all__ = ["DATA_DICT", "build_dataset", "check_channels", "data_provider", "make_loader"]
+__all__ = ["DATA_DICT", "build_dataset", "build_train_split", "check_channels", "data_provider", "make_loader"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +100,12 @@ def build_dataset(args: argparse.Namespace, flag: str) -> WindowDataset:
     )
     logger.info("%s %d", flag, len(dataset))
     return dataset
+
+
+def build_train_split(args: argparse.Namespace, cache_dir: Path | None = None) -> TrainSplit:
+    """The training split of a forecasting ``--data`` as models built from its statistics read it
+    (`utils.train_split`): the rows of a windowed dataset, or every series of a short-term one (M4)."""
+    return TrainSplit(build_dataset(args, "train").series_arrays(), cache_dir=cache_dir)
 
 
 def leave_stop_signals_to_the_main_process(worker_id: int) -> None:

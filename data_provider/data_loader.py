@@ -34,7 +34,7 @@ from sklearn.preprocessing import StandardScaler
 from torch.utils.data import Dataset
 
 from data_provider.fetch import fetch_command
-from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
+from data_provider.float32_range import first_beyond_float32, unusable_reason
 from data_provider.registry import find_by_path
 from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
@@ -148,14 +148,14 @@ def to_float_matrix(frame: pd.DataFrame, path: Path, locate: Callable[[int], str
 
 
 def check_float32_range(values: np.ndarray, path: Path, locate: Callable[[int], str], columns: list[str]) -> None:
-    """Reject inf and values beyond float32's range (finite in float64, they overflow in the float32 model
-    and turn every loss into NaN), naming the first one's row and column."""
+    """Reject inf and values whose square overflows float32 (data_provider/float32_range.py: they overflow in the
+    float32 model, or flatten their column under the scaler), naming the first one's row and column."""
     found = first_beyond_float32(values)
     if found is not None:
         row, col, count = found
-        raise UserInputError(f"{path}: {locate(row)}, column {columns[col]!r} holds {float(values[row, col])!r}, "
-                             f"which is infinite or beyond float32's range (|x| <= {FLOAT32_MAX:.3e}; {count} such "
-                             "values); fix the file")
+        value = float(values[row, col])
+        raise UserInputError(f"{path}: {locate(row)}, column {columns[col]!r} holds {value!r}, "
+                             f"{unusable_reason(value, count)}")
 
 
 def custom_split_sizes(n: int) -> tuple[int, int, int]:
@@ -297,6 +297,10 @@ class WindowDataset(Dataset):
 
     def _marks(self, dates: pd.DatetimeIndex | None, n: int) -> np.ndarray:
         return window_marks(dates, n, self.freq, self.timeenc)
+
+    def series_arrays(self) -> list[np.ndarray]:
+        """The `[rows, C]` float32 arrays the windows are drawn from: this split's rows, one series."""
+        return [self.data_x]
 
     def __len__(self) -> int:
         return len(self.data_x) - self.seq_len - self.pred_len + 1

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from data_provider.fetch import fetch_command
+from data_provider.float32_range import unusable_mask, unusable_reason
 from data_provider.protocol import is_strict
 from data_provider.short_term_series import SHORT_TERM_DATA, ShortTermSeries, check_univariate_and_loss
 from utils.errors import MissingDataError, UserInputError
@@ -186,12 +187,20 @@ def _bad_cell(column: pd.Series) -> int | None:
 
 def _check_values(values: np.ndarray, ids: list[str], columns: list[str], path: Path) -> list[np.ndarray]:
     """The rows of `values` (`[N, C]` float, NaN = empty) without their trailing padding, after rejecting
-    infinite values, rows with no value and empty cells before a row's last value."""
+    infinite values, values whose square overflows float32, rows with no value and empty cells before a row's
+    last value."""
     infinite = np.argwhere(np.isinf(values))
     if len(infinite):
         row, col = infinite[0]
         raise UserInputError(f"M4 file {path}: series {ids[row]} has an infinite value in column {columns[col]}; "
                              "the published files hold finite numbers only")
+    # M4 is not scaled: the models square the raw values (instance normalisation, the losses) in float32.
+    too_large = np.argwhere(unusable_mask(values) & ~np.isnan(values))
+    if len(too_large):
+        row, col = too_large[0]
+        value = float(values[row, col])
+        raise UserInputError(f"M4 file {path}: series {ids[row]}, column {columns[col]} holds {value!r}, "
+                             f"{unusable_reason(value, len(too_large), part='series')}")
     present = ~np.isnan(values)
     counts = present.sum(axis=1)
     # One past each row's last value (0 for an empty row): right-padding only means counts == lengths.

@@ -25,7 +25,7 @@ Splits: the last H values of each series are its test values, the rest its train
     strict  train = the training series without their last H values, val = those H values; test = the test values
 
 A series needs H + 2 values (tslib) or 2·H + 2 (strict), and more than m training values (MASE's scale); every
-value a split reads must be a finite number within float32's range (empty, `?`, NaN, inf, 1e40: one line naming the
+value a split reads must be a finite number float32 can square (empty, `?`, NaN, inf, 3e38: one line naming the
 file, the series and the line or position). Under `--protocol strict` the train and val splits read the training
 values only; the test values are read by the test split, after training. Text where a number belongs is refused
 when the file is read (it is not a value, it is a broken file).
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from data_provider.float32_range import FLOAT32_MAX
+from data_provider.float32_range import unusable_mask, unusable_reason
 from data_provider.protocol import is_strict
 from data_provider.short_term_series import ShortTermSeries, check_univariate_and_loss
 from data_provider.text_numbers import parse_numbers
@@ -111,19 +111,21 @@ class SeriesTable:
     frequency: str | None = None
 
     def check(self, index: int, part: slice) -> np.ndarray:
-        """The values `part` of series `index`, after checking they are finite within float32's range."""
+        """The values `part` of series `index`, after checking each is a number a float32 model can square
+        (data_provider/float32_range.py)."""
         values = self.values[index]
         chosen = values[part]
-        bad = np.flatnonzero(~np.isfinite(chosen) | (np.abs(chosen) > FLOAT32_MAX))
+        bad = np.flatnonzero(unusable_mask(chosen))
         if bad.size:
             k = int(np.arange(len(values))[part][bad[0]])
-            shown = "is missing (empty, ? or NaN)" if np.isnan(values[k]) else f"is {float(values[k])!r}"
             if self.lines is not None:
                 where = f"{self.path} line {int(self.lines[index][k])}, column 'value' (series {self.ids[index]})"
             else:
                 where = f"{self.path}: series {self.ids[index]}, value {k + 1} of {len(values)}"
-            raise UserInputError(f"{where} {shown}: every value must be a finite number within float32's range "
-                                 f"(|x| <= {FLOAT32_MAX:.3e}); fix or drop it in the file")
+            if np.isnan(values[k]):
+                raise UserInputError(f"{where} is missing (empty, ? or NaN): every value must be a number; fix or "
+                                     "drop it in the file")
+            raise UserInputError(f"{where} holds {float(values[k])!r}, {unusable_reason(float(values[k]), part='series')}")
         return chosen
 
 

@@ -74,6 +74,11 @@ class ShortTermSeries(Dataset):
             raise UserInputError(f"{self.series_name} {short[0]} has fewer than 2 training values; "
                                  "a training window needs at least one input and one target value")
 
+    def series_arrays(self) -> list[np.ndarray]:
+        """The `[n_i, 1]` float32 arrays the windows are drawn from: each series of this split (under
+        `--protocol strict` the training series without their held-out last H values)."""
+        return [np.asarray(series, dtype=np.float32)[:, None] for series in self.timeseries]
+
     def __len__(self) -> int:
         return len(self.timeseries)
 

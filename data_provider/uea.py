@@ -8,7 +8,7 @@ strict` train and val are a seeded, stratified split of the TRAIN file (`validat
 
 Per sample, as TSLib: a series whose dimensions differ in length has every dimension longer than 256
 steps subsampled by 2; missing values (NaN) are filled by linear interpolation along time (constant at
-the ends). A dimension of a sample with no value at all, and inf or values beyond float32's range, are
+the ends). A dimension of a sample with no value at all, and inf or values whose square overflows float32, are
 one-line errors naming the file, sample and dimension (TSLib trains on them and its loss turns NaN). Each feature is standardised, (x − mean) / (std + eps) with the sample std over every time
 step of every sample; the statistics come from the TRAIN file (strict: its train share; TSLib uses each
 split's own statistics).
@@ -33,7 +33,7 @@ import torch
 from sklearn.model_selection import train_test_split
 from torch.utils.data import Dataset
 
-from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
+from data_provider.float32_range import first_beyond_float32, unusable_reason
 from data_provider.protocol import VAL_FRACTION, is_strict
 from utils.errors import MissingDataError, UserInputError
 
@@ -130,7 +130,7 @@ def _read_ts_cached(path_str: str, mtime_ns: int, size: int) -> tuple[tuple[np.n
 def check_sample(sample: np.ndarray, path: Path, index: int) -> None:
     """Reject a sample the float32 model cannot use, naming the file, sample and dimension: a dimension with no
     observed value (interpolation leaves it NaN, and every loss it reaches becomes NaN), and inf or values
-    beyond float32's range."""
+    whose square overflows float32."""
     empty = np.isnan(sample).all(axis=0)  # [C]
     if empty.any():
         raise UserInputError(f"{path}: sample {index} (from 0), dimension {int(np.argmax(empty))} has no value at all "
@@ -139,9 +139,9 @@ def check_sample(sample: np.ndarray, path: Path, index: int) -> None:
     found = first_beyond_float32(sample)
     if found is not None:
         step, dim, _ = found
-        raise UserInputError(f"{path}: sample {index} (from 0), dimension {dim}, step {step} holds "
-                             f"{float(sample[step, dim])!r}, which is infinite or beyond float32's range "
-                             f"(|x| <= {FLOAT32_MAX:.3e}); fix the file")
+        value = float(sample[step, dim])
+        raise UserInputError(f"{path}: sample {index} (from 0), dimension {dim}, step {step} holds {value!r}, "
+                             f"{unusable_reason(value, part='dimension')}")
 
 
 def validation_split(labels: list[str], seed: int, path: Path, fraction: float = VAL_FRACTION

@@ -376,15 +376,9 @@ def validate_args(args: argparse.Namespace) -> None:
     from data_provider.data_factory import DATA_DICT
     from data_provider.m4 import check_m4_args
     from data_provider.short_term_files import check_short_term_file_args
-    from exp.model_registry import FOUNDATION_MODELS, MODEL_REGISTRY, not_included_error
     from utils.timefeatures import num_time_features
 
-    if args.task_name not in TASK_NAMES:
-        raise _choice_error("task_name", args.task_name, TASK_NAMES)
-    if args.model in FOUNDATION_MODELS:
-        raise not_included_error(args.model)
-    if args.model not in MODEL_REGISTRY:
-        raise _choice_error("model", args.model, list(MODEL_REGISTRY))
+    check_task_and_model(args)
     if args.data not in DATA_DICT:
         raise _choice_error("data", args.data, list(DATA_DICT))
     if args.embed not in EMBED_TYPES:
@@ -450,6 +444,21 @@ def validate_args(args: argparse.Namespace) -> None:
     check_output_names(args)
     check_augmentation(args)
     check_logger_flags(args)
+
+
+def check_task_and_model(args: argparse.Namespace) -> None:
+    """--task_name and --model are known, and the model serves the task (its module's `TASKS`): a task it does
+    not serve is refused here, before any data is read, in the line the model itself would raise."""
+    from exp.model_registry import FOUNDATION_MODELS, model_tasks, not_included_error
+    from layers.config_checks import check_task
+
+    if args.task_name not in TASK_NAMES:
+        raise _choice_error("task_name", args.task_name, TASK_NAMES)
+    if args.model in FOUNDATION_MODELS:
+        raise not_included_error(args.model)
+    if args.model not in MODEL_REGISTRY:
+        raise _choice_error("model", args.model, list(MODEL_REGISTRY))
+    check_task(args, args.model, model_tasks(args.model))
 
 
 def check_predict_flags(args: argparse.Namespace) -> None:

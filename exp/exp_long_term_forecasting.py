@@ -37,7 +37,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 from tqdm import tqdm
 
-from data_provider.data_factory import build_dataset, check_channels, make_loader
+from data_provider.data_factory import build_dataset, build_train_split, check_channels, make_loader
 from exp.checkpointing import (
     BEST_FILE,
     LAST_FILE,
@@ -91,7 +91,7 @@ from utils.tools import (
     atomic_torch_save,
     visual,
 )
-from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
+from utils.train_split import default_cache_dir, needs_train_split, with_train_split
 
 logger = logging.getLogger(__name__)
 
@@ -180,8 +180,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         for a model that reads training statistics when built (Koopa, OLinear)."""
         if not needs_train_split(model_class):
             return self.args
-        dataset = build_dataset(self.args, "train")
-        return with_train_split(self.args, TrainSplit(dataset.data_x, cache_dir=default_cache_dir()))
+        return with_train_split(self.args, build_train_split(self.args, cache_dir=default_cache_dir()))
 
     def _wrap_model(self, model: nn.Module) -> nn.Module:
         if self.dist.enabled:

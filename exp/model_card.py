@@ -218,7 +218,7 @@ def build_model_card(args: argparse.Namespace, config: dict[str, Any], model_cla
         "data": data,
     }
     if needs_train_split(model_class):
-        card["train_split_fingerprint"] = TrainSplit(train.data_x).fingerprint
+        card["train_split_fingerprint"] = TrainSplit(train.series_arrays()).fingerprint
     return card
 
 

@@ -54,3 +54,13 @@ class ModelRegistry(Mapping):
 
 
 MODEL_REGISTRY = ModelRegistry()
+
+
+def model_tasks(name: str, package: str = "models") -> tuple[str, ...]:
+    """The --task_name values model `name` serves: its module's `TASKS` (a module without one forecasts only,
+    long- and short-term). Imports the model's module."""
+    from layers.config_checks import FORECAST_TASKS
+
+    MODEL_REGISTRY[name]  # a one-line error for an unknown or excluded model
+    module = importlib.import_module(f"{package}.{name}")
+    return tuple(getattr(module, "TASKS", FORECAST_TASKS))

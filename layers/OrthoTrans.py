@@ -9,6 +9,8 @@ and CorrMat = Qᵀ Λ Q with the rows of Q `[T, T]` its eigenvectors, by decreas
 w `[T]` maps to w Qᵀ (its coordinates on the eigenvectors) and back by z Q.
 
 `temporal_correlation` computes every window sum from prefix sums (O(T·M) per variate);
+`segments_temporal_correlation` averages it over the separate series of a split such as M4's (each series
+weighted as one variate);
 `temporal_correlation_reference` is the direct float64 definition (used by the tests).
 `cached_orthotrans_basis` stores the basis per training split (keyed by the split's content
 fingerprint, which fixes the data file, the split borders, the features and the scaling, and by T)
@@ -42,6 +44,40 @@ def temporal_correlation(data: np.ndarray, lags: int) -> np.ndarray:
     """The variate-averaged Pearson correlation `[lags, lags]` float64 of the `lags` lagged copies of each
     column of data `[M, N]`. Variates that are constant over some lagged copy are left out of the
     average (their correlation is undefined); with none left the identity is returned."""
+    corr = _usable_correlations(data, lags)  # [T, T, k]
+    if corr.shape[-1] == 0:
+        return np.eye(lags)
+    corr = corr.mean(axis=-1)
+    np.fill_diagonal(corr, 1.0)
+    return corr
+
+
+def segments_temporal_correlation(segments: tuple[np.ndarray, ...], lags: int) -> np.ndarray:
+    """`temporal_correlation` over several series `[M_i, N]`: the mean over every (series, variate) pair of
+    its Pearson correlation `[lags, lags]`, as the variates of one series are averaged (each M4 series
+    counts as one variate; a series of its own scale does not outweigh the others). Series of `lags` rows
+    or fewer are left out; one series gives `temporal_correlation` of it."""
+    if len(segments) == 1:
+        return temporal_correlation(segments[0], lags)
+    long_enough = [segment for segment in segments if len(segment) > lags]
+    if not long_enough:
+        raise ValueError(f"none of the {len(segments)} training series has more than {lags} values; the temporal "
+                         f"correlation over {lags} lags needs at least {lags + 1}")
+    total, count = np.zeros((lags, lags)), 0
+    for segment in long_enough:
+        corr = _usable_correlations(segment, lags)  # [T, T, k]
+        total += corr.sum(axis=-1)
+        count += corr.shape[-1]
+    if count == 0:
+        return np.eye(lags)
+    total /= count
+    np.fill_diagonal(total, 1.0)
+    return total
+
+
+def _usable_correlations(data: np.ndarray, lags: int) -> np.ndarray:
+    """Per variate of data `[M, N]`, the Pearson correlation of its `lags` lagged copies: `[lags, lags, k]`
+    float64 for the k variates that are not constant over any lagged copy."""
     x = np.asarray(data, dtype=np.float64)
     rows = x.shape[0]
     n = rows - lags + 1
@@ -61,12 +97,7 @@ def temporal_correlation(data: np.ndarray, lags: int) -> np.ndarray:
     cov = cross - mean[:, None, :] * mean[None, :, :]  # [T, T, N]
     scale = np.sqrt(np.clip(var, 0.0, None))  # [T, N]
     usable = (scale > 1e-12 * max(1.0, float(np.abs(x).max(initial=0.0)))).all(axis=0)  # [N]
-    if not usable.any():
-        return np.eye(lags)
-    corr = cov[..., usable] / (scale[:, None, usable] * scale[None, :, usable])
-    corr = corr.mean(axis=-1)
-    np.fill_diagonal(corr, 1.0)
-    return corr
+    return cov[..., usable] / (scale[:, None, usable] * scale[None, :, usable])
 
 
 def temporal_correlation_reference(data: np.ndarray, lags: int) -> np.ndarray:
@@ -122,7 +153,7 @@ def cached_orthotrans_basis(split: TrainSplit, lags: int) -> np.ndarray:
         if cached is not None and cached.shape == (lags, lags) and cached.dtype == np.float64:
             return cached
         logger.info("OrthoTrans cache %s is unreadable; recomputing it", path)
-    basis = orthotrans_basis(temporal_correlation(split.data, lags))
+    basis = orthotrans_basis(segments_temporal_correlation(split.segments, lags))
     if path is not None:
         _write_atomically(path, basis)
     return basis

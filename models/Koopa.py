@@ -19,7 +19,8 @@ K_inv are per block.
 
 Training statistics: TSLib's constructor builds the train DataLoader and averages |rfft| over its
 batches to choose G_α. Here the model receives the training rows (`utils.train_split`, the
-`needs_train_split` protocol) and averages over every lookback window (float64). Iterating TSLib's
+`needs_train_split` protocol) and averages over every lookback window (float64); on a dataset of separate
+series (M4, the custom short-term files) over every whole window inside each training series. Iterating TSLib's
 shuffled loader draws two int64 numbers from torch's global RNG (the RandomSampler's seed and the
 DataLoader iterator's base seed) before any layer exists; the constructor draws the same two, so a
 seed gives TSLib's initial weights.
@@ -28,6 +29,9 @@ Deliberate differences from TSLib (parameters, names, shapes, counts and FLOPs k
 - The mean amplitude spectrum is the mean over all training windows; TSLib sums per-batch means of a
   shuffled loader (the last, smaller batch weighs as much as a full one, and the sum depends on the
   shuffle). The ranking only differs where those weights tip a near tie.
+- On M4 (and the custom short-term files) the windows are every whole lookback window inside each training
+  series; TSLib's loader there yields one window per series at a random cut, left-padded with zeros when
+  the series is short, so its spectrum also depends on the draw and counts the padding.
 - The Fourier filter inverts with the window length, so an odd --seq_len works (TSLib's irfft returns
   L − 1 steps there and fails).
 - When --seq_len is not a multiple of the segment length, TSLib pads the window in front with its own
@@ -55,14 +59,16 @@ SPECTRUM_CHUNK = 256
 
 
 def mean_amplitude_spectrum(split: TrainSplit, seq_len: int, pred_len: int) -> torch.Tensor:
-    """Mean over the training lookback windows and variates of |rfft(window)| `[seq_len // 2 + 1]` float64."""
+    """Mean over the training lookback windows (of every series of the split) and variates of |rfft(window)|
+    `[seq_len // 2 + 1]` float64."""
     total = torch.zeros(seq_len // 2 + 1, dtype=torch.float64)
-    count = split.n_windows(seq_len, pred_len)
-    for start in range(0, count, SPECTRUM_CHUNK):
-        windows = split.lookback_windows(seq_len, pred_len, start, start + SPECTRUM_CHUNK)
-        windows = torch.from_numpy(np.array(windows, dtype=np.float64))  # [n, L, N]
-        total += torch.fft.rfft(windows, dim=1).abs().sum(dim=(0, 2))
-    return total / (count * split.data.shape[1])
+    for segment in range(len(split.segments)):
+        count = split.lookback_windows(seq_len, pred_len, segment=segment).shape[0]
+        for start in range(0, count, SPECTRUM_CHUNK):
+            windows = split.lookback_windows(seq_len, pred_len, start, start + SPECTRUM_CHUNK, segment=segment)
+            windows = torch.from_numpy(np.array(windows, dtype=np.float64))  # [n, L, N]
+            total += torch.fft.rfft(windows, dim=1).abs().sum(dim=(0, 2))
+    return total / (split.n_windows(seq_len, pred_len) * split.channels)
 
 
 def mask_spectrum(split: TrainSplit, seq_len: int, pred_len: int, alpha: float) -> torch.Tensor:

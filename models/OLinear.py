@@ -10,8 +10,8 @@ For the look-back window X `[N, L]` (N variates):
     output MLP:           Ŷ = W₂ GELU(W₁ flatten(Ŷ'ᵀ) + b₁) + b₂             (H·d → d_ff → H)
 and RevIN de-normalisation, with dropout on the output before it. Q_L and Q_H are the OrthoTrans
 bases (`layers/OrthoTrans.py`) of the *training split* at L = --seq_len and H = --pred_len lags,
-computed when the model is built (`utils.train_split`, the `needs_train_split` protocol) and cached
-per split; they are persistent buffers, so a checkpoint carries them. Δ₁ `[N, 1, L]` and Δ₂ `[N, 1, H]`
+computed when the model is built (`utils.train_split`, the `needs_train_split` protocol; on a dataset
+of separate series such as M4, averaged over the series as over variates) and cached per split; they are persistent buffers, so a checkpoint carries them. Δ₁ `[N, 1, L]` and Δ₂ `[N, 1, H]`
 are learned offsets initialised to zero, and NormLinEncoder (`layers/NormLin.py`) has --e_layers
 blocks of width D = --d_model and feed-forward width --d_ff.
 
@@ -71,9 +71,9 @@ class Model(nn.Module):
         self.embed_size, self.d_model, self.d_ff = configs.embed_size, configs.d_model, configs.d_ff
 
         split = require_train_split(configs, "OLinear", self.seq_len, self.pred_len)
-        if len(split.data) < max(self.seq_len, self.pred_len) + 1:
-            raise ValueError(f"the training split has {len(split.data)} rows; OLinear's bases need more than "
-                             f"--seq_len {self.seq_len} and --pred_len {self.pred_len}")
+        if split.longest < max(self.seq_len, self.pred_len) + 1:
+            raise ValueError(f"the training split's longest series has {split.longest} rows; OLinear's bases need "
+                             f"more than --seq_len {self.seq_len} and --pred_len {self.pred_len}")
         q_in = torch.from_numpy(cached_orthotrans_basis(split, self.seq_len)).float()
         q_out = torch.from_numpy(cached_orthotrans_basis(split, self.pred_len)).float()
         self.register_buffer("q_in", q_in)  # [L, L], rows = eigenvectors

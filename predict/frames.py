@@ -3,8 +3,8 @@ column and the row and saying how to fix it, raised before anything is written.
 
 Rules (docs/predict.md): the columns the model was trained on must be there, in any order; other columns are
 ignored (named once in the log); a table may hold more rows than a window needs. Only the rows the model reads
-are checked: each must hold a number in every read column (no text, no missing value, nothing beyond float32's
-range), and its timestamp must follow the one before by the training file's step (`time_step` of the card).
+are checked: each must hold a number in every read column (no text, no missing value, nothing whose square overflows
+float32), and its timestamp must follow the one before by the training file's step (`time_step` of the card).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from data_provider.float32_range import FLOAT32_MAX, first_beyond_float32
+from data_provider.float32_range import first_beyond_float32, unusable_reason
 from utils.errors import UserInputError
 
 __all__ = ["Table", "as_table", "future_dates", "read_table"]
@@ -55,8 +55,8 @@ class Table:
             raise UserInputError(f"{self.name} has {len(self.frame)} rows; {why}, so give at least {needed} rows")
 
     def numbers(self, columns: list[str], start: int, stop: int, allow_missing: bool = False) -> np.ndarray:
-        """Rows start..stop-1 of `columns` as float64 `[rows, C]`. Text cells, infinite values and values beyond
-        float32's range are errors; so are missing cells unless `allow_missing` (they stay NaN then)."""
+        """Rows start..stop-1 of `columns` as float64 `[rows, C]`. Text cells, infinite values and values whose
+        square overflows float32 are errors; so are missing cells unless `allow_missing` (they stay NaN then)."""
         block = self.frame.iloc[start:stop]
         values = np.empty((len(block), len(columns)), dtype=np.float64)
         for j, name in enumerate(columns):
@@ -77,9 +77,9 @@ class Table:
         found = first_beyond_float32(np.where(missing, 0.0, values))
         if found is not None:
             row, col, count = found
-            raise UserInputError(f"{self.name}: {self.row(start + row)}, column {columns[col]!r} holds "
-                                 f"{float(values[row, col])!r}, which is infinite or beyond float32's range "
-                                 f"(|x| <= {FLOAT32_MAX:.3e}; {count} such cells); fix the file")
+            value = float(values[row, col])
+            raise UserInputError(f"{self.name}: {self.row(start + row)}, column {columns[col]!r} holds {value!r}, "
+                                 f"{unusable_reason(value, count)}")
         return values
 
     def dates(self, column: str, start: int, stop: int, step: str | None) -> pd.DatetimeIndex:

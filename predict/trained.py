@@ -17,13 +17,13 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from data_provider.data_factory import build_dataset
+from data_provider.data_factory import build_train_split
 from exp.arguments import build_parser
 from exp.checkpointing import load_checkpoint, load_model_state
 from exp.model_card import CARD_FILE, file_sha256, recreate_hint
 from exp.model_registry import MODEL_REGISTRY
 from utils.errors import UserInputError
-from utils.train_split import TrainSplit, default_cache_dir, needs_train_split, with_train_split
+from utils.train_split import default_cache_dir, needs_train_split, with_train_split
 
 __all__ = ["TrainedModel", "build_trained_model", "card_namespace", "covering_windows", "require_finite_weights",
            "verified_state"]
@@ -73,7 +73,7 @@ def _train_split_configs(args: argparse.Namespace, card: dict[str, Any], root_pa
         raise UserInputError(f"{args.model} is built from statistics of its training split, which the checkpoint "
                              f"does not hold: pass root_path (python -m predict: --root_path) = the folder holding "
                              f"{args.data_path}")
-    split = TrainSplit(build_dataset(args, "train").data_x, cache_dir=default_cache_dir())
+    split = build_train_split(args, cache_dir=default_cache_dir())
     if split.fingerprint != card.get("train_split_fingerprint"):
         raise UserInputError(f"the training split read from {Path(root_path) / args.data_path} is not the one "
                              f"{args.model} was trained on (its fingerprint differs); pass the folder holding the "

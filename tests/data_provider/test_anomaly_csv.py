@@ -77,7 +77,11 @@ BAD = {
     "label-empty": (_set(4, "label", ""), r"toy.csv line 6, column 'label' is empty"),
     "value-nan": (_set(5, "v1", ""), r"toy.csv line 7, column 'v1' is empty: every value must be a finite number"),
     "value-inf": (_set(6, "v0", "inf"), r"toy.csv line 8, column 'v0' holds inf"),
-    "value-beyond-float32": (_set(8, "v2", "1e40"), r"toy.csv line 10, column 'v2' holds 1e40: .*float32"),
+    "value-beyond-float32": (_set(8, "v2", "1e40"), r"toy.csv line 10, column 'v2' holds 1e40, whose square "
+                                                    r"overflows float32"),
+    "value-square-overflows": (_set(8, "v2", "3e38"), r"toy.csv line 10, column 'v2' holds 3e38, whose square "
+                                                      r"overflows float32 .*; rescale the column \(e.g. other units\) "
+                                                      r"or fix the file$"),
     "value-text": (_set(9, "v2", "broken"), r"toy.csv line 11, column 'v2' holds the text 'broken'"),
     "header-only": (lambda f: f.drop(index=f.index, inplace=True), r"toy.csv: holds a header but no rows"),
 }

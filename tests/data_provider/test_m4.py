@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from data_provider import fetch
-from data_provider.data_factory import DATA_DICT, build_dataset
+from data_provider.data_factory import DATA_DICT, build_dataset, build_train_split
 from data_provider.m4 import (
     HISTORY_SIZE,
     HORIZONS,
@@ -169,6 +169,8 @@ def rewrite_cell(path, row: int, column: int, text: str) -> None:
     (lambda p: rewrite_cell(p, 0, 2, "True"), r"series Y1 holds 'True' in column V3, not a number"),
     (lambda p: rewrite_cell(p, 2, 2, "inf"), r"series Y3 has an infinite value in column V3; the published files"),
     (lambda p: rewrite_cell(p, 2, 2, "-Infinity"), r"series Y3 has an infinite value in column V3"),
+    (lambda p: rewrite_cell(p, 1, 4, "3e38"), r"Yearly-train.csv: series Y2, column V5 holds 3e\+38, whose square "
+                                              r"overflows float32 .*; rescale the series \(e.g. other units\)"),
     (lambda p: rewrite_cell(p, 0, 2, ""), r"series Y1 has an empty cell in column V3 before its last value"),
     (lambda p: rewrite_cell(p, 0, 0, ""), r"Yearly-train.csv: data row 1 has no series id"),
     (lambda p: p.write_text(p.read_text() + '"Y4"' + "," * p.read_text().split("\n")[0].count(",") + "\n"),
@@ -177,7 +179,8 @@ def rewrite_cell(path, row: int, column: int, text: str) -> None:
     (lambda p: p.write_text('"V1"\n"Y1"\n'), r"has 1 column\(s\); expected the series id, then its values"),
     (lambda p: p.write_text(""), r"Yearly-train.csv has 0 column\(s\); expected the series id"),
     (lambda p: p.write_bytes(b'"V1","V2"\n"Y1",\xff\n'), r"Yearly-train.csv is not a readable CSV"),
-], ids=["unknown-id", "other-group", "missing-id", "duplicate-id", "text", "bool", "inf", "-inf", "gap", "no-id",
+], ids=["unknown-id", "other-group", "missing-id", "duplicate-id", "text", "bool", "inf", "-inf", "square-overflows",
+        "gap", "no-id",
         "empty-row", "too-many-fields", "one-column", "empty-file", "not-utf8"])
 def test_bad_csv_files_are_one_line_errors(tmp_path, edit, message):
     root = tmp_path / "m4"
@@ -326,6 +329,21 @@ def test_build_dataset_through_the_factory(m4_root):
                          seq_len=96, label_len=48, pred_len=48, enc_in=1, c_out=1)
     ds = build_dataset(args, "train")
     assert len(ds) == 3 and ds.seq_len == 96 and ds.window_sampling_limit == 480
+
+
+@pytest.mark.parametrize("protocol", ["tslib", "strict"])
+def test_train_split_holds_each_training_series_on_its_own(m4_root, protocol):
+    """What Koopa and OLinear read when built (`build_train_split`): one float32 `[n, 1]` array per series (under
+    strict without its held-out last H values), never one array of the concatenated series."""
+    root, written = m4_root
+    args = build_configs(task_name="short_term_forecast", data="m4", root_path=str(root), seasonal_patterns="Weekly",
+                         seq_len=26, label_len=13, pred_len=13, enc_in=1, c_out=1, protocol=protocol)
+    split = build_train_split(args)
+    cut = 13 if protocol == "strict" else 0
+    assert len(split.segments) == 3
+    for got, want in zip(split.segments, written["training"][9:12], strict=True):
+        assert got.dtype == np.float32 and got.shape == (len(want) - cut, 1)
+        np.testing.assert_array_equal(got[:, 0], want[:len(want) - cut].astype(np.float32))
 
 
 def test_missing_files_name_the_folder_and_the_fetch_command(tmp_path):

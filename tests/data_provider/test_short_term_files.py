@@ -104,9 +104,13 @@ BAD_CSV = {
     "timestamp-backwards": (lambda p: _edit(p, 6, "timestamp", "2019-01-01"),
                             r"toy.csv line 8: series a's timestamp '2019-01-01' does not come after"),
     "nan-value": (lambda p: _edit(p, 3, "value", ""), r"toy.csv line 5, column 'value' \(series a\) is missing"),
-    "inf-value": (lambda p: _edit(p, 1, "value", "-inf"), r"toy.csv line 3, column 'value' \(series a\) is -inf"),
-    "beyond-float32": (lambda p: _edit(p, 0, "value", "1e40"), r"line 2, column 'value' \(series a\) is 1e\+40: "
-                                                               r"every value must be a finite number within float32"),
+    "inf-value": (lambda p: _edit(p, 1, "value", "-inf"), r"toy.csv line 3, column 'value' \(series a\) holds -inf, "
+                                                          r"which is not a finite number; fix the file"),
+    "beyond-float32": (lambda p: _edit(p, 0, "value", "1e40"), r"line 2, column 'value' \(series a\) holds 1e\+40, "
+                                                               r"whose square overflows float32"),
+    "square-overflows": (lambda p: _edit(p, 0, "value", "-2e19"), r"line 2, column 'value' \(series a\) holds -2e\+19, "
+                                                                  r"whose square overflows float32 .*at most 1.845e\+19"
+                                                                  r"\); rescale the series"),
     "too-short": (lambda p: pd.read_csv(p).iloc[:-5].to_csv(p, index=False),
                   r"series c has 4 values; --pred_len 3 \(the last 3 test values\) and --seasonality 2 need 6"),
 }

@@ -26,9 +26,14 @@ def spoil_uea(folder, edit) -> None:
      "error: {path}: sample 5 (from 0), dimension 1 has no value at all (every step is missing), so it cannot be "
      "interpolated; fill or drop that sample in the file"),
     (lambda s: s.__setitem__((3, 2), 1e39),
-     "error: {path}: sample 5 (from 0), dimension 2, step 3 holds 1e+39, which is infinite or beyond float32's "
-     "range (|x| <= 3.403e+38); fix the file"),
-], ids=["all-nan-dimension", "beyond-float32"])
+     "error: {path}: sample 5 (from 0), dimension 2, step 3 holds 1e+39, whose square overflows float32 (the models, "
+     "their normalisation and the losses square the values, so |x| must be at most 1.845e+19); rescale the "
+     "dimension (e.g. other units) or fix the file"),
+    (lambda s: s.__setitem__((3, 2), -2e19),
+     "error: {path}: sample 5 (from 0), dimension 2, step 3 holds -2e+19, whose square overflows float32 (the "
+     "models, their normalisation and the losses square the values, so |x| must be at most 1.845e+19); rescale "
+     "the dimension (e.g. other units) or fix the file"),
+], ids=["all-nan-dimension", "beyond-float32", "square-overflows-float32"])
 def test_uea_data_the_model_cannot_use_is_rejected_when_read(tmp_path, monkeypatch, capsys, edit, message):
     monkeypatch.chdir(tmp_path)
     spoil_uea(tmp_path / "Toy", edit)

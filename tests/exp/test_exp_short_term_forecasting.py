@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import run
+from data_provider.data_factory import build_train_split
 from data_provider.m4 import FREQUENCIES, HORIZONS
 from exp.arguments import build_parser, make_setting
 from exp.exp_short_term_forecasting import (
@@ -286,3 +287,20 @@ def test_a_run_on_the_real_sktime_monthly_set_writes_finite_scores_and_owa(tmp_p
         assert record["naive2"][key] == pytest.approx(naive2[key], rel=1e-12)
     assert record["owa"] == pytest.approx((scores["smape"] / naive2["smape"] + scores["mase"] / naive2["mase"]) / 2,
                                           rel=1e-5)
+
+
+@pytest.mark.parametrize("protocol", ["tslib", "strict"])
+@pytest.mark.parametrize("model", ["Koopa", "OLinear"])
+def test_models_built_from_training_statistics_run_on_m4(m4, tmp_path, quick_plots, model, protocol):
+    """Koopa and OLinear read their training split when built: on M4 it is the group's training series (under
+    strict without their held-out horizon), each a series of its own; the run once stopped at `data_x`."""
+    assert run.main(argv("Monthly", model, "--protocol", protocol)) == 0
+    strict = protocol == "strict"
+    folder = tmp_path / "m4_results" / ("strict" if strict else "") / model
+    forecast = pd.read_csv(folder / "Monthly_forecast.csv")
+    assert forecast.shape == (3, 1 + HORIZONS["Monthly"]) and np.isfinite(forecast.iloc[:, 1:].to_numpy()).all()
+    (card,) = (tmp_path / "checkpoints").glob("*/model_card.json")
+    args = build_parser().parse_args(argv("Monthly", model, "--protocol", protocol))
+    split = build_train_split(resolve_task_lengths(args))
+    assert [len(s) for s in split.segments] == [len(s) - strict * HORIZONS["Monthly"] for s in m4["training"][6:9]]
+    assert json.loads(card.read_text())["train_split_fingerprint"] == split.fingerprint

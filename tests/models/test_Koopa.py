@@ -64,18 +64,24 @@ def test_loader_draws_match_a_real_shuffled_loader():
     torch.testing.assert_close(torch.rand(3), after_loader, rtol=0, atol=0)
 
 
-def reference_mask(data: np.ndarray, seq_len: int, pred_len: int, alpha: float) -> set[int]:
-    """Mean |DFT| over every window and variate by a direct float64 loop, then the top α fraction."""
+def reference_amplitude(data: np.ndarray | list[np.ndarray], seq_len: int, pred_len: int) -> np.ndarray:
+    """Mean |DFT| over every window (inside each series of a list) and variate by a direct float64 loop."""
     bins = seq_len // 2 + 1
     t = np.arange(seq_len)
     basis = np.exp(-2j * np.pi * np.outer(np.arange(bins), t) / seq_len)  # [F, L]
     total, count = np.zeros(bins), 0
-    for i in range(len(data) - seq_len - pred_len + 1):
-        for c in range(data.shape[1]):
-            total += np.abs(basis @ data[i:i + seq_len, c].astype(np.float64))
-            count += 1
-    amplitude = total / count
-    return set(np.argsort(-amplitude, kind="stable")[: int(bins * alpha)].tolist())
+    for rows in data if isinstance(data, list) else [data]:
+        for i in range(len(rows) - seq_len - pred_len + 1):
+            for c in range(rows.shape[1]):
+                total += np.abs(basis @ rows[i:i + seq_len, c].astype(np.float64))
+                count += 1
+    return total / count
+
+
+def reference_mask(data: np.ndarray | list[np.ndarray], seq_len: int, pred_len: int, alpha: float) -> set[int]:
+    """The top α fraction of `reference_amplitude`."""
+    amplitude = reference_amplitude(data, seq_len, pred_len)
+    return set(np.argsort(-amplitude, kind="stable")[: int(len(amplitude) * alpha)].tolist())
 
 
 @pytest.mark.parametrize("seq_len", [20, 33], ids=["L20", "L33-odd"])
@@ -86,6 +92,20 @@ def test_spectrum_mask_matches_a_float64_loop(monkeypatch, seq_len):
     assert set(mask_spectrum(split, seq_len, 5, 0.2).tolist()) == expected
     amplitude = koopa.mean_amplitude_spectrum(split, seq_len, 5)
     assert amplitude.dtype == torch.float64 and amplitude.shape == (seq_len // 2 + 1,)
+
+
+def test_spectrum_of_separate_series_averages_the_windows_inside_each(monkeypatch):
+    """M4-like: univariate series of unequal lengths, one too short for any window; windows never span two
+    series (concatenating them would add windows across each seam)."""
+    monkeypatch.setattr(koopa, "SPECTRUM_CHUNK", 3)
+    rng = np.random.default_rng(6)
+    series = [rng.normal(size=(n, 1)).cumsum(axis=0).astype(np.float32) for n in (31, 12, 26, 40)]
+    split = TrainSplit(series)
+    amplitude = koopa.mean_amplitude_spectrum(split, 11, 4)
+    np.testing.assert_allclose(amplitude.numpy(), reference_amplitude(series, 11, 4), rtol=1e-10)
+    joined = reference_amplitude(np.concatenate(series), 11, 4)
+    assert not np.allclose(amplitude.numpy(), joined, rtol=1e-6)
+    assert set(mask_spectrum(split, 11, 4, 0.5).tolist()) == reference_mask(series, 11, 4, 0.5)
 
 
 def test_mask_follows_the_training_split_periodicity():

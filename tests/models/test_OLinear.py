@@ -16,6 +16,7 @@ from layers.OrthoTrans import (
     cache_path,
     cached_orthotrans_basis,
     orthotrans_basis,
+    segments_temporal_correlation,
     temporal_correlation,
     temporal_correlation_reference,
 )
@@ -105,6 +106,31 @@ def test_constant_variates_are_left_out_of_the_average():
     with_constant = np.concatenate([data, np.full((len(data), 1), 3.0)], axis=1)
     np.testing.assert_allclose(temporal_correlation(with_constant, 5), temporal_correlation(data, 5), atol=1e-12)
     np.testing.assert_allclose(temporal_correlation(np.ones((20, 2)), 4), np.eye(4))
+
+
+def test_separate_series_average_their_correlations_like_variates():
+    """M4-like univariate series of unequal lengths and scales: the mean of each long-enough series' own
+    correlation (a series of 4 values has none at 5 lags), unchanged when one series is rescaled, and for
+    one series exactly `temporal_correlation`."""
+    rng = np.random.default_rng(2)
+    series = [rng.normal(size=(n, 1)).cumsum(axis=0) + 50 for n in (30, 4, 17, 22)]
+    expected = np.mean([temporal_correlation_reference(s, 5) for s in series if len(s) > 5], axis=0)
+    got = segments_temporal_correlation(tuple(series), 5)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    rescaled = (series[0] * 1e4, *series[1:])
+    np.testing.assert_allclose(segments_temporal_correlation(rescaled, 5), got, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(segments_temporal_correlation((series[0],), 5), temporal_correlation(series[0], 5))
+    with pytest.raises(ValueError, match="none of the 2 training series has more than 5 values"):
+        segments_temporal_correlation((series[1], series[1]), 5)
+
+
+def test_model_on_separate_series_projects_on_their_bases(make_configs):
+    rng = np.random.default_rng(3)
+    series = [rng.normal(size=(n, 1)).cumsum(axis=0).astype(np.float32) for n in (40, 25, 33)]
+    model = Model(configs_for(make_configs, enc_in=1, dec_in=1, c_out=1, train_split=TrainSplit(series)))
+    for buffer, lags in ((model.q_in, L), (model.q_out, H)):
+        expected = orthotrans_basis(segments_temporal_correlation(tuple(series), lags))
+        torch.testing.assert_close(buffer, torch.from_numpy(expected).float())
 
 
 def test_basis_diagonalises_the_correlation_by_decreasing_eigenvalue():

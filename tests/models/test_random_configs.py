@@ -10,7 +10,7 @@ kernel's limit.
 
 A second sweep runs every model on every task it serves (both forecasts, and the imputation, anomaly-detection
 and classification it declares) at tiny widths, mostly with a batch of one window (a loader's last batch);
-the same rule applies.
+the same rule applies. tests/exp/test_run_model_task_fuzz.py takes such draws through run.py's experiments.
 """
 
 from __future__ import annotations

@@ -141,6 +141,10 @@ def test_bad_tables_are_one_line_naming_the_row_and_column(root, folders, tmp_pa
     missing = raw.copy()
     missing.loc[95, "x0"] = np.nan
     assert "row 95 (from 0), column 'x0' is missing" in _one_line(lambda: trained.forecast(missing))
+    huge = raw.copy()
+    huge.loc[96, "x1"] = 3e38
+    assert "row 96 (from 0), column 'x1' holds 3e+38, whose square overflows float32" in _one_line(
+        lambda: trained.forecast(huge))
     quarter = raw.assign(date=pd.date_range("2021-01-01", periods=100, freq="15min").astype(str))
     assert "00:15:00 after the row before; the model was trained on rows 01:00:00 apart" in _one_line(
         lambda: trained.forecast(quarter))
