@@ -268,6 +268,11 @@ def disconnect() -> None:
     if ray.is_initialized():
         ray.shutdown()
     ray_reaper.stop()
+    _restore_handlers()
+
+
+def _restore_handlers() -> None:
+    """The SIGTERM/SIGINT handlers as they were before `connect` (ray.init installs its own, even when it fails)."""
     for signum, handler in _HANDLERS_BEFORE.items():
         signal.signal(signum, handler)
     _HANDLERS_BEFORE.clear()
@@ -327,10 +332,12 @@ def connect(address: str | None) -> None:
                          **({"_node_ip_address": "127.0.0.1"} if loopback else {}))
             sys.stderr.write(_held_text())
     except (ConnectionError, RuntimeError, ValueError) as err:
+        _restore_handlers()
         denied = " (the head refused the driver's token)" if "InvalidAuthToken" in _held_text() else ""
         raise UserInputError(f"--address {address}: cannot join the Ray cluster there ({str(err).splitlines()[0]})"
                              f"{denied}; {_JOIN_HINT}") from None
     except OSError as err:
+        _restore_handlers()
         raise UserInputError(f"cannot start a local Ray instance ({err.strerror or err}: "
                              f"{getattr(err, 'filename', '') or ray_temp_dir()}); set RAY_TMPDIR to a folder you "
                              "can write") from None

@@ -108,13 +108,12 @@ def test_bad_command_lines_end_in_one_line(tmp_path, unwritable, monkeypatch, ca
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["--models", "DLinear"], f"error: the following arguments are required: --data{HELP}"),
     (["--data", "ETTh1", "--task", "forecast"], "error: argument --task: invalid choice: 'forecast' (choose from "
      "'long_term_forecast', 'imputation', 'anomaly_detection', 'classification', 'short_term_forecast')"),
     (["--data", "ETTh1", "--job", "2"], f"error: unrecognized arguments: --job 2; did you mean --jobs?{HELP}"),
     (["--data", "ETTh1", "--time_budget", "soon"], f"error: argument --time_budget/--time-budget: invalid float "
      f"value: 'soon'{HELP}"),
-], ids=["missing-data", "bad-choice", "misspelt-flag", "bad-float"])
+], ids=["bad-choice", "misspelt-flag", "bad-float"])
 def test_parser_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, expected):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
@@ -122,6 +121,15 @@ def test_parser_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, expecte
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith(expected) and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_data_is_one_line(tmp_path, monkeypatch, capsys):
+    """--data is optional for the parser (--data_path may replace it); having neither is still one line."""
+    monkeypatch.chdir(tmp_path)
+    assert runner.main(["--models", "DLinear"]) == 2
+    assert capsys.readouterr().err == ("error: nothing to run on: pass --data NAME [NAME ...] (datasets of "
+                                       "compare/recipes.py) or --data_path FILE --name NAME (your own CSV)\n")
     assert list(tmp_path.iterdir()) == []
 
 
