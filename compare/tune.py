@@ -331,10 +331,15 @@ def comparison_argvs(args: argparse.Namespace, entries: list[dict]) -> list[list
 
 
 def _fit_check(cells: list[Cell], budget: Budget, args: argparse.Namespace, storage) -> None:
-    """Before anything is spent: each cell's estimate, and one UserInputError naming every cell whose time
-    budget left cannot hold one trial's first epoch (the same budget for every model: no model searches on)."""
+    """Before anything is spent: a study searched with other settings is one UserInputError; then each cell's
+    estimate, and one UserInputError naming every cell whose time budget left cannot hold one trial's first
+    epoch (the same budget for every model: no model searches on)."""
     refused = []
     for cell in cells:
+        if storage is not None:
+            # A study searched with other settings is refused before anything runs (_search checks again).
+            check_identity(storage, cell.name, trial_identity(cell.run.argv, cell.space),
+                           args.storage or str(Path(args.out) / "studies.db"))
         study = None if storage is None else load_study(storage, cell.name)
         spent = Spent.of_study(study, 0 if storage is None else len(finished_trials(storage, cell.name)))
         left = seconds_left(budget, spent)

@@ -341,3 +341,23 @@ def test_a_failed_trial_is_named_by_its_own_error_line():
     assert error_line("worker died\nActorDiedError: the actor died unexpectedly\n") == \
         "ActorDiedError: the actor died unexpectedly"
     assert error_line("") == "no error text"
+
+
+def test_a_rerun_with_other_settings_is_refused_before_anything_runs(data, tmp_path, capsys):
+    """The study of an earlier invocation with --epochs 2 is not reused by one with --epochs 1: one line, exit 2,
+    the study untouched (checked before Ray starts)."""
+    from compare.tune_study import open_storage, record_identity, trial_identity
+
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = tune.build_parser().parse_args(tune_argv(data, out, "--trials", "1", "--epochs", "2"))
+    _, cells = tune._plan(earlier, TOY)
+    storage = open_storage(f"sqlite:///{out / 'studies.db'}")
+    for cell in cells:
+        record_identity(optuna.create_study(study_name=cell.name, storage=storage),
+                        trial_identity(cell.run.argv, cell.space))
+    assert tune.main(tune_argv(data, out, "--trials", "1", "--epochs", "1"), TOY) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: tune DLinear|toy|12: the study in {out / 'studies.db'} was searched with other "
+                          "settings (its trials ran --train_epochs 2, this invocation asks --train_epochs 1)")
+    assert "\n" not in err and sorted(p.name for p in out.iterdir()) == ["studies.db"]
