@@ -28,7 +28,7 @@ demo: install
 	@$(MAKE) -s demo-table DEMO_OUT=$(DEMO_OUT)
 	@echo; echo "Report: $(DEMO_OUT)/table.md (also table.csv, table.tex); plots: $(DEMO_OUT)/*.png and *.pdf"
 
-# The first table of the demo's report (tests/compare/test_report.py runs it on a report).
+# The first table of the demo's report (tests/compare/report/test_report.py runs it on a report).
 demo-table:
 	@echo; awk '/^\|/ {shown = 1; print; next} shown {exit}' $(DEMO_OUT)/table.md
 

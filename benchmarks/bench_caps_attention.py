@@ -20,7 +20,7 @@ forward+backward of sum(o)); a configuration stops repeating once it has used MA
 
 --model-step times the full CAPS model's training step instead (the CAPS_ETTh1.sh recipe: seq_len 96,
 7 channels, 4 time features, 3 layers, D = 32, 4 heads, AdamW; forward, MSE, backward, optimiser step, measured
-by `compare.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked and native at
+by `compare.grid.efficiency.measure` as in bench_models.py, peak = exact tensor bytes), chunked and native at
 --batch, and both against impl="naive" at --naive-batch (the naive backward keeps every [B, H, rows, T, E]
 block, so it only fits small batches).
 """
@@ -158,11 +158,11 @@ def measure(config: dict) -> dict:
 
 
 def measure_model_step(config: dict) -> dict:
-    """Runs in the subprocess: the CAPS ETTh1 recipe's training step (`compare.efficiency.measure`, the
+    """Runs in the subprocess: the CAPS ETTh1 recipe's training step (`compare.grid.efficiency.measure`, the
     same measurement as benchmarks/bench_models.py) at batch B with the given kernel implementation."""
-    from compare.efficiency import measure as measure_step
-    from compare.recipes import RECIPES
-    from compare.run_args import merge_flags, parse_run_args
+    from compare.grid.efficiency import measure as measure_step
+    from compare.grid.run_args import merge_flags, parse_run_args
+    from compare.recipes.tables import RECIPES
 
     torch.set_num_threads(config["threads"])
     recipe = RECIPES.recipe("CAPS", "ETTh1", config["pred_len"])

@@ -4,7 +4,7 @@ Usage:  python benchmarks/bench_caps_gpu_probe.py        (needs a CUDA device)
 
 The script behind the "Blocked vs whole-batch kernel, and torch.compile" table of benchmarks/README.md
 (H100, 2026-11-22, run at commit 5c11652), committed with its logic unchanged. For each of H = 96 and
-720 on the CAPS_ETTh1.sh recipe (batch 32) it prints `compare.efficiency.measure` (20 steps, 3 warm-up) of
+720 on the CAPS_ETTh1.sh recipe (batch 32) it prints `compare.grid.efficiency.measure` (20 steps, 3 warm-up) of
 CAPS with the kernel's blocking as it is ("blocked") and with `rows_per_block` forced to the whole batch
 ("whole"), of the baselines, and the median of 20 steps of `torch.compile(model)` with the same step.
 Since 514da1c the kernel never blocks on a GPU, so "blocked" and "whole" now measure the same code.
@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 import layers.caps.chunked as CA  # noqa: E402
-from compare.efficiency import build_model, make_train_step, measure  # noqa: E402
-from compare.recipes import RECIPES  # noqa: E402
-from compare.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.grid.efficiency import build_model, make_train_step, measure  # noqa: E402
+from compare.grid.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.recipes.tables import RECIPES  # noqa: E402
 
 original_rows_per_block = CA.rows_per_block
 

@@ -30,7 +30,7 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from compare import runner  # noqa: E402
-from compare.recipes import Dataset, ModelRecipe, RecipeBook  # noqa: E402
+from compare.recipes.tables import Dataset, ModelRecipe, RecipeBook  # noqa: E402
 
 FLAGS = {"task_name": "long_term_forecast", "is_training": 1, "root_path": "{root_path}", "data_path": "{data_path}",
          "model_id": "{model_id}", "model": "{model}", "data": "{data}", "features": "M", "seq_len": 24,

@@ -4,11 +4,11 @@ Usage:  python benchmarks/bench_models.py [--data ETTm1] [--models CAPS DLinear 
                                           [--variant NAME=BASE:FLAGS ...] [--no-timing] [--steps 3]
                                           [--device cpu|cuda] [--threads N] [--host_malloc retain|system]
 
-For each model and horizon it takes the model's recipe from `compare/recipes.py` (as `compare.runner`
-does) and reports, with `compare.efficiency`: learnable parameters, forward FLOPs of one
+For each model and horizon it takes the model's recipe from `compare/recipes/tables.py` (as `compare.run.runner`
+does) and reports, with `compare.grid.efficiency`: learnable parameters, forward FLOPs of one
 sample (`torch.utils.flop_counter`, matmul/conv/attention only), and, unless --no-timing, the median
 train-step time at the recipe's batch size and the step's peak tensor memory. `--variant` adds a
-row as in `compare.runner` (BASE's recipe plus run.py FLAGS, e.g. `CAPS ckpt=CAPS:--caps_checkpoint_rows 8`). Before printing anything
+row as in `compare.run.runner` (BASE's recipe plus run.py FLAGS, e.g. `CAPS ckpt=CAPS:--caps_checkpoint_rows 8`). Before printing anything
 it checks the FLOP counter and the memory tracker on cases with a closed-form answer and refuses to
 report if either is off.
 """
@@ -27,16 +27,16 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from compare.efficiency import (  # noqa: E402
+from compare.grid.efficiency import (  # noqa: E402
     TensorMemoryTracker,
     format_bytes,
     format_count,
     forward_flops,
     measure,
 )
-from compare.plan import Row, parse_variant  # noqa: E402
-from compare.recipes import RECIPES  # noqa: E402
-from compare.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.grid.plan import Row, parse_variant  # noqa: E402
+from compare.grid.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.recipes.tables import RECIPES  # noqa: E402
 from utils.errors import UserInputError  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 
@@ -76,7 +76,7 @@ def _commit() -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default="ETTm1", help="dataset whose recipes give the shapes (paper: ETTm1)")
-    p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows of compare/recipes.py (as in compare.runner)")
+    p.add_argument("--models", nargs="+", default=list(MODELS), help="model rows of compare/recipes/tables.py (as in compare.run.runner)")
     p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720])
     p.add_argument("--variant", action="append", default=[], metavar="NAME=BASE:FLAGS",
                    help="extra row: BASE's recipe plus run.py FLAGS (repeatable)")
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     print(f"# bench_models  {time.strftime('%Y-%m-%d %H:%M')}  commit {_commit()}  torch {torch.__version__}  "
           f"device {args.device} ({device_name})  threads {torch.get_num_threads()}  host_malloc {args.host_malloc}")
-    print(f"# shapes from compare/recipes.py for {args.data}; FLOPs: one sample forward; step: median of {args.steps}")
+    print(f"# shapes from compare/recipes/tables.py for {args.data}; FLOPs: one sample forward; step: median of {args.steps}")
     header = f"{'model':<14} {'H':>4} {'L':>4} {'C':>4} {'params':>8} {'FLOPs':>8}"
     if not args.no_timing:
         header += f" {'batch':>5} {'step ms':>9} {'peak mem':>11}"

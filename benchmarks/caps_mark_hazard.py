@@ -3,7 +3,7 @@
 Usage:  python benchmarks/caps_mark_hazard.py [--data ETTh1 ETTm1] [--pred_lens 96 720] [--root DIR]
                                               [--threshold 10]
 
-For every window of the train, validation and test splits, as the CAPS recipe of `compare/recipes.py`
+For every window of the train, validation and test splits, as the CAPS recipe of `compare/recipes/tables.py`
 loads them (the marks TSLib's loader yields for the script's --embed/--freq), the marks CAPS feeds its
 bias-free channel mixer are `normalise_marks(enc, fut, mode)` (models/CAPS.py, the function the model
 runs) of the last --time_emb_dim mark columns: enc `[L, F]` the encoder steps, fut `[H, F]` the horizon.
@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from torch.utils.data import ConcatDataset, DataLoader  # noqa: E402
 
-from compare.plan import resolve_root  # noqa: E402
-from compare.recipes import RECIPES  # noqa: E402
-from compare.run_args import flag_value, merge_flags, parse_run_args  # noqa: E402
+from compare.grid.plan import resolve_root  # noqa: E402
+from compare.grid.run_args import flag_value, merge_flags, parse_run_args  # noqa: E402
+from compare.recipes.tables import RECIPES  # noqa: E402
 from data_provider.data_factory import build_dataset  # noqa: E402
 from models.CAPS import MARK_NORM_CHOICES, normalise_marks  # noqa: E402
 from utils.timefeatures import time_feature_names  # noqa: E402

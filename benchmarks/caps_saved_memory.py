@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from compare.efficiency import build_model, example_inputs  # noqa: E402
-from compare.recipes import RECIPES  # noqa: E402
-from compare.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.grid.efficiency import build_model, example_inputs  # noqa: E402
+from compare.grid.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.recipes.tables import RECIPES  # noqa: E402
 
 
 def _source_line() -> str:

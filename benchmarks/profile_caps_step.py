@@ -32,9 +32,9 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import layers.CAPS_Attention as caps_layer  # noqa: E402
-from compare.efficiency import build_model, make_train_step  # noqa: E402
-from compare.recipes import RECIPES  # noqa: E402
-from compare.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.grid.efficiency import build_model, make_train_step  # noqa: E402
+from compare.grid.run_args import merge_flags, parse_run_args  # noqa: E402
+from compare.recipes.tables import RECIPES  # noqa: E402
 from exp.train_options import COMPILE_MODES  # noqa: E402
 from utils.host_memory import HOST_MALLOC_CHOICES, configure_host_malloc  # noqa: E402
 

@@ -1,6 +1,6 @@
 """What a planned run will cost, measured before it starts: build its experiment (model and data, as run.py
 would), time a few of its real training steps, and read its shape (steps per epoch, evaluation batches). The
-comparison runner predicts each planned run's time from it (compare/eta.py, with
+comparison runner predicts each planned run's time from it (compare/run/eta.py, with
 `exp.progress.predicted_seconds`). Nothing is written: no checkpoint folder is created and no step is saved.
 """
 

@@ -8,7 +8,7 @@ one warning line.
 
 This is the one home of "which flags does a model read": `flags_read(args)` builds the model once on the
 meta device and returns the names its constructor read (the equal-budget search spaces of
-`compare.search_spaces` list only those). A shared check's read (`layers.config_checks.peek`, e.g. every
+`compare.tune.search_spaces` list only those). A shared check's read (`layers.config_checks.peek`, e.g. every
 forecasting model's 0 <= dropout < 1) does not count.
 """
 

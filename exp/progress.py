@@ -12,7 +12,7 @@ pays for warm-up) are timed, or `ESTIMATE_AFTER_SECONDS` have passed, or the epo
 After each epoch the run prints that epoch's measured time and the rest of the run at that pace. Both lines
 end with `this run: about <duration> (<seconds> s)`, from the start of training of this invocation to the end
 of its final test, at the configured epochs (early stopping can only make it shorter); the comparison runner
-reads that number from the run's log (compare/eta.py).
+reads that number from the run's log (compare/run/eta.py).
 """
 
 from __future__ import annotations

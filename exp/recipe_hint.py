@@ -13,7 +13,7 @@ __all__ = ["RECIPE_FLAGS", "RECIPE_SCRIPT", "tslib_defaults_hint"]
 
 #: the optimisation flags the paper's recipe sets; a run that sets any of them has chosen its own loop
 RECIPE_FLAGS = ("optimizer", "learning_rate", "lradj")
-#: the recipe as a TSLib-style script (generated from compare/recipes.py, like every CAPS script)
+#: the recipe as a TSLib-style script (generated from compare/recipes/tables.py, like every CAPS script)
 RECIPE_SCRIPT = "scripts/long_term_forecast/ETT_script/CAPS_ETTh1.sh"
 
 
@@ -27,4 +27,4 @@ def tslib_defaults_hint(args: argparse.Namespace) -> str | None:
         return None
     return (f"--model CAPS is training with TSLib's defaults (--optimizer adam --learning_rate "
             f"{parser.get_default('learning_rate'):g} --lradj type1), not the CAPS paper's recipe (AdamW, OneCycle, "
-            f"weight decay, clipping): see {RECIPE_SCRIPT} for its flags (every recipe: compare/recipes.py)")
+            f"weight decay, clipping): see {RECIPE_SCRIPT} for its flags (every recipe: compare/recipes/tables.py)")

@@ -1,5 +1,5 @@
 """The long-term-forecasting training step, in one place: the experiment trains with it, and the efficiency
-report (`compare/efficiency.py`) and the profilers (`benchmarks/`) time exactly this step.
+report (`compare/grid/efficiency.py`) and the profilers (`benchmarks/`) time exactly this step.
 
 For a loader batch (x `[B, L, C]`, y `[B, Ll + H, C]`, x_mark `[B, L, F]`, y_mark `[B, Ll + H, F]`):
 

@@ -66,8 +66,37 @@ def test_imports_run_downward(floor, path):
 
 def test_the_check_sees_an_upward_import(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from compare.runner import main\n    import exp.arguments\n")
+    bad.write_text("def f():\n    from compare.run.runner import main\n    import exp.arguments\n")
     assert project_imports(bad) == [(2, "compare"), (3, "exp")]
+
+
+# compare/'s own floors: each folder imports only itself and the folders before it; the files at the top of
+# compare/ are its command-line doors (compare/__init__.py holds the map).
+COMPARE_FOLDERS = ("recipes", "grid", "report", "run", "tune")
+COMPARE_DOORS = {"__init__.py", "__main__.py", "scripts.py", "relative_paths.py"}
+
+
+def compare_folder(dotted: str) -> str | None:
+    parts = dotted.split(".")
+    return parts[1] if parts[0] == "compare" and len(parts) > 1 and parts[1] in COMPARE_FOLDERS else None
+
+
+@pytest.mark.parametrize("folder", COMPARE_FOLDERS)
+def test_compare_folders_import_only_the_folders_below(folder):
+    allowed = set(COMPARE_FOLDERS[: COMPARE_FOLDERS.index(folder) + 1])
+    upward = []
+    for path in sorted((REPO / "compare" / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            upward += [f"{path.relative_to(REPO)}:{node.lineno} imports {name}" for name in names
+                       if name == "compare" or compare_folder(name) not in allowed | {None}]
+    assert not upward, f"compare/{folder}/ may import only {sorted(allowed)}: " + "; ".join(upward)
+
+
+def test_compare_holds_only_its_folders_and_doors():
+    loose = sorted(p.name for p in (REPO / "compare").glob("*.py") if p.name not in COMPARE_DOORS)
+    assert not loose, f"put {loose} in one of compare/'s folders {COMPARE_FOLDERS} (map: compare/__init__.py)"
 
 
 # Import circles the circle test tolerates: none.

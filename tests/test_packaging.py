@@ -33,7 +33,7 @@ def test_every_package_of_the_library_and_nothing_else_is_installed():
 
     found = find_packages(str(REPO), include=SETUPTOOLS["packages"]["find"]["include"])
     assert set(found) == package_folders()
-    assert {"layers.caps", "compare.recipe_data", "exp.trackers"} <= set(found)
+    assert {"layers.caps", "compare.recipes", "exp.trackers"} <= set(found)
 
 
 def test_files_read_beside_the_code_are_package_data():

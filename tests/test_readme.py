@@ -119,8 +119,8 @@ def test_the_compare_commands_plan(dataset):
 
 
 def test_the_tune_command_plans(dataset):
-    from compare import tune
-    from compare.recipes import RECIPES
+    from compare.recipes.tables import RECIPES
+    from compare.tune import equal_budget as tune
 
     (command,) = commands_of("compare tune")
     words = shlex.split(command)

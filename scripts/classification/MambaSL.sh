@@ -1,4 +1,4 @@
-# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Generated from compare/recipes/tables.py by `python -m compare.scripts`: change the recipe there and regenerate.
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # MambaSingleLayer on classification: ArticularyWordRecognition, AtrialFibrillation, BasicMotions, CharacterTrajectories, Cricket, DuckDuckGeese, EigenWorms, Epilepsy, ERing, EthanolConcentration, FaceDetection, FingerMovements, HandMovementDirection, Handwriting, Heartbeat, InsectWingbeat, JapaneseVowels, Libras, LSST, MotorImagery, NATOPS, PEMS-SF, PenDigits, PhonemeSpectra, RacketSports, SelfRegulationSCP1, SelfRegulationSCP2, SpokenArabicDigits, StandWalkJump, UWaveGestureLibrary.

@@ -14,7 +14,7 @@ from utils.errors import UserInputError
 def test_caps_at_the_tslib_defaults_is_pointed_to_the_recipe(make_configs):
     hint = tslib_defaults_hint(make_configs(model="CAPS"))
     assert hint is not None and "\n" not in hint
-    assert RECIPE_SCRIPT in hint and "compare/recipes.py" in hint and "--learning_rate 0.0001" in hint
+    assert RECIPE_SCRIPT in hint and "compare/recipes/tables.py" in hint and "--learning_rate 0.0001" in hint
 
 
 @pytest.mark.parametrize("overrides", [

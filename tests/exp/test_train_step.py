@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from compare import efficiency
+from compare.grid import efficiency
 from exp.train_step import ForecastStep, compiled_runner, make_optimizer, model_inputs
 
 B, L, LL, H, C = 3, 6, 2, 4, 3

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from compare.efficiency import build_model, count_parameters, example_inputs, forward_flops
+from compare.grid.efficiency import build_model, count_parameters, example_inputs, forward_flops
 from layers.Mamba_Blocks import MambaBlock
 from models.Mamba import Model
 from tests.models.tslib_reference import (

@@ -17,8 +17,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from compare.recipes import TASK_RECIPES
-from compare.run_args import parse_run_args
+from compare.grid.run_args import parse_run_args
+from compare.recipes.tables import TASK_RECIPES
 from models.MambaSingleLayer import Model
 from tests.models.tslib_reference import assert_tslib_initial_weights
 from tests.numerics import assert_close

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from compare.efficiency import build_model
+from compare.grid.efficiency import build_model
 from models.SCINet import Model, SCIBlock, SCINet, interleave, split_even_odd
 from tests.models.tslib_reference import assert_tslib_initial_weights, tslib_configs, tslib_parameter_shapes
 

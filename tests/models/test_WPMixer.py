@@ -10,7 +10,7 @@ import pywt
 import torch
 import torch.nn as nn
 
-from compare.efficiency import count_parameters, example_inputs, forward_flops
+from compare.grid.efficiency import count_parameters, example_inputs, forward_flops
 from layers.DWT_Decomposition import Decomposition, DWT1DForward, DWT1DInverse, wavelet_lengths
 from models.WPMixer import Model, ResolutionBranch
 from tests.models.tslib_reference import assert_tslib_initial_weights, tslib_configs

@@ -430,7 +430,7 @@ def test_softmax_with_default_impl_uses_the_naive_form(make_configs):
 
 # ---- scripts ------------------------------------------------------------------------------------
 
-# The CAPS recipes live in compare/recipes.py (scripts/ is generated from it); here they are checked
+# The CAPS recipes live in compare/recipes/tables.py (scripts/ is generated from it); here they are checked
 # against the official code's settings as recorded in the reference's section 7.
 REFERENCE = REPO.parent / "shared" / "docs" / "caps_reference.md"
 RENAMED = {"random_seed": "seed"}  # official flag name -> run.py's
@@ -503,14 +503,14 @@ def _same(ours: object, official: str) -> bool:
 
 
 def caps_rows() -> list[str]:
-    from compare.recipes import RECIPES
+    from compare.recipes.tables import RECIPES
 
     return [row for row in RECIPES.rows if RECIPES.row_model(row) == "CAPS"]
 
 
 def caps_blocks():
     """(row, dataset, horizon, parsed run.py namespace) of every CAPS and CAPS-variant block."""
-    from compare.recipes import RECIPES
+    from compare.recipes.tables import RECIPES
     from exp.arguments import build_parser
 
     for row in caps_rows():
@@ -520,7 +520,7 @@ def caps_blocks():
 
 
 def test_caps_datasets_match_the_official_table():
-    from compare.recipes import RECIPES
+    from compare.recipes.tables import RECIPES
 
     reference = reference_datasets(reference_section())
     assert len(reference) == 10  # the paper's datasets; Traffic and PEMS07 are skipped
@@ -554,7 +554,7 @@ def test_caps_common_flags_and_learning_rates_match_the_official_scripts():
 @pytest.mark.parametrize("row", caps_rows())
 def test_caps_recipe_builds_the_model_it_names(row):
     """One block per CAPS row (its last dataset and horizon) builds models.CAPS.Model with its attention."""
-    from compare.recipes import RECIPES
+    from compare.recipes.tables import RECIPES
     from exp.arguments import build_parser
 
     dataset = RECIPES.row_datasets(row)[-1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from compare.efficiency import build_model, count_parameters, example_inputs, forward_flops
+from compare.grid.efficiency import build_model, count_parameters, example_inputs, forward_flops
 from exp.model_registry import MODEL_REGISTRY
 from tests.models.tslib_reference import (
     NO_ETTH1_BLOCK,

@@ -1,4 +1,4 @@
-# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Generated from compare/recipes/tables.py by `python -m compare.scripts`: change the recipe there and regenerate.
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # TimesNet on imputation: ETTm1.

@@ -1,4 +1,4 @@
-# Generated from compare/recipes.py by `python -m compare.scripts`: change the recipe there and regenerate.
+# Generated from compare/recipes/tables.py by `python -m compare.scripts`: change the recipe there and regenerate.
 # Plain bash: an edited copy runs as is, but regenerating overwrites edits made here.
 #
 # TimeMixer on PEMS04 (307 variates), horizons 96 48 24 12 (L = 96).
