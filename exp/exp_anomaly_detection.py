@@ -1,6 +1,6 @@
 """Exp_Anomaly_Detection: TSLib's reconstruction-based anomaly detection on the forecasting machinery.
 
-Training reconstructs each window (MSE between model(x) and x) with the long-term experiment's loop,
+Training reconstructs each window (MSE between model(x) and x) with the shared loop (exp/trainer.py),
 so resume, checkpoints, early stopping, DDP, AMP and the non-finite guards carry over unchanged; only
 the step (`ReconstructionStep`), the data checks and `test` differ.
 

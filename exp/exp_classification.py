@@ -1,5 +1,6 @@
 """Exp_Classification: TSLib's classification experiment (`--task_name classification`, `--data UEA`) on the
-long-term experiment's machinery (resume, last.pth, guards, seeded sampling, DDP).
+long-term experiment's machinery and the shared training loop (exp/trainer.py: resume, last.pth, guards,
+seeded sampling, DDP).
 
 What differs from forecasting, as TSLib's `exp_classification.py`:
 - the model is built after reading the data: `seq_len` = the longest series of the TRAIN and TEST files,

@@ -42,7 +42,7 @@ from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
 from exp.naive_forecast import NaiveScores
 from exp.progress import bars_wanted, eval_progress
-from exp.result_record import log_undefined, write_result_record
+from exp.result_record import log_undefined, save_result_arrays, write_result_record
 from exp.run_config import run_config
 from exp.run_folder import RunFolder
 from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
@@ -53,7 +53,7 @@ from exp.validation_average import ValidationAverage
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
 from utils.metrics import metric
-from utils.tools import append_text, atomic_np_save, atomic_torch_save, visual
+from utils.tools import append_text, atomic_torch_save, visual
 from utils.train_split import default_cache_dir, needs_train_split, with_train_split
 
 logger = logging.getLogger(__name__)
@@ -328,10 +328,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         naive_fields = NaiveScores.merge(naive_shards).record()
         logger.info("naive: %s, seasonal naive: %s", naive_fields["naive"], naive_fields["seasonal_naive"])
 
-        result_dir = os.path.join("./results", setting)
-        atomic_np_save(os.path.join(result_dir, "metrics.npy"), np.array([mae, mse, rmse, mape, mspe]))
-        atomic_np_save(os.path.join(result_dir, "pred.npy"), preds)
-        atomic_np_save(os.path.join(result_dir, "true.npy"), trues)
+        save_result_arrays(setting, {"metrics": np.array([mae, mse, rmse, mape, mspe]), "pred": preds, "true": trues})
         append_text(RESULT_FILE, f"{setting}  \nmse:{mse}, mae:{mae}, dtw:{dtw}\n\n")
         return write_result_record(self, setting, {
             "data_path": args.data_path,

@@ -1,8 +1,8 @@
 """Exp_Short_Term_Forecast: TSLib's M4 short-term forecasting on the long-term experiment's machinery (and the
 same on custom short-term files).
 
-What differs from `Exp_Long_Term_Forecast` (everything else — resume, checkpoints, early stopping, DDP,
-AMP, non-finite guards, seeded sampling — is inherited):
+What differs from `Exp_Long_Term_Forecast` (everything else — the shared training loop of exp/trainer.py with
+resume, checkpoints, early stopping, AMP and non-finite guards, DDP, seeded sampling — is inherited):
 
 - lengths: the experiment sets --pred_len to the group's horizon H, --seq_len to 2·H, --label_len to H
   and `frequency_map` to its frequency m before the model is built (so the setting string shows them);

@@ -1,4 +1,5 @@
-"""The `results.jsonl` record of a tested setting, one shape for the five tasks.
+"""What a tested setting leaves behind in one shape for the five tasks: its `results.jsonl` record, and TSLib's
+arrays in `./results/<setting>/` (metrics.npy, pred.npy, true.npy, ...).
 
 A record is the run's identity (setting, model, model_id, data), the task's own fields (its lengths, its
 scores, ...), then what every task shares: the seed, the training statistics (epochs run, best epoch, training
@@ -10,18 +11,22 @@ time, the evaluation protocol and the configuration behind the result (`config`,
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import numpy as np
 import torch
 
 from exp.run_config import record_fields
-from utils.tools import append_jsonl
+from utils.tools import append_jsonl, atomic_np_save
 
 logger = logging.getLogger(__name__)
 
 RESULTS_JSONL = "results.jsonl"
+#: TSLib's folder of per-setting result arrays
+RESULTS_DIR = "./results"
 
 
 class TestedExperiment(Protocol):
@@ -72,3 +77,10 @@ def log_undefined(undefined: Mapping[str, str]) -> None:
     """Say in the log which scores are recorded as null, and why."""
     for name, reason in undefined.items():
         logger.warning("%s is undefined and recorded as null: %s", name, reason)
+
+
+def save_result_arrays(setting: str, arrays: Mapping[str, np.ndarray]) -> None:
+    """`./results/<setting>/<name>.npy` for each named array, in order, each written atomically."""
+    folder = os.path.join(RESULTS_DIR, setting)
+    for name, array in arrays.items():
+        atomic_np_save(os.path.join(folder, f"{name}.npy"), array)

@@ -6,11 +6,12 @@ import argparse
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
 from exp.distributed import DistContext
-from exp.result_record import RESULTS_JSONL, result_record, write_result_record
+from exp.result_record import RESULTS_JSONL, result_record, save_result_arrays, write_result_record
 from exp.run_config import config_hash
 
 
@@ -62,3 +63,12 @@ def test_a_non_finite_score_is_refused_before_anything_is_written(tmp_path, monk
     with pytest.raises(ValueError):
         write_result_record(RecordedRun({}), "a", {"mse": math.nan})
     assert not (tmp_path / RESULTS_JSONL).exists()
+
+
+def test_result_arrays_land_in_the_settings_results_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    metrics, pred = np.array([0.1, 0.2]), np.arange(6.0).reshape(1, 3, 2)
+    save_result_arrays("s_0", {"metrics": metrics, "pred": pred})
+    folder = tmp_path / "results" / "s_0"
+    assert sorted(p.name for p in folder.iterdir()) == ["metrics.npy", "pred.npy"]
+    assert np.array_equal(np.load(folder / "metrics.npy"), metrics) and np.array_equal(np.load(folder / "pred.npy"), pred)
