@@ -19,6 +19,7 @@ import torch
 from exp.arguments import validate_args
 from exp.progress import RunShape, predicted_seconds
 from exp.tasks import experiment_class
+from exp.trainer import Trainer
 
 #: timed training steps after one untimed warm-up step
 PROBE_STEPS = 2
@@ -63,20 +64,20 @@ def probe_run(args: argparse.Namespace, threads: int | None = None, steps: int =
     with _quiet_threads(threads):
         start = time.perf_counter()
         exp = experiment_class(args.task_name)(args)
-        t = exp._start_training("cost-probe", exp._load_datasets())
-        loader = t.data["train"][1]
+        trainer = Trainer(exp, "cost-probe", exp._load_datasets())
+        loader = trainer.data["train"][1]
         loader.sampler.set_epoch(0)
         exp.model.train()
-        t.optimizer.zero_grad(set_to_none=True)
+        trainer.optimizer.zero_grad(set_to_none=True)
         setup = time.perf_counter() - start
         times = []
         tick = time.perf_counter()
         for i, batch in enumerate(loader):
-            exp._train_batch(t, i, batch)
+            trainer.train_batch(i, batch)
             now = time.perf_counter()
             times.append(now - tick)
             tick = now
             if len(times) > steps:
                 break
     timed = times[1:] or times
-    return RunCost(statistics.median(timed), exp._run_shape(t), setup, args.itr)
+    return RunCost(statistics.median(timed), trainer.run_shape(), setup, args.itr)

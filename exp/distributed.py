@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from utils.errors import UserInputError
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +99,25 @@ def broadcast_from_main(obj: Any, ctx: DistContext) -> Any:
     box = [obj]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def any_rank(condition: bool, ctx: DistContext) -> bool:
+    """True when `condition` holds on at least one rank (so every rank takes the same branch)."""
+    return all_reduce_sum([float(condition)], ctx)[0] > 0
+
+
+def on_main(read: Callable[[], Any], ctx: DistContext) -> Any:
+    """Run `read` on rank 0 only and hand its result, or its UserInputError, to every rank."""
+    outcome = None
+    if ctx.is_main:
+        try:
+            outcome = (True, read())
+        except UserInputError as err:
+            outcome = (False, str(err))
+    ok, value = broadcast_from_main(outcome, ctx)
+    if not ok:
+        raise UserInputError(value)
+    return value
 
 
 def barrier(ctx: DistContext) -> None:

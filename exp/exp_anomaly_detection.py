@@ -1,6 +1,6 @@
 """Exp_Anomaly_Detection: TSLib's reconstruction-based anomaly detection on the forecasting machinery.
 
-Training reconstructs each window (MSE between model(x) and x) with the long-term experiment's loop,
+Training reconstructs each window (MSE between model(x) and x) with the shared loop (exp/trainer.py),
 so resume, checkpoints, early stopping, DDP, AMP and the non-finite guards carry over unchanged; only
 the step (`ReconstructionStep`), the data checks and `test` differ.
 
@@ -32,13 +32,14 @@ from data_provider.anomaly_loader import SegmentDataset
 from data_provider.data_factory import build_dataset, make_loader
 from data_provider.protocol import is_strict
 from exp.distributed import gather_to_main
-from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+from exp.result_record import write_result_record
 from exp.samplers import ShardSampler
 from exp.train_step import Batch, ForecastStep
 from exp.training_guards import check_finite_outputs
 from utils.anomaly_metrics import average_precision, detection_scores, percentile_threshold, point_adjust
 from utils.errors import UserInputError
-from utils.tools import append_jsonl, append_text
+from utils.tools import append_text
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +69,7 @@ def check_anomaly_channels(args: argparse.Namespace, dataset: SegmentDataset) ->
 
 
 class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
-    def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
-        super().__init__(args, run_seed, config)
-        self.step = ReconstructionStep(self.model, args, self.device, runner=self.runner)
+    step_class = ReconstructionStep
 
     def _model_configs(self, model_class: type) -> argparse.Namespace:
         """The args: the models that read training statistics when built (Koopa, OLinear) forecast only,
@@ -83,12 +82,6 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         loaded = {flag: self._get_data(flag) for flag in flags}
         check_anomaly_channels(self.args, loaded["train"][0])
         return loaded
-
-    def _start_training(self, setting: str, data: dict) -> _Training:
-        t = super()._start_training(setting, data)
-        self.step = ReconstructionStep(self.model, self.args, self.device, runner=self.runner,
-                                       optimizer=t.optimizer, scaler=t.scaler, scheduler=t.scheduler)
-        return t
 
     def _energy(self, loader: DataLoader) -> tuple[np.ndarray, np.ndarray] | None:
         """(energy, labels), both `[windows · L]` in window order, of this rank's shard; None when empty."""
@@ -152,14 +145,9 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
         # TSLib creates the folder and writes nothing in it; created last, so a failure leaves none behind.
         os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         append_text(RESULT_FILE, f"{setting}  \n{line}\n\n")
-        record = {
-            "setting": setting,
+        return write_result_record(self, setting, {
             "task_name": args.task_name,
-            "model": args.model,
-            "model_id": args.model_id,
-            "data": args.data,
             "seq_len": args.seq_len,
-            "seed": self.run_seed,
             "anomaly_ratio": args.anomaly_ratio,
             "threshold": threshold,
             "threshold_from": "+".join(threshold_from),
@@ -172,7 +160,4 @@ class Exp_Anomaly_Detection(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pub
             "precision": adjusted.precision,
             "recall": adjusted.recall,
             "f_score": adjusted.f_score,
-            **self._run_record_fields(),
-        }
-        append_jsonl(RESULTS_JSONL, record)
-        return record
+        })

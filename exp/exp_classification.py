@@ -1,5 +1,6 @@
 """Exp_Classification: TSLib's classification experiment (`--task_name classification`, `--data UEA`) on the
-long-term experiment's machinery (resume, last.pth, guards, seeded sampling, DDP).
+long-term experiment's machinery and the shared training loop (exp/trainer.py: resume, last.pth, guards,
+seeded sampling, DDP).
 
 What differs from forecasting, as TSLib's `exp_classification.py`:
 - the model is built after reading the data: `seq_len` = the longest series of the TRAIN and TEST files,
@@ -38,13 +39,13 @@ import torch.nn.functional as F
 
 from data_provider.protocol import is_strict
 from exp.distributed import all_reduce_sum, gather_to_main
-from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training
+from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+from exp.result_record import write_result_record
 from exp.task_lengths import resolve_task_lengths
-from exp.train_step import Batch, ForecastStep, make_onecycle, onecycle_steps_per_epoch
-from exp.training_guards import check_validation_loss
+from exp.train_step import Batch, ForecastStep
 from utils.classification_metrics import classification_scores
 from utils.errors import UserInputError
-from utils.tools import append_jsonl, append_text
+from utils.tools import append_text
 
 logger = logging.getLogger(__name__)
 
@@ -78,34 +79,30 @@ class ClassificationStep(ForecastStep):
 
 
 class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
+    step_class = ClassificationStep
+    # The learning rate stays constant between epochs, as TSLib's current classification loop (--lradj
+    # onecycle still schedules it per step).
+    epoch_lr_schedule = False
+
     def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
         if args.optimizer != "adam":
             raise UserInputError(f"--optimizer {args.optimizer} applies to forecasting; classification trains "
                                  "with RAdam as TSLib (drop the flag)")
         # seq_len, pred_len, enc_in and num_class from the TRAIN and TEST files (a copy; idempotent).
         super().__init__(resolve_task_lengths(args), run_seed, config)
-        self.step = ClassificationStep(self.model, args, self.device, runner=self.runner)
 
     def _load_datasets(self) -> dict:
         """The splits training reads: train, val and test (strict: train and val; test waits for `test`)."""
         flags = ("train", "val") if is_strict(self.args) else ("train", "val", "test")
         return {flag: self._get_data(flag) for flag in flags}
 
-    def _start_training(self, setting: str, data: dict) -> _Training:
-        """The forecasting state with RAdam, TSLib's classification optimiser, and the classification step."""
-        t = super()._start_training(setting, data)
+    def build_optimizer(self) -> torch.optim.Optimizer:
+        """RAdam at --learning_rate, TSLib's classification optimiser."""
         args = self.args
         if args.lradj not in ("type1", "onecycle"):
             logger.info("--lradj %s is not applied: classification keeps the learning rate constant, as TSLib "
                         "(only --lradj onecycle schedules it)", args.lradj)
-        t.optimizer = torch.optim.RAdam(self.model.parameters(), lr=args.learning_rate,
-                                        weight_decay=args.weight_decay)
-        t.scheduler = (make_onecycle(t.optimizer, args, onecycle_steps_per_epoch(args, t.steps_per_epoch))
-                       if args.lradj == "onecycle" else None)
-        self.step = ClassificationStep(self.model, args, self.device, runner=self.runner,
-                                       optimizer=t.optimizer, scheduler=t.scheduler)
-        t.scaler = self.step.scaler
-        return t
+        return torch.optim.RAdam(self.model.parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
 
     def _classify(self, loader) -> tuple[np.ndarray, np.ndarray, float] | None:
         """(predicted ids `[n]`, true ids `[n]`, summed cross-entropy) of this rank's shard; None when empty."""
@@ -130,26 +127,16 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         loss_sum, correct, count = all_reduce_sum([loss_sum, correct, count], self.dist)
         return loss_sum / max(count, 1.0), correct / max(count, 1.0)
 
-    def _finish_epoch(self, t: _Training) -> None:
-        """Validate, early-stop on validation accuracy, save last.pth; the learning rate stays (TSLib)."""
-        p = t.progress
-        loss_sum, loss_count = all_reduce_sum([p.loss_sum, float(p.loss_count)], self.dist)
-        train_loss = loss_sum / max(loss_count, 1.0)
-        vali_loss, val_accuracy = self.vali(*t.data["val"])
-        test_loss, test_accuracy = self.vali(*t.data["test"]) if "test" in t.data else (None, None)
+    def evaluate_epoch(self, epoch: int, steps: int, train_loss: float, data: dict) -> tuple[dict, float]:
+        """Validation (and test) loss and accuracy, TSLib's epoch line; early stopping watches the validation
+        accuracy (an equal accuracy counts as an improvement, as TSLib)."""
+        vali_loss, val_accuracy = self.vali(*data["val"])
+        test_loss, test_accuracy = self.vali(*data["test"]) if "test" in data else (None, None)
         logger.info("Epoch: %d, Steps: %d | Train Loss: %.3f Vali Loss: %.3f Vali Acc: %.3f Test Loss: %s "
-                    "Test Acc: %s", p.epoch + 1, t.steps_per_epoch, train_loss, vali_loss, val_accuracy,
-                    _shown(test_loss), _shown(test_accuracy))
-        p.curve.append({"epoch": p.epoch + 1, "train": train_loss, "vali": vali_loss, "test": test_loss,
-                        "vali_accuracy": val_accuracy, "test_accuracy": test_accuracy})
-        t.early_stopping(-val_accuracy, self._bare_model(), str(t.path), epoch=p.epoch + 1)
-        check_validation_loss(vali_loss, p.epoch + 1, t.early_stopping.best_epoch)
-        p.epoch, p.step, p.loss_sum, p.loss_count = p.epoch + 1, 0, 0.0, 0
-        if t.early_stopping.early_stop:
-            logger.info("Early stopping")
-        p.finished = t.early_stopping.early_stop or p.epoch >= self.args.train_epochs
-        self._save_last(t)
-        self._stop_if_requested(t)
+                    "Test Acc: %s", epoch, steps, train_loss, vali_loss, val_accuracy, _shown(test_loss),
+                    _shown(test_accuracy))
+        return {"epoch": epoch, "train": train_loss, "vali": vali_loss, "test": test_loss,
+                "vali_accuracy": val_accuracy, "test_accuracy": test_accuracy}, -val_accuracy
 
     def test(self, setting: str, test: int = 0) -> dict:
         args = self.args
@@ -176,25 +163,17 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         # TSLib creates the folder and writes nothing in it; created last, so a failure leaves none behind.
         os.makedirs(os.path.join("./test_results", setting), exist_ok=True)
         self._write_results(setting, preds, trues, names, scores)
-        record = {
-            "setting": setting,
+        return write_result_record(self, setting, {
             "task_name": args.task_name,
-            "model": args.model,
-            "model_id": args.model_id,
-            "data": args.data,
             "seq_len": args.seq_len,
             "enc_in": args.enc_in,
             "num_class": args.num_class,
-            "seed": self.run_seed,
             "accuracy": scores["accuracy"],
             "macro_f1": scores["macro_f1"],
             "weighted_f1": scores["weighted_f1"],
             "balanced_accuracy": scores["balanced_accuracy"],
             "n_test": int(len(trues)),
-            **self._run_record_fields(),
-        }
-        append_jsonl(RESULTS_JSONL, record)
-        return record
+        })
 
     @staticmethod
     def _write_results(setting: str, preds: np.ndarray, trues: np.ndarray, names: list[str], scores: dict) -> None:

@@ -1,5 +1,6 @@
 """Exp_Imputation: TSLib's imputation task on the forecasting data sets, on the forecasting experiment's
-machinery (resume, checkpoints, early stopping, DDP, AMP, non-finite guards).
+machinery and the shared training loop (exp/trainer.py: resume, checkpoints, early stopping, DDP, AMP,
+non-finite guards).
 
 Each window's points are hidden at random with probability --mask_rate (utils/random_mask.py); the model
 reconstructs the window from the rest and is trained, validated and tested on the hidden points only
@@ -28,13 +29,14 @@ import numpy as np
 import torch
 
 from exp.distributed import gather_to_main
-from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training, log_undefined
+from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
 from exp.imputation_step import ImputationStep
+from exp.result_record import log_undefined, save_result_arrays, write_result_record
 from exp.training_guards import check_finite_outputs, checked_scores
 from exp.validation_average import ValidationAverage
 from utils.metrics import masked_metric
 from utils.random_mask import mask_seed
-from utils.tools import append_jsonl, append_text, atomic_np_save, visual
+from utils.tools import append_text, visual
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +59,9 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
             return None
         return torch.Generator().manual_seed(mask_seed(self.run_seed, *parts, self.dist.rank))
 
-    def _train_batch(self, t: _Training, i: int, batch) -> float:
-        self.step.generator = self._mask_generator(_SPLIT_IDS["train"], t.progress.epoch, i)
-        return super()._train_batch(t, i, batch)
+    def before_train_batch(self, epoch: int, batch: int) -> None:
+        """Train batch `batch` of `epoch` draws its masks from their own generator (--rng_stream epoch)."""
+        self.step.generator = self._mask_generator(_SPLIT_IDS["train"], epoch, batch)
 
     def vali(self, vali_data, vali_loader, criterion=None) -> float:
         """Mean squared error over every hidden point of the split (weighted by points, unlike TSLib's
@@ -123,28 +125,17 @@ class Exp_Imputation(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public nam
                                            setting)
         logger.info("mse:%s, mae:%s", mse, mae)
         log_undefined(undefined)
-        result_dir = os.path.join("./results", setting)
-        atomic_np_save(os.path.join(result_dir, "metrics.npy"), np.array([mae, mse, rmse, mape, mspe]))
-        atomic_np_save(os.path.join(result_dir, "pred.npy"), preds)
-        atomic_np_save(os.path.join(result_dir, "true.npy"), trues)
-        atomic_np_save(os.path.join(result_dir, "mask.npy"), masks)
+        save_result_arrays(setting, {"metrics": np.array([mae, mse, rmse, mape, mspe]), "pred": preds, "true": trues,
+                                     "mask": masks})
         append_text(RESULT_FILE, f"{setting}  \nmse:{mse}, mae:{mae}\n\n")
-        record = {
+        return write_result_record(self, setting, {
             "task_name": args.task_name,
-            "setting": setting,
-            "model": args.model,
-            "model_id": args.model_id,
-            "data": args.data,
             "data_path": args.data_path,
             "features": args.features,
             "seq_len": args.seq_len,
             "mask_rate": args.mask_rate,
             "rng_stream": args.rng_stream,
-            "seed": self.run_seed,
             **scores,
             "undefined": undefined or None,
             "masked_points": int((masks == 0).sum()),
-            **self._run_record_fields(),
-        }
-        append_jsonl(RESULTS_JSONL, record)
-        return record
+        })

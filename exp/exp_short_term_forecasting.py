@@ -1,8 +1,8 @@
 """Exp_Short_Term_Forecast: TSLib's M4 short-term forecasting on the long-term experiment's machinery (and the
 same on custom short-term files).
 
-What differs from `Exp_Long_Term_Forecast` (everything else — resume, checkpoints, early stopping, DDP,
-AMP, non-finite guards, seeded sampling — is inherited):
+What differs from `Exp_Long_Term_Forecast` (everything else — the shared training loop of exp/trainer.py with
+resume, checkpoints, early stopping, AMP and non-finite guards, DDP, seeded sampling — is inherited):
 
 - lengths: the experiment sets --pred_len to the group's horizon H, --seq_len to 2·H, --label_len to H
   and `frequency_map` to its frequency m before the model is built (so the setting string shows them);
@@ -38,8 +38,9 @@ import torch
 
 from data_provider.m4 import m4_model_id_rest
 from data_provider.protocol import is_strict
-from exp.exp_long_term_forecasting import RESULTS_JSONL, Exp_Long_Term_Forecast, _Training, log_undefined
+from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
 from exp.m4_summary import M4Summary
+from exp.result_record import log_undefined, write_result_record
 from exp.task_lengths import resolve_task_lengths
 from exp.train_step import Batch, ForecastStep, model_inputs
 from exp.training_guards import check_finite_outputs, checked_scores
@@ -48,7 +49,7 @@ from utils.losses import LOSSES
 from utils.m4_summary import group_scores
 from utils.naive2 import naive2_forecast
 from utils.path_names import check_path_component
-from utils.tools import append_jsonl, append_text, visual
+from utils.tools import append_text, atomic_write_text, visual
 
 logger = logging.getLogger(__name__)
 
@@ -131,17 +132,12 @@ class ShortTermStep(ForecastStep):
 
 
 class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public name
+    step_class = ShortTermStep
+
     def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
         args = resolve_task_lengths(args)  # M4's lengths from --seasonal_patterns (a copy; idempotent)
         super().__init__(args, run_seed, config)
-        self.step = ShortTermStep(self.model, args, self.device, runner=self.runner)
         self._train_set = None
-
-    def _start_training(self, setting: str, data: dict) -> _Training:
-        t = super()._start_training(setting, data)
-        self.step = ShortTermStep(self.model, self.args, self.device, runner=self.runner, optimizer=t.optimizer,
-                                  scaler=t.scaler, scheduler=t.scheduler)
-        return t
 
     def _load_datasets(self) -> dict:
         """Train and 'val' (the M4 test values); the epoch's 'test' loss is the validation loss, as TSLib
@@ -216,37 +212,26 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
         m4 = self._summary(results) if is_m4(args) else None
         append_text(RESULT_FILE, f"{setting}  \nsmape:{scores['smape']}, mape:{scores['mape']}, "
                                  f"mase:{scores['mase']}\n\n")
-        record = {
-            "setting": setting,
+        return write_result_record(self, setting, {
             "task_name": args.task_name,
-            "model": args.model,
-            "model_id": args.model_id,
-            "data": args.data,
             "seasonal_patterns": args.seasonal_patterns if is_m4(args) else None,
             **({} if is_m4(args) else {"data_path": args.data_path, "seasonality": args.frequency_map,
                                        "naive2": benchmark}),
             "loss": args.loss,
             "seq_len": args.seq_len,
             "pred_len": args.pred_len,
-            "seed": self.run_seed,
             "series": int(len(preds)),
             **scores,
             "undefined": undefined or None,
             "m4_summary": m4,
-            **self._run_record_fields(),
-        }
-        append_jsonl(RESULTS_JSONL, record)
-        return record
+        })
 
     @staticmethod
     def _write_forecasts(path: Path, ids: np.ndarray, preds: np.ndarray) -> None:
         """`<Group>_forecast.csv`: columns id, V1..VH, one row per series (written atomically)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
         frame = pd.DataFrame(preds, columns=[f"V{i + 1}" for i in range(preds.shape[1])])
         frame.insert(0, "id", ids)
-        tmp = path.with_name(f".{path.name}.part")
-        frame.to_csv(tmp, index=False)
-        os.replace(tmp, path)
+        atomic_write_text(path, frame.to_csv(index=False))
 
     def _summary(self, results: Path) -> dict | None:
         """TSLib's M4 summary once all six groups' forecasts exist (None before, or without Naive2)."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +14,11 @@ from exp.train_step import model_inputs
 from explain.checkpoint import DTYPES, check_explainable, checkpoint_file, load_caps, run_arguments
 from explain.figures import plot_forecast, write_files
 from explain.paths import capture_layers, layer_quantities, look_at_layer
+from utils.command_main import log_to_stdout, run_command
 from utils.errors import UserInputError
 from utils.record_paths import record_path, relative_record
 
 __all__ = ["build_parser", "explain_checkpoint", "main"]
-
-logger = logging.getLogger(__name__)
 
 
 def explain_checkpoint(checkpoint: str, run_flags: list[str], window: int, channel: int | None,
@@ -90,13 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    log_to_stdout()
     args, run_flags = build_parser().parse_known_args(argv)
-    try:
-        files = explain_checkpoint(args.checkpoint, run_flags, args.window, args.channel, args.out, args.dtype)
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    for path in files:
-        logger.info("wrote %s", path)
-    return 0
+    return run_command(lambda: explain_checkpoint(args.checkpoint, run_flags, args.window, args.channel, args.out,
+                                                  args.dtype))

@@ -20,12 +20,11 @@ under `<cache_dir>/orthotrans/`, written atomically (temporary file, then rename
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import numpy as np
 
-from utils.tools import temporary_file_beside
+from utils.tools import atomic_np_save
 from utils.train_split import TrainSplit
 
 logger = logging.getLogger(__name__)
@@ -129,18 +128,6 @@ def cache_path(cache_dir: Path, split: TrainSplit, lags: int) -> Path:
     return Path(cache_dir) / "orthotrans" / f"{split.fingerprint[:40]}_T{lags}_v{BASIS_VERSION}.npy"
 
 
-def _write_atomically(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = temporary_file_beside(path)
-    try:
-        with os.fdopen(handle, "wb") as f:
-            np.save(f, array)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def cached_orthotrans_basis(split: TrainSplit, lags: int) -> np.ndarray:
     """The OrthoTrans basis `[lags, lags]` float64 of the training split, read from the split's cache
     folder when present and valid, else computed (and stored there when the split has a cache folder)."""
@@ -155,5 +142,5 @@ def cached_orthotrans_basis(split: TrainSplit, lags: int) -> np.ndarray:
         logger.info("OrthoTrans cache %s is unreadable; recomputing it", path)
     basis = orthotrans_basis(segments_temporal_correlation(split.segments, lags))
     if path is not None:
-        _write_atomically(path, basis)
+        atomic_np_save(path, basis)
     return basis

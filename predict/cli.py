@@ -5,20 +5,18 @@ its outputs (predict/outputs.py) into `--out` (default `./predictions/<setting>/
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
 from predict.forecaster import ROLLING_SPLITS
 from predict.load import load_trained
 from predict.outputs import compute_outputs, write_outputs
 from utils.cli_parser import OneLineArgumentParser
+from utils.command_main import log_to_stdout, run_command
 from utils.errors import UserInputError
 from utils.path_names import check_path_component
 
 __all__ = ["build_parser", "main", "predict_file"]
 
-logger = logging.getLogger("predict")
 
 #: the default output folder's parent, under the working directory
 DEFAULT_OUT = Path("predictions")
@@ -60,17 +58,13 @@ def predict_file(checkpoint: str | Path, input_path: str | Path, out: str | Path
     return write_outputs(folder, prefix, outputs, fix="pass --out a folder that can be created and written")
 
 
+def _predict_command(args: argparse.Namespace) -> list[Path]:
+    if args.rolling_split is not None and not args.rolling:
+        raise UserInputError(f"--rolling_split {args.rolling_split} picks the windows of a back-test: add --rolling")
+    return predict_file(args.checkpoint, args.input, args.out, args.rolling, args.root_path, args.rolling_split or "all")
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    log_to_stdout()
     args = build_parser().parse_args(argv)
-    try:
-        if args.rolling_split is not None and not args.rolling:
-            raise UserInputError(f"--rolling_split {args.rolling_split} picks the windows of a back-test: add --rolling")
-        written = predict_file(args.checkpoint, args.input, args.out, args.rolling, args.root_path,
-                               args.rolling_split or "all")
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    for path in written:
-        logger.info("wrote %s", path)
-    return 0
+    return run_command(lambda: _predict_command(args))

@@ -148,9 +148,10 @@ def test_tslib_japanese_vowels_block_builds_tslib_model(model):
 def test_training_uses_radam_and_the_classification_step(in_tmp, extra, clip, onecycle):
     from exp.arguments import build_parser
     from exp.exp_classification import ClassificationStep
+    from exp.trainer import Trainer
 
     exp = Exp_Classification(build_parser().parse_args(toy_argv(in_tmp / "Toy", *extra)))
-    t = exp._start_training("s", exp._load_datasets())
+    t = Trainer(exp, "s", exp._load_datasets())
     assert isinstance(t.optimizer, torch.optim.RAdam) and isinstance(exp.step, ClassificationStep)
     assert exp.step.optimizer is t.optimizer and exp.step.max_grad_norm == clip
     assert (t.scheduler is not None) == onecycle

@@ -16,19 +16,20 @@ from waiting import wait_for
 import run
 from exp.arguments import build_parser, make_setting
 from exp.checkpointing import BEST_FILE
-from exp.exp_long_term_forecasting import RESULT_FILE, Exp_Long_Term_Forecast
+from exp.exp_long_term_forecasting import RESULT_FILE
 from exp.run_config import CONFIG_FILE, code_version, config_hash, run_config
 from exp.run_folder import LOCK_FILE
+from exp.trainer import Trainer
 from tests.exp.conftest import REPO
 from utils.errors import UserInputError
 
 
-def fail_in_training(self, t) -> None:
+def fail_in_training(self) -> None:
     raise UserInputError("the first training batch found something wrong")
 
 
 def test_a_run_failing_before_training_wrote_anything_leaves_no_folder(in_tmp, toy, capsys, monkeypatch):
-    monkeypatch.setattr(Exp_Long_Term_Forecast, "_train_epoch", fail_in_training)
+    monkeypatch.setattr(Trainer, "train_epoch", fail_in_training)
     assert run.main(toy(in_tmp, "--train_epochs", "1", model="DLinear")) == 2
     assert capsys.readouterr().err == "error: the first training batch found something wrong\n"
     assert sorted(p.name for p in in_tmp.iterdir()) == ["toy.csv"]

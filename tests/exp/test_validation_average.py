@@ -9,6 +9,7 @@ import torch
 from exp.arguments import build_parser, validate_args
 from exp.distributed import DistContext
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
+from exp.trainer import Trainer
 from exp.validation_average import ValidationAverage
 from utils.errors import UserInputError
 
@@ -46,7 +47,7 @@ def test_experiment_vali_uses_the_chosen_average(in_tmp, toy, how):
     args = build_parser().parse_args(toy(in_tmp, "--vali_loss", how, "--batch_size", "16", "--model", "DLinear"))
     exp = Exp_Long_Term_Forecast(args)
     data = exp._load_datasets()
-    exp._start_training("vali_average", data)
+    Trainer(exp, "vali_average", data)
     vali_data, vali_loader = data["val"]
     sums, counts = [], []
     torch.manual_seed(5)  # under `batches` the validation order is TSLib's shuffle, drawn from this stream
