@@ -45,6 +45,17 @@ def _log_arguments(args: argparse.Namespace) -> None:
     logger.info("%s\n%s", title, "\n".join(f"  {k}: {v}" for k, v in sorted(shown.items())))
 
 
+def _run_zero_shot(args: argparse.Namespace, Experiment: type, config: dict) -> None:  # noqa: N803 - a class
+    """A pretrained model scored once on the test split (TSLib passes --is_training 0; 1 trains nothing either)."""
+    seed_everything(args.seed)
+    exp = Experiment(args, config=config)
+    setting = make_setting(args, 0)
+    logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)
+    with open_trackers(args, setting, config, exp.dist.is_main) as exp.trackers:
+        record = exp.test(setting)
+        exp.trackers.log_result(record, config)
+
+
 def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
     # The command's flags as typed, then the lengths the task derives from its data (M4, UEA), once.
@@ -55,6 +66,9 @@ def _run(args: argparse.Namespace) -> None:
     hint = tslib_defaults_hint(args)
     if hint:
         logger.info("%s", hint)
+    if args.task_name == "zero_shot_forecast":
+        _run_zero_shot(args, Experiment, config)
+        return
     if not args.is_training:
         seed_everything(args.seed)
         exp = Experiment(args, config=config)

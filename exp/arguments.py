@@ -64,6 +64,13 @@ def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--target", type=str, default="OT", help="target column for S or MS")
     g.add_argument("--freq", type=str, default="h", help="time-feature frequency: s, t/min, h, d, b, w, m, or e.g. 15min, 10min")
     g.add_argument("--checkpoints", type=str, default="./checkpoints/", help="where checkpoints are written and read")
+    g.add_argument("--test_every", type=int, default=1,
+                   help="--task_name zero_shot_forecast: score every k-th test window only (1: all windows, as trained "
+                        "models are scored); a cheaper estimate for a model too slow for the whole split, tagged "
+                        "_every<k> in the setting and recorded")
+    g.add_argument("--pretrained_path", type=str, default=None,
+                   help="--task_name zero_shot_forecast: the local folder of the foundation model's weights; default: the "
+                        "Hugging Face hub cache (read offline), or for Fracast the weights inside its package")
     g.add_argument("--fillna", type=str, default="none", choices=("none", "ffill", "interpolate"),
                    help="policy for NaN values in the data file; 'none' rejects files that contain NaN")
 
@@ -333,8 +340,14 @@ def make_setting(args: argparse.Namespace, ii: int) -> str:
         f"{args.task_name}_{args.model_id}_{args.model}_{args.data}_ft{args.features}_sl{args.seq_len}"
         f"_ll{args.label_len}_pl{args.pred_len}_dm{args.d_model}_nh{args.n_heads}_el{args.e_layers}"
         f"_dl{args.d_layers}_df{args.d_ff}_expand{args.expand}_dc{args.d_conv}_fc{args.factor}"
-        f"_eb{args.embed}_dt{args.distil}_{args.des}_{ii}{setting_tag(args)}"
+        f"_eb{args.embed}_dt{args.distil}_{args.des}_{ii}{setting_tag(args)}{every_tag(args)}"
     )
+
+
+def every_tag(args: argparse.Namespace) -> str:
+    """`_every<k>` for a zero-shot run scored on every k-th test window only (--test_every k > 1), else ''."""
+    every = getattr(args, "test_every", 1)
+    return f"_every{every}" if every > 1 else ""
 
 
 def _choice_error(flag: str, value: object, choices) -> UserInputError:
@@ -451,11 +464,22 @@ def check_task_and_model(args: argparse.Namespace) -> None:
     not serve is refused here, before any data is read, in the line the model itself would raise."""
     from exp.model_registry import FOUNDATION_MODELS, model_tasks, not_included_error
     from layers.config_checks import check_task
+    from models.foundation import foundation_class
 
     if args.task_name not in TASK_NAMES:
         raise _choice_error("task_name", args.task_name, TASK_NAMES)
+    if args.test_every < 1:
+        raise UserInputError(f"--test_every {args.test_every} must be at least 1 (1 scores every test window)")
+    if args.task_name == "zero_shot_forecast":
+        foundation_class(args.model)  # one line for a model that is not a wrapped foundation model
+        return
+    if args.test_every != 1:
+        raise UserInputError(f"--test_every {args.test_every} is read by --task_name zero_shot_forecast only; drop it")
     if args.model in FOUNDATION_MODELS:
         raise not_included_error(args.model)
+    if args.pretrained_path is not None:
+        raise UserInputError(f"--pretrained_path {args.pretrained_path} is read by --task_name zero_shot_forecast only; "
+                             "drop it")
     if args.model not in MODEL_REGISTRY:
         raise _choice_error("model", args.model, list(MODEL_REGISTRY))
     check_task(args, args.model, model_tasks(args.model))

@@ -13,16 +13,15 @@ if TYPE_CHECKING:  # the registry imports no torch until a model is loaded
     import torch.nn as nn
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-# TSLib's zero-shot foundation models: they run pretrained weights from the Hugging Face hub, which this
-# project does not download (and cannot fetch offline), so they are not included.
-FOUNDATION_MODELS = ("Chronos", "Moirai", "TimesFM", "TimeMoE", "Sundial", "TiRex")
+# Zero-shot foundation models (TSLib's and Fracast): they run pretrained weights and are not trained, so they
+# live in models/foundation/ and serve --task_name zero_shot_forecast only.
+FOUNDATION_MODELS = ("Chronos", "Chronos2", "Moirai", "TimesFM", "TimeMoE", "Sundial", "TiRex", "Fracast")
 
 
 def not_included_error(name: str) -> UserInputError:
-    """The one-line error for a TSLib foundation model, which needs downloaded hub weights."""
-    return UserInputError(f"--model {name} is a zero-shot foundation model that runs pretrained weights from the "
-                          "Hugging Face hub; CAPS-TSLib does not download weights, so it is not included "
-                          "(README: Models); choose a model trained here")
+    """The one-line error for a foundation model asked for a task that trains."""
+    return UserInputError(f"--model {name} is a zero-shot foundation model: it is not trained here; run it with "
+                          "--task_name zero_shot_forecast (README: Zero-shot forecasting)")
 
 
 class ModelRegistry(Mapping):

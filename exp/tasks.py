@@ -16,6 +16,7 @@ TASK_EXPERIMENTS: dict[str, tuple[str, str]] = {
     "imputation": ("exp.exp_imputation", "Exp_Imputation"),
     "anomaly_detection": ("exp.exp_anomaly_detection", "Exp_Anomaly_Detection"),
     "classification": ("exp.exp_classification", "Exp_Classification"),
+    "zero_shot_forecast": ("exp.exp_zero_shot_forecasting", "Exp_Zero_Shot_Forecast"),
 }
 TASK_NAMES = tuple(TASK_EXPERIMENTS)
 

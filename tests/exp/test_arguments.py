@@ -130,14 +130,14 @@ def test_caps_flags_are_the_options_defined_beside_the_code():
             option.default, option.choices, option.help, type(option.default)), name
 
 
-@pytest.mark.parametrize("name", ["Chronos", "Moirai", "TimesFM", "TimeMoE", "Sundial", "TiRex"])
-def test_foundation_models_are_a_one_line_not_included_error(make_configs, name):
+@pytest.mark.parametrize("name", ["Chronos", "Chronos2", "Moirai", "TimesFM", "TimeMoE", "Sundial", "TiRex", "Fracast"])
+def test_foundation_models_in_a_training_task_are_a_one_line_error(make_configs, name):
     from exp.model_registry import MODEL_REGISTRY
 
     for check in (lambda: validate_args(make_configs(model=name)), lambda: MODEL_REGISTRY[name]):
         with pytest.raises(UserInputError, match=f"--model {name} is a zero-shot foundation model") as err:
             check()
-        assert "\n" not in str(err.value) and "not included" in str(err.value)
+        assert "\n" not in str(err.value) and "--task_name zero_shot_forecast" in str(err.value)
 
 
 def test_help_lists_every_model():

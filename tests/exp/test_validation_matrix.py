@@ -67,9 +67,9 @@ MATRIX = {
         "error: --data 'ETTh3' is not supported; valid choices: ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, "
         "short_term_csv, tsf, PSM, MSL, SMAP, SMD, SWAT, anomaly_csv, Yahoo, MITDB, UEA; did you mean ETTh2 or ETTh1?"),
     "unknown-task": (
-        ("--task_name", "zero_shot_forecast"), None,
-        "error: --task_name 'zero_shot_forecast' is not supported; valid choices: long_term_forecast, "
-        "short_term_forecast, imputation, anomaly_detection, classification; did you mean short_term_forecast or long_term_forecast?"),
+        ("--task_name", "zero_shot"), None,
+        "error: --task_name 'zero_shot' is not supported; valid choices: long_term_forecast, "
+        "short_term_forecast, imputation, anomaly_detection, classification, zero_shot_forecast; did you mean zero_shot_forecast?"),
     "unknown-lradj": (
         ("--lradj", "type9"), None,
         "error: --lradj 'type9' is not supported; valid choices: type1, type2, type3, cosine, constant, onecycle; "
