@@ -37,13 +37,14 @@ import math
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+from layers.caps.mlp import gelu_mlp
 from layers.caps.model_options import (
     CAPS_MODEL_OPTIONS,
     MARK_NORM_CHOICES,
 )
+from layers.caps.rmsnorm import rms_norm
 from layers.CAPS_Attention import CAPS_OPTIONS, CAPSAttention, CAPSOption, follow_numerics, parse_paths
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
@@ -133,30 +134,36 @@ def normalise_marks(mark_enc: torch.Tensor, mark_fut: torch.Tensor, mode: str = 
 
 
 class RMSNorm(nn.Module):
-    """y = x · rsqrt(mean(x²) + 1e-5) · w, computed in float32 and cast back (no bias)."""
+    """y = x · rsqrt(mean(x²) + 1e-5) · w, computed in float32 (float64 for float64 x) and cast back (no bias).
 
-    def __init__(self, dim: int, eps: float = RMS_EPS) -> None:
+    `fused` (default): `layers.caps.rmsnorm.rms_norm_fused`, the same forward with an analytic backward that
+    keeps only x and the inverse RMS; False: the formula under autograd (`rms_norm_reference`)."""
+
+    def __init__(self, dim: int, eps: float = RMS_EPS, fused: bool = True) -> None:
         super().__init__()
         self.eps = eps
+        self.fused = fused
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        xf = x.float()
-        normed = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return normed.to(x.dtype) * self.weight
+        return rms_norm(x, self.weight, self.eps, self.fused)
 
 
 class MLP(nn.Module):
-    """x ↦ Dropout(W_down GELU(W_up x)), bias-free, hidden width 4·D; W_down is named `c_proj`."""
+    """x ↦ Dropout(W_down GELU(W_up x)), bias-free, hidden width 4·D; W_down is named `c_proj`.
 
-    def __init__(self, dim: int, dropout: float) -> None:
+    `lean` (default): `layers.caps.mlp.gelu_mlp_lean`, the same forward keeping only x and W_up x for backward
+    (GELU recomputed there); False: the plain modules under autograd (`gelu_mlp_reference`)."""
+
+    def __init__(self, dim: int, dropout: float, lean: bool = True) -> None:
         super().__init__()
         self.c_fc = nn.Linear(dim, 4 * dim, bias=False)
         self.c_proj = nn.Linear(4 * dim, dim, bias=False)
         self.dropout = nn.Dropout(dropout)
+        self.lean = lean
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))
+        return self.dropout(gelu_mlp(x, self.c_fc.weight, self.c_proj.weight, self.lean))
 
 
 def reverse_time(x: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:

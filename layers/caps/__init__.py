@@ -14,6 +14,8 @@ every public name. Imports run down this list only (tests/test_layout.py forbids
     fla         fla-core's Triton kernel on CUDA (optional)
     normalised  normalised linear attention around any linear one
     dispatch    resolve_impl, CAPS_KERNELS and `caps_attention`
+    rmsnorm     the blocks' RMSNorm: autograd reference and the fused form (analytic backward)
+    mlp         the blocks' GELU MLP: autograd reference and the lean form (GELU recomputed in backward)
 
 Derivations and measurements: README.md in this folder. Nothing is imported here, so importing one file
 loads only what it needs.
