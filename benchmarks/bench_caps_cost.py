@@ -5,12 +5,12 @@ Usage:  python benchmarks/bench_caps_cost.py [--threads 1 2] [--pairs 5] [--no-r
 
 First it runs the exactness tests of what the CAPS step uses (the fast blocks against their autograd
 references, the native kernel against its float64 references; `EXACTNESS_TESTS`) and refuses to print a
-timing if any fails. Then, per thread count, it builds both models from their ETTh1 recipes (`compare/recipes.py`,
+timing if any fails. Then, per thread count, it builds both models from their ETTh1 recipes (`compare/recipes/tables.py`,
 the same step as `bench_models.py`), warms each up once and runs `--pairs` rounds of one step of each model in
 turn (CAPS, PatchTST and, unless --no-reference-row, CAPS with its blocks on the autograd references: the
 "before" of the fast blocks), so that a change of machine load hits every row alike. It prints the median
 step of each row, the median of the per-round ratios to PatchTST, and the peak tensor memory of one step
-(parameters, buffers and optimiser state plus the peak of live tensors, `compare.efficiency.TensorMemoryTracker`).
+(parameters, buffers and optimiser state plus the peak of live tensors, `compare.grid.efficiency.TensorMemoryTracker`).
 The header names the date, machine, torch, commit, the load average before and after, and the other
 processes then using more than 20 % of a core: on a busy machine the ratios, not the milliseconds, carry.
 An idle 2-core machine runs the default in under 3 minutes.
@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from compare.efficiency import TensorMemoryTracker, build_model, make_train_step  # noqa: E402
-from compare.recipes import RECIPES  # noqa: E402
-from compare.run_args import parse_run_args  # noqa: E402
+from compare.grid.efficiency import TensorMemoryTracker, build_model, make_train_step  # noqa: E402
+from compare.grid.run_args import parse_run_args  # noqa: E402
+from compare.recipes.tables import RECIPES  # noqa: E402
 from models.CAPS import MLP, RMSNorm  # noqa: E402
 from utils.host_memory import configure_host_malloc  # noqa: E402
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from compare.efficiency import TensorMemoryTracker
+from compare.grid.efficiency import TensorMemoryTracker
 from layers.caps.mlp import gelu_mlp, gelu_mlp_lean, gelu_mlp_reference
 from layers.caps.rmsnorm import rms_norm, rms_norm_fused, rms_norm_reference
 from tests.numerics import assert_close_to_scale
