@@ -340,7 +340,12 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
             "dtw": dtw if args.use_dtw else None,
             # the naive forecasters on the same windows, in the same space (exp/naive_forecast.py)
             **naive_fields,
+            **self._extra_record_fields(),
         })
+
+    def _extra_record_fields(self) -> dict:
+        """Fields a subclass adds to the test record (the zero-shot experiment's model and windows); none here."""
+        return {}
 
     @staticmethod
     def _inverse(dataset, array: np.ndarray) -> np.ndarray:

@@ -54,9 +54,9 @@ class Exp_Zero_Shot_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pu
         sampler = ShardSampler(len(subset), self.dist.rank, self.dist.world_size)
         return subset, make_loader(self.args, subset, flag, sampler, seed=self.run_seed)
 
-    def _run_record_fields(self) -> dict:
+    def _extra_record_fields(self) -> dict:
         described = self._bare_model().describe()
         windows = {"test_every": self.args.test_every}
         if self.args.test_every > 1:
             windows["test_windows_of"] = self._all_test_windows
-        return {**super()._run_record_fields(), "zero_shot": True, **described, **windows}
+        return {"zero_shot": True, **described, **windows}
