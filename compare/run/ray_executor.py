@@ -25,6 +25,7 @@ signal to the runner cancel the tasks in flight; each forwards one SIGTERM to it
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import os
@@ -35,9 +36,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import ClassVar
 
 from compare.grid.plan import PlannedRun
 from compare.grid.run_args import flag_value
@@ -348,12 +349,26 @@ def connect(address: str | None) -> None:
 
 
 class RayExecutor:
-    """Runs a grid's jobs as Ray tasks; `start` connects (one-line errors), `run_grid` runs, `close` leaves."""
+    """Runs a grid's jobs as Ray tasks; `start` connects (one-line errors), `submit`/`poll`/`cancel` run them
+    (compare/run/executor.py drives them), `close` leaves."""
+
+    flags: ClassVar[dict[str, object]] = {"address": None, "gpus_per_run": 0.0}
 
     def __init__(self, address: str | None = None, cpus_per_run: float = 1.0, gpus_per_run: float = 0.0,
                  run_timeout: float | None = None) -> None:
         self.address, self.cpus, self.gpus, self.run_timeout = address, cpus_per_run, gpus_per_run, run_timeout
         self.ray = None
+        self._folder = self._task = None
+        self._pending: dict = {}
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RayExecutor:
+        if "mlflow" in args.logger:
+            raise UserInputError("--logger mlflow writes one SQLite store that runs on other nodes cannot share: under "
+                                 "--executor ray use --logger tensorboard or wandb (their folders come back with the "
+                                 "results)")
+        return cls(address=args.address, cpus_per_run=args.cpus_per_run or 1.0, gpus_per_run=args.gpus_per_run,
+                   run_timeout=args.run_timeout)
 
     def start(self) -> None:
         """Connect to the cluster (or start a local instance) and check it can run one job."""
@@ -368,6 +383,9 @@ class RayExecutor:
 
     def close(self) -> None:
         if self.ray is not None:
+            if self._folder is not None:
+                self.ray.kill(self._folder)
+                self._folder = None
             disconnect()
 
     def capacity(self) -> int:
@@ -380,40 +398,41 @@ class RayExecutor:
             fits.append(resources.get("GPU", 0.0) / self.gpus)
         return max(1, int(min(fits) + 1e-9))
 
-    def run_grid(self, grid: Grid, jobs: list[tuple[int, PlannedRun]]) -> None:
-        if not jobs:
-            return
+    def _open(self, grid: Grid) -> None:
+        """The grid folder's actor on this node (the runs' files come back through it) and the task."""
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         here = ray.get_runtime_context().get_node_id()
-        folder = ray.remote(RunFolder).options(
+        self._folder = ray.remote(RunFolder).options(
             num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
             str(grid.runs_dir.resolve()))
-        task = ray.remote(_run_task).options(num_cpus=self.cpus, num_gpus=self.gpus, max_retries=MAX_RETRIES,
-                                             retry_exceptions=[RunProcessLost])
-        queue, pending, cancelled = list(jobs), {}, set()
-        while queue or pending:
-            while queue and len(pending) < self.capacity() and not grid.stopper.stop_requested():
-                k, run = queue.pop(0)
-                if grid.begin(k, run):
-                    pending[task.remote(run, folder, max(1, int(self.cpus)))] = (run, time.time())
-            if grid.stopper.stop_requested():
-                for _, run in queue:
-                    grid.not_start(run)
-                queue = []
-                for ref in set(pending) - cancelled:
-                    ray.cancel(ref)
-                    cancelled.add(ref)
-            if not pending:
-                continue
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-            for ref in ready:
-                run, start = pending.pop(ref)
-                self._finish(grid, ref, run, start, ref in cancelled)
-        ray.kill(folder)
+        self._task = ray.remote(_run_task).options(num_cpus=self.cpus, num_gpus=self.gpus, max_retries=MAX_RETRIES,
+                                                   retry_exceptions=[RunProcessLost])
 
-    def _finish(self, grid: Grid, ref, run: PlannedRun, start: float, cancelled: bool) -> None:
+    def submit(self, run: PlannedRun, grid: Grid, resume: bool):
+        """A Ray task for `run` (the task itself resumes when the run's last.pth came back earlier)."""
+        if self._folder is None:
+            self._open(grid)
+        ref = self._task.remote(run, self._folder, max(1, int(self.cpus)))
+        self._pending[ref] = [grid, run, False]
+        return ref
+
+    def poll(self, timeout: float) -> list:
+        ready, _ = self.ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+        ended = []
+        for ref in ready:
+            grid, run, cancelled = self._pending.pop(ref)
+            ended.append((ref, *self._outcome(grid, ref, run, cancelled)))
+        return ended
+
+    def cancel(self, ref) -> None:
+        if ref in self._pending and not self._pending[ref][2]:
+            self.ray.cancel(ref)
+            self._pending[ref][2] = True
+
+    def _outcome(self, grid: Grid, ref, run: PlannedRun, cancelled: bool) -> tuple[RunOutcome, bool]:
+        """(outcome, resumed) of an ended task."""
         ray = self.ray
         log_path = grid.runs_dir / "logs" / f"{run.settings[0]}.log"
         try:
@@ -425,4 +444,4 @@ class RayExecutor:
         except ray.exceptions.RayError as err:
             first = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
             outcome, resumed = RunOutcome(1, f"Ray task failed: {first}", log_path, False, False, None), False
-        grid.finish(run, outcome, time.time() - start, resumed)
+        return outcome, resumed

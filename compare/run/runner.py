@@ -9,7 +9,7 @@ out-of-memory run cannot take the others down. Runs whose settings are already i
 The runner records each attempt in `<out>/runs/compare_runs.jsonl` and finally writes the report
 (`compare.report.build`).
 
-Where runs execute is the executor's choice (`compare.run.scheduler`): `--executor local` (default) runs
+Where runs execute is the executor's choice (`compare.run.executor`): `--executor local` (default) runs
 `--jobs N` run.py processes at once on this machine (results and manifest lines are appended atomically;
 small models leave a GPU mostly idle, so several runs share it well; each gets `--cpus_per_run` threads,
 default `cpu_count // N`, unless OMP_NUM_THREADS is set). `--executor ray [--address auto|HOST:PORT]`
@@ -128,9 +128,10 @@ from compare.recipes.tables import RECIPES, TASK_RECIPES, RecipeBook, TaskBook
 from compare.report.build import write_report
 from compare.report.seeds import focus_rows
 from compare.run.eta import RunTimes
+from compare.run.executor import EXECUTORS, Executor, check_executor_flags, executor_class, run_jobs
 from compare.run.local_process import RunStopper
 from compare.run.resume_copies import RESUME_DIR, drop_resume_copies, restore_resume_copies
-from compare.run.scheduler import Executor, Grid, GridOptions, LocalExecutor, duration
+from compare.run.scheduler import Grid, GridOptions, duration
 from data_provider.protocol import PROTOCOLS, RUNNER_DEFAULT, changes_results
 from exp.trackers.mlflow_tracker import experiment_id as mlflow_experiment
 from exp.trackers.options import DEFAULT_LOGGER_DIR, TRACKERS, LoggerNames
@@ -148,7 +149,6 @@ logger = logging.getLogger("compare")
 EXIT_UNFINISHED = 3
 #: seconds of a --time_budget kept for writing the report after the runs are stopped
 REPORT_RESERVE_SECONDS = 30.0
-EXECUTORS = ("local", "ray")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -242,7 +242,7 @@ def _add_schedule_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1,
                    help="--executor local: runs at once (each gets cpu_count // jobs threads unless "
                         "OMP_NUM_THREADS or --cpus_per_run is set)")
-    p.add_argument("--executor", default="local", choices=EXECUTORS,
+    p.add_argument("--executor", default="local", choices=list(EXECUTORS),
                    help="where runs execute: local (run.py processes on this machine) or ray (Ray tasks on a Ray "
                         "cluster; compare/run/ray_executor.py)")
     p.add_argument("--address", default=None, metavar="auto|HOST:PORT",
@@ -441,21 +441,13 @@ def _report_stale(stale: list[PlannedRun], states: dict, rerun: bool) -> None:
 
 
 def _check_executor_flags(args: argparse.Namespace) -> None:
-    """--address, --gpus_per_run belong to --executor ray; resources are positive."""
-    if args.executor != "ray" and args.address is not None:
-        raise UserInputError(f"--address {args.address} names a Ray cluster: add --executor ray")
-    if args.executor != "ray" and args.gpus_per_run:
-        raise UserInputError("--gpus_per_run is a Ray resource request: add --executor ray (locally, runs use "
-                             "the GPU run.py picks)")
+    """Flags of another executor than --executor are refused; resources are positive."""
+    check_executor_flags(args, {name: executor_class(name).flags for name in EXECUTORS})
     if args.cpus_per_run is not None and not args.cpus_per_run > 0:
         raise UserInputError(f"--cpus_per_run {args.cpus_per_run:g}: give a positive number of CPUs")
-    if args.executor == "local" and args.cpus_per_run is not None and args.cpus_per_run != int(args.cpus_per_run):
-        raise UserInputError(f"--cpus_per_run {args.cpus_per_run:g}: a local run's threads are a whole number")
-    if args.executor == "ray" and "mlflow" in args.logger:
-        raise UserInputError("--logger mlflow writes one SQLite store that runs on other nodes cannot share: under "
-                             "--executor ray use --logger tensorboard or wandb (their folders come back with the results)")
     if not args.gpus_per_run >= 0:
         raise UserInputError(f"--gpus_per_run {args.gpus_per_run:g}: give 0 or a positive fraction of a GPU")
+    executor_class(args.executor).from_args(args)
 
 
 def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
@@ -559,13 +551,8 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
 
 
 def _executor(args: argparse.Namespace) -> Executor:
-    """The executor of --executor (Ray is imported only when asked for)."""
-    if args.executor == "ray":
-        from compare.run.ray_executor import RayExecutor
-
-        return RayExecutor(address=args.address, cpus_per_run=args.cpus_per_run or 1.0,
-                           gpus_per_run=args.gpus_per_run, run_timeout=args.run_timeout)
-    return LocalExecutor(args.jobs)
+    """The executor of --executor (each is imported only when asked for)."""
+    return executor_class(args.executor).from_args(args)
 
 
 def _threads(args: argparse.Namespace) -> int | None:
@@ -580,7 +567,7 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
     """Run `todo` on the chosen executor; (grid, aborted by a second Ctrl-C, signal to the runner or None)."""
     options = GridOptions(out=out, min_start=args.min_start, resume_copies=args.resume_copies,
                           run_timeout=args.run_timeout, threads=_threads(args),
-                          parallel=executor.capacity() if args.executor == "ray" else args.jobs)
+                          parallel=executor.capacity())
     aborted = False
     times = RunTimes(options.parallel, out / RUNS_DIR)
     if todo and not args.no_probe:
@@ -591,7 +578,7 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
         stop_reports = threading.Event()
         threading.Thread(target=grid.report_every, args=(args.progress_every, stop_reports), daemon=True).start()
         try:
-            executor.run_grid(grid, list(enumerate(todo, start=1)))
+            run_jobs(executor, grid, list(enumerate(todo, start=1)))
         except KeyboardInterrupt:
             # A second Ctrl-C: no more waiting for runs to save.
             stopper.kill_all()

@@ -1,12 +1,8 @@
 """The grid's scheduler: which planned run starts when, what each attempt ended as, the manifest line it
-leaves, a live progress line, and the summary. Where a run executes is an executor's only job:
-
-- `LocalExecutor` (`--executor local`): run.py subprocesses on this machine, `--jobs` at once;
-- `compare.run.ray_executor.RayExecutor` (`--executor ray`): Ray tasks on a Ray cluster.
-
-Both call back `Grid.begin` before a run starts (the time budget and a stop request are checked there) and
-`Grid.finish` when it has ended and its files are in `<out>/runs/` (the executor's job), so planning,
-recording, resume and the report are one path whatever the executor.
+leaves, a live progress line, and the summary. Where a run executes is an executor's only job
+(compare/run/executor.py): `run_jobs` calls `Grid.begin` before a run starts (the time budget and a stop
+request are checked there) and `Grid.finish` when it has ended and its files are in `<out>/runs/`, so
+planning, recording, resume and the report are one path whatever the executor.
 """
 
 from __future__ import annotations
@@ -14,21 +10,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from compare.grid.plan import PlannedRun
 from compare.grid.records import finished_settings
 from compare.grid.run_state import append_manifest, has_last, last_files, result_line, saved_progress
-from compare.run import local_process
 from compare.run.eta import RunTimes
 from compare.run.local_process import INTERRUPTED_CODES, RunOutcome, RunStopper
 from compare.run.resume_copies import drop_resume_copies, keep_resume_copies
 from exp.progress import duration
 
-__all__ = ["Executor", "Grid", "GridOptions", "LocalExecutor", "duration"]
+__all__ = ["Grid", "GridOptions", "duration"]
 
 logger = logging.getLogger("compare")
 
@@ -158,52 +151,3 @@ class Grid:
             logger.info("      FAILED after %s: %s: %s (log: %s)", duration(seconds), run.label, error,
                         outcome.log_path)
             self.failures.append((run, error or "failed"))
-
-
-class Executor(Protocol):
-    """Runs every job of a grid: `grid.begin(k, run)` before starting run k, `grid.finish(...)` after it
-    ended with its files in `grid.runs_dir`. Returns when every job has ended or was not started."""
-
-    def start(self) -> None:
-        """Connect to where runs execute; UserInputError (one line, nothing written yet) when it cannot."""
-
-    def run_grid(self, grid: Grid, jobs: list[tuple[int, PlannedRun]]) -> None: ...
-
-    def close(self) -> None:
-        """Leave (a Ray instance this executor started is shut down)."""
-
-
-class LocalExecutor:
-    """run.py subprocesses on this machine, `parallel` at once (threads waiting on processes)."""
-
-    def __init__(self, parallel: int = 1) -> None:
-        self.parallel = parallel
-
-    def start(self) -> None:
-        """Nothing to connect to."""
-
-    def close(self) -> None:
-        """Nothing to leave."""
-
-    def _one(self, grid: Grid, k: int, run: PlannedRun) -> None:
-        if not grid.begin(k, run):
-            return
-        start = time.time()
-        resume = has_last(grid.runs_dir, run)
-        # Looked up on the module at call time, so tests can stand in for the subprocess.
-        outcome = local_process.execute_run(run, grid.runs_dir, grid.options.run_timeout, grid.options.threads,
-                                            resume=resume, stopper=grid.stopper)
-        grid.finish(run, outcome, time.time() - start, resume)
-
-    def run_grid(self, grid: Grid, jobs: list[tuple[int, PlannedRun]]) -> None:
-        if self.parallel == 1:
-            for k, run in jobs:
-                self._one(grid, k, run)
-            return
-        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
-            try:
-                for future in [pool.submit(self._one, grid, k, run) for k, run in jobs]:
-                    future.result()
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-

@@ -88,9 +88,10 @@ def test_a_local_ray_instance_gives_the_local_executors_numbers(data, tmp_path):
 
 
 @pytest.mark.parametrize(("extra", "expected"), [
-    (("--address", "127.0.0.1:6379"), "error: --address 127.0.0.1:6379 names a Ray cluster: add --executor ray"),
-    (("--gpus_per_run", "0.5"), "error: --gpus_per_run is a Ray resource request: add --executor ray (locally, "
-                                "runs use the GPU run.py picks)"),
+    (("--address", "127.0.0.1:6379"), "error: --address 127.0.0.1:6379 is read by --executor ray only: add "
+                                      "--executor ray or drop it"),
+    (("--gpus_per_run", "0.5"), "error: --gpus_per_run 0.5 is read by --executor ray only: add --executor ray or "
+                                "drop it"),
     (("--executor", "ray", "--cpus_per_run", "0"), "error: --cpus_per_run 0: give a positive number of CPUs"),
     (("--executor", "ray", "--gpus_per_run", "-1"), "error: --gpus_per_run -1: give 0 or a positive fraction of "
                                                     "a GPU"),
