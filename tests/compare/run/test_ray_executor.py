@@ -254,7 +254,7 @@ def test_a_killed_run_is_retried_by_ray_and_resumes_to_the_uninterrupted_result(
     data = tmp_path / "data"
     write_toy_csv(data / "toy" / "toy.csv", rows=3000)
     argv = ["--data", "toy", "--models", "iTransformer", "--pred_lens", "12", "--epochs", "3", "--num_workers", "0",
-            "--root", str(data), "--cpus_per_run", "1", "--no-timing", "--extra=--save_every_steps 5 --patience 5"]
+            "--root", str(data), "--cpus_per_run", "1", "--no-timing", "--patience", "5", "--extra=--save_every_steps 5"]
     outcome = {}
     ray_out = tmp_path / "ray"
     worker = threading.Thread(target=lambda: outcome.update(
@@ -280,7 +280,7 @@ def test_losing_the_worker_node_still_finishes_the_grid_with_the_same_numbers(tm
     write_toy_csv(data / "toy" / "toy.csv", rows=3000)
     argv = ["--data", "toy", "--models", "iTransformer", "DLinear", "--pred_lens", "12", "--epochs", "3",
             "--num_workers", "0", "--root", str(data), "--cpus_per_run", "1", "--no-timing",
-            "--extra=--save_every_steps 5 --patience 5"]
+            "--patience", "5", "--extra=--save_every_steps 5"]
     outcome = {}
     ray_out = tmp_path / "ray"
     worker = threading.Thread(target=lambda: outcome.update(
