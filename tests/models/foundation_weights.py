@@ -92,6 +92,11 @@ def tiny_tirex(folder: Path) -> Path:
                                   block_kwargs=dict(num_blocks=1, embedding_dim=16, num_heads=2), input_ff_dim=16),
              "train_ctx_len": 64}
     model = TiRexZero(backend="torch", **hyper)
+    # tirex-ts allocates the sLSTM kernels with torch.empty and leaves them for the checkpoint to fill: whatever the
+    # allocator hands back (NaN on a busy heap) would be saved. Every parameter gets a seeded draw instead.
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(0.1 * torch.randn_like(parameter))
     folder.mkdir(parents=True, exist_ok=True)
     torch.save({"hyper_parameters": hyper, "state_dict": model.state_dict()}, folder / "model.ckpt")
     return folder
