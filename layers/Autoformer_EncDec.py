@@ -22,6 +22,8 @@ The decomposition forecast of Autoformer (§3.1, decoder inputs) and FEDformer: 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn as nn
 
@@ -237,6 +239,36 @@ class Decoder(nn.Module):
         if self.projection is not None:
             x = self.projection(x)  # [B, L, c_out]
         return x, trend
+
+
+def decomposition_encoder(correlation: Callable[[], nn.Module], d_model: int, d_ff: int, e_layers: int,
+                          moving_avg: int, dropout: float, activation: str) -> Encoder:
+    """`e_layers` EncoderLayers (eq. 3), each around a fresh `correlation()` layer, then my_Layernorm: the
+    encoder Autoformer and FEDformer build (layers and their parameters created in TSLib's order)."""
+    return Encoder(
+        [
+            EncoderLayer(correlation(), d_model, d_ff, moving_avg=moving_avg, dropout=dropout,
+                         activation=activation)
+            for _ in range(e_layers)
+        ],
+        norm_layer=my_Layernorm(d_model),
+    )
+
+
+def decomposition_decoder(self_correlation: Callable[[], nn.Module], cross_correlation: Callable[[], nn.Module],
+                          d_model: int, c_out: int, d_ff: int, d_layers: int, moving_avg: int, dropout: float,
+                          activation: str) -> Decoder:
+    """`d_layers` DecoderLayers (eq. 4) around fresh self- then cross-correlation layers, my_Layernorm and
+    Linear(D → c_out): the decoder Autoformer and FEDformer build (in TSLib's creation order)."""
+    return Decoder(
+        [
+            DecoderLayer(self_correlation(), cross_correlation(), d_model, c_out, d_ff, moving_avg=moving_avg,
+                         dropout=dropout, activation=activation)
+            for _ in range(d_layers)
+        ],
+        norm_layer=my_Layernorm(d_model),
+        projection=nn.Linear(d_model, c_out, bias=True),
+    )
 
 
 class SeasonalTrendForecast:

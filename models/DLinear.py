@@ -20,9 +20,8 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     WINDOW_TASKS,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.TaskDispatch import window_task_output
 
@@ -66,12 +65,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "DLinear", TASKS)
+        check_variate_task_config(configs, "DLinear", TASKS)
         check_positive(configs, "moving_avg")
         self.task_name = configs.task_name
         classify = self.task_name == CLASSIFICATION
-        if not classify:
-            check_output_channels(configs, "DLinear")
         # Imputation, anomaly detection and classification map each window onto itself (L → L), as TSLib.
         self.pred_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out

@@ -35,9 +35,8 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     WINDOW_TASKS,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
@@ -81,12 +80,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "LightTS", TASKS)
+        check_variate_task_config(configs, "LightTS", TASKS)
         check_positive(configs, "d_model")
         self.task_name = configs.task_name
         classify = self.task_name == CLASSIFICATION
-        if not classify:
-            check_output_channels(configs, "LightTS")
         if configs.d_model < 16:
             raise UserInputError(f"--d_model {configs.d_model} is too small for LightTS; use at least 16 "
                              "(its blocks use d_model // 4 features and a further // 4 bottleneck)")

@@ -29,9 +29,8 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     WINDOW_TASKS,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.TaskDispatch import window_task_output
 from utils.errors import UserInputError
@@ -65,12 +64,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "SegRNN", TASKS)
+        check_variate_task_config(configs, "SegRNN", TASKS)
         check_positive(configs, "seg_len", "d_model")
         self.task_name = configs.task_name
         forecasting = self.task_name in FORECAST_TASKS
-        if self.task_name != CLASSIFICATION:
-            check_output_channels(configs, "SegRNN")
         check_segments(configs.seq_len, configs.pred_len if forecasting else None, configs.seg_len,
                        configs.d_model)
         self.enc_in = configs.enc_in
