@@ -27,6 +27,7 @@ from collections.abc import Callable
 import torch
 import torch.nn as nn
 
+from layers.Transformer_EncDec import Decoder as DecoderStack
 from layers.Transformer_EncDec import activation_fn
 
 
@@ -216,17 +217,11 @@ class DecoderLayer(nn.Module):
         return x, residual_trend
 
 
-class Decoder(nn.Module):
+class Decoder(DecoderStack):
     """Decoder layers accumulating their projected trends onto `trend`, then an optional norm and
     projection of the seasonal part: x `[B, L, D]`, cross `[B, S, D]`, trend `[B, L, c_out]` →
-    (seasonal `[B, L, c_out]` with a projection, else `[B, L, D]`; trend `[B, L, c_out]`)."""
-
-    def __init__(self, layers: list[nn.Module], norm_layer: nn.Module | None = None,
-                 projection: nn.Module | None = None) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-        self.norm = norm_layer
-        self.projection = projection
+    (seasonal `[B, L, c_out]` with a projection, else `[B, L, D]`; trend `[B, L, c_out]`). TSLib's
+    signature and names (layers, norm, projection): Transformer_EncDec's stack with the trend added."""
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
                 cross_mask: torch.Tensor | None = None, trend: torch.Tensor | None = None

@@ -48,3 +48,31 @@ class TaskForward:
             return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
         given = {"x_enc": x_enc, "x_mark_enc": x_mark_enc, "x_dec": x_dec, "x_mark_dec": x_mark_dec}
         return self.forecast(*(given[name] for name in self.FORECAST_INPUTS))
+
+
+class EncoderOutputTasks(TaskForward):
+    """Every task from one `encoder(x)`: `[B, L, N]` → `[B, H, N]` with H = pred_len when forecasting and L for
+    the window tasks (TSLib's DLinear, LightTS, SegRNN). Forecasting, imputation and anomaly detection return
+    its last c_out variates (the marks and the mask are not read, as in TSLib); classification flattens the
+    L-step output time-major into `projection`, Linear(L·N → num_class) (the padding mask is not read: padded
+    steps are zeros)."""
+
+    FORECAST_INPUTS = ("x_enc",)
+
+    def forecast(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """`[B, L, enc_in]` → `[B, H, c_out]`."""
+        return self.encoder(x_enc)[:, :, -self.c_out:]
+
+    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
+                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
+        """Reconstruct the window `[B, L, N]` (0 where masked) → `[B, L, c_out]`."""
+        return self.encoder(x_enc)[:, :, -self.c_out:]
+
+    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
+        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""
+        return self.encoder(x_enc)[:, :, -self.c_out:]
+
+    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`[B, L, enc_in]` → logits `[B, num_class]`."""
+        out = self.encoder(x_enc)  # [B, L, N]
+        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
