@@ -212,7 +212,8 @@ def git_commit() -> str:
     return commit + (" (+uncommitted changes)" if dirty.strip() else "")
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's flags (--worker: one measurement in a fresh process, for run_config)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
@@ -227,6 +228,11 @@ def main() -> int:
     parser.add_argument("--host_malloc", default="retain", choices=HOST_MALLOC_CHOICES,
                         help="host allocator of every measurement, as run.py's flag")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    return parser
+
+
+def main() -> int:
+    parser = build_parser()
     args = parser.parse_args()
     if args.worker:
         config = json.loads(args.worker)
@@ -249,7 +255,13 @@ def main() -> int:
     if args.model_step:
         model_step_table(args)
         return 0
+    kernel_table(args)
+    return 0
 
+
+def kernel_table(args: argparse.Namespace) -> None:
+    """One row per (shape, implementation): forward and forward+backward ms, peak MB and the speed-up over the
+    naive form measured in the same run; naive and recurrent are skipped where they would not fit or finish."""
     t_values = args.T or ((192, 816, 2048) if args.quick else T_VALUES)
     chunks = args.chunks or ((64,) if args.quick else CHUNKS)
     shapes = [("B8-H4-E8", 8, 4, 8, t) for t in t_values]
@@ -285,7 +297,6 @@ def main() -> int:
             print(f"{label:<22}{T:>6}  {name:<12}{res['fwd_ms']:>10.1f}{res['fwd_bwd_ms']:>12.1f}"
                   f"{res['peak_mb']:>10.1f}{ratio:>9}", flush=True)
     print("x naive = naive forward+backward time / this forward+backward time (same shape, same run).")
-    return 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,8 @@ def _value_passthrough(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args,
     return v * 1.0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The profiler's flags."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pred_len", type=int, default=720)
     p.add_argument("--batch", type=int, default=32)
@@ -62,6 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--compile", action="store_true", help="profile the torch.compile'd step, as run.py --compile")
     p.add_argument("--compile_mode", default=None, choices=COMPILE_MODES, help="with --compile: torch.compile's mode, as run.py's flag")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
@@ -83,10 +90,19 @@ def main(argv: list[str] | None = None) -> int:
         if cuda:
             torch.cuda.synchronize()
 
-    for _ in range(3 if args.compile else 1):  # compilation (and CUDA-graph recording) happen here
+    times, faults, seconds, prof = _timed_and_profiled(step, args.steps, warmup=3 if args.compile else 1, cuda=cuda)
+    _print_profile(args, times, faults, seconds, prof, cuda)
+    return 0
+
+
+def _timed_and_profiled(step: Callable[[], None], steps: int, warmup: int, cuda: bool
+                        ) -> tuple[list[float], list[int], float, profile]:
+    """`warmup` untimed steps (compilation, CUDA-graph recording), `steps` timed ones (seconds, minor page
+    faults each), then one profiled step: (times, faults, its seconds, the profiler)."""
+    for _ in range(warmup):
         step()
     times, faults = [], []
-    for _ in range(args.steps):
+    for _ in range(steps):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
         step()
@@ -97,6 +113,13 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         step()
         seconds = time.perf_counter() - start
+    return times, faults, seconds, prof
+
+
+def _print_profile(args: argparse.Namespace, times: list[float], faults: list[int], seconds: float, prof: profile,
+                   cuda: bool) -> None:
+    """The header lines (setting, step times, page faults, peak RSS; on CUDA launches and host waits) and the
+    profiler's operator table."""
     device = torch.cuda.get_device_name() if cuda else "cpu"
     print(f"# CAPS ETTh1 H={args.pred_len} batch {args.batch} impl {args.impl} attention {args.attention} "
           f"device {device} compile {(args.compile_mode or 'default') if args.compile else 'off'} "
@@ -113,7 +136,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# the profiled step: {launches} kernel launches, {waits} host waits for the device "
               f"({', '.join(k for k in WAIT_CALLS if counts.get(k))})")
     print(events.table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total", row_limit=args.rows))
-    return 0
 
 
 if __name__ == "__main__":

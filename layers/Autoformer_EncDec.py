@@ -22,9 +22,12 @@ The decomposition forecast of Autoformer (§3.1, decoder inputs) and FEDformer: 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn as nn
 
+from layers.Transformer_EncDec import Decoder as DecoderStack
 from layers.Transformer_EncDec import activation_fn
 
 
@@ -214,17 +217,11 @@ class DecoderLayer(nn.Module):
         return x, residual_trend
 
 
-class Decoder(nn.Module):
+class Decoder(DecoderStack):
     """Decoder layers accumulating their projected trends onto `trend`, then an optional norm and
     projection of the seasonal part: x `[B, L, D]`, cross `[B, S, D]`, trend `[B, L, c_out]` →
-    (seasonal `[B, L, c_out]` with a projection, else `[B, L, D]`; trend `[B, L, c_out]`)."""
-
-    def __init__(self, layers: list[nn.Module], norm_layer: nn.Module | None = None,
-                 projection: nn.Module | None = None) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-        self.norm = norm_layer
-        self.projection = projection
+    (seasonal `[B, L, c_out]` with a projection, else `[B, L, D]`; trend `[B, L, c_out]`). TSLib's
+    signature and names (layers, norm, projection): Transformer_EncDec's stack with the trend added."""
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
                 cross_mask: torch.Tensor | None = None, trend: torch.Tensor | None = None
@@ -237,6 +234,36 @@ class Decoder(nn.Module):
         if self.projection is not None:
             x = self.projection(x)  # [B, L, c_out]
         return x, trend
+
+
+def decomposition_encoder(correlation: Callable[[], nn.Module], d_model: int, d_ff: int, e_layers: int,
+                          moving_avg: int, dropout: float, activation: str) -> Encoder:
+    """`e_layers` EncoderLayers (eq. 3), each around a fresh `correlation()` layer, then my_Layernorm: the
+    encoder Autoformer and FEDformer build (layers and their parameters created in TSLib's order)."""
+    return Encoder(
+        [
+            EncoderLayer(correlation(), d_model, d_ff, moving_avg=moving_avg, dropout=dropout,
+                         activation=activation)
+            for _ in range(e_layers)
+        ],
+        norm_layer=my_Layernorm(d_model),
+    )
+
+
+def decomposition_decoder(self_correlation: Callable[[], nn.Module], cross_correlation: Callable[[], nn.Module],
+                          d_model: int, c_out: int, d_ff: int, d_layers: int, moving_avg: int, dropout: float,
+                          activation: str) -> Decoder:
+    """`d_layers` DecoderLayers (eq. 4) around fresh self- then cross-correlation layers, my_Layernorm and
+    Linear(D → c_out): the decoder Autoformer and FEDformer build (in TSLib's creation order)."""
+    return Decoder(
+        [
+            DecoderLayer(self_correlation(), cross_correlation(), d_model, c_out, d_ff, moving_avg=moving_avg,
+                         dropout=dropout, activation=activation)
+            for _ in range(d_layers)
+        ],
+        norm_layer=my_Layernorm(d_model),
+        projection=nn.Linear(d_model, c_out, bias=True),
+    )
 
 
 class SeasonalTrendForecast:

@@ -12,6 +12,8 @@ layers, MaxPool(ELU(BatchNorm(Conv1d(x)))) halves the sequence length.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -122,18 +124,28 @@ class Encoder(nn.Module):
         return x, attns
 
 
-def full_attention_encoder(d_model: int, n_heads: int, d_ff: int, e_layers: int, dropout: float,
-                           activation: str, norm_layer: nn.Module | None, factor: int = 5) -> Encoder:
-    """`e_layers` post-norm encoder layers over non-causal full attention, then `norm_layer`
-    (the encoder TSLib's Transformer, iTransformer and PatchTST build inline)."""
+def attention_encoder(attention: Callable[[bool], nn.Module], d_model: int, d_ff: int, e_layers: int,
+                      dropout: float, activation: str, norm_layer: nn.Module | None) -> Encoder:
+    """`e_layers` post-norm encoder layers, each around a fresh non-causal `attention(False)`, then `norm_layer`
+    (layers and their parameters created in TSLib's order)."""
     return Encoder(
         [
-            EncoderLayer(AttentionLayer(FullAttention(False, factor, attention_dropout=dropout), d_model, n_heads),
-                         d_model, d_ff, dropout=dropout, activation=activation)
+            EncoderLayer(attention(False), d_model, d_ff, dropout=dropout, activation=activation)
             for _ in range(e_layers)
         ],
         norm_layer=norm_layer,
     )
+
+
+def full_attention_encoder(d_model: int, n_heads: int, d_ff: int, e_layers: int, dropout: float,
+                           activation: str, norm_layer: nn.Module | None, factor: int = 5) -> Encoder:
+    """`e_layers` post-norm encoder layers over non-causal full attention, then `norm_layer`
+    (the encoder TSLib's Transformer, iTransformer and PatchTST build inline)."""
+
+    def attention(causal: bool) -> AttentionLayer:
+        return AttentionLayer(FullAttention(causal, factor, attention_dropout=dropout), d_model, n_heads)
+
+    return attention_encoder(attention, d_model, d_ff, e_layers, dropout, activation, norm_layer)
 
 
 class DecoderLayer(nn.Module):
@@ -190,3 +202,18 @@ class Decoder(nn.Module):
         if self.projection is not None:
             x = self.projection(x)  # [B, L, c_out]
         return x
+
+
+def attention_decoder(attention: Callable[[bool], nn.Module], d_model: int, d_ff: int, d_layers: int,
+                      dropout: float, activation: str, c_out: int) -> Decoder:
+    """`d_layers` decoder layers over a fresh causal `attention(True)` (self) and `attention(False)` (cross),
+    a final LayerNorm and Linear(D → c_out): the decoder of TSLib's Transformer, Informer and Non-stationary
+    Transformer, created in their order."""
+    return Decoder(
+        [
+            DecoderLayer(attention(True), attention(False), d_model, d_ff, dropout=dropout, activation=activation)
+            for _ in range(d_layers)
+        ],
+        norm_layer=nn.LayerNorm(d_model),
+        projection=nn.Linear(d_model, c_out),
+    )

@@ -140,6 +140,24 @@ def check_task_config(configs: argparse.Namespace, model: str, tasks: Iterable[s
     check_dropout(configs)
 
 
+def check_attention_config(configs: argparse.Namespace, model: str, tasks: Iterable[str], *positive: str) -> None:
+    """The checks the Transformer family shares: `check_task_config`, `--n_heads` dividing `--d_model`, the
+    flags named in `positive` positive, `--activation` and `--embed` among their choices."""
+    check_task_config(configs, model, tasks)
+    check_heads(configs)
+    check_positive(configs, *positive)
+    check_choice(configs, "activation", ACTIVATIONS)
+    check_choice(configs, "embed", EMBED_TYPES)
+
+
+def check_variate_task_config(configs: argparse.Namespace, model: str, tasks: Iterable[str]) -> None:
+    """`check_task_config` for a model whose outputs are its input variates: also `--c_out` ≤ `--enc_in`
+    (`check_output_channels`), except for classification, which outputs classes."""
+    check_task_config(configs, model, tasks)
+    if configs.task_name != CLASSIFICATION:
+        check_output_channels(configs, model)
+
+
 def check_forecast_config(configs: argparse.Namespace, model: str) -> None:
     """The checks every forecasting model shares: task, window lengths, channel counts, dropout."""
     check_task(configs, model)

@@ -22,40 +22,31 @@ from __future__ import annotations
 
 import argparse
 
-import torch
 import torch.nn as nn
 
 from layers.AutoCorrelation import AutoCorrelation, AutoCorrelationLayer
 from layers.Autoformer_EncDec import (
-    Decoder,
-    DecoderLayer,
-    Encoder,
-    EncoderLayer,
     SeasonalTrendForecast,
-    my_Layernorm,
+    decomposition_decoder,
+    decomposition_encoder,
     series_decomp,
 )
 from layers.config_checks import (
-    ACTIVATIONS,
     ALL_TASKS,
-    EMBED_TYPES,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_choice,
+    check_attention_config,
     check_decoder_from_encoder,
-    check_heads,
     check_output_channels,
     check_positive,
-    check_task_config,
 )
 from layers.Embed import DataEmbedding_wo_pos
 from layers.EncoderTaskHeads import EncoderWindowTasks
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 
 TASKS = ALL_TASKS
 
 
-class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
+class Model(TaskForward, SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
     """Autoformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None),
     x_mark_dec `[B, label_len + H, F]` (or None) → `[B, H, c_out]`; x_dec is not read: the decoder input is
     built from x_enc's decomposition, as in TSLib. For imputation and anomaly detection it reconstructs the
@@ -70,13 +61,12 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
     the output equals the last c_out channels of TSLib's (which keeps all enc_in channels there).
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc", "x_mark_dec")
+
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "Autoformer", TASKS)
-        check_heads(configs)
-        check_positive(configs, "e_layers", "d_ff", "factor", "moving_avg")
-        check_choice(configs, "activation", ACTIVATIONS)
-        check_choice(configs, "embed", EMBED_TYPES)
+        check_attention_config(configs, "Autoformer", TASKS, "e_layers", "d_ff", "factor", "moving_avg")
         self.task_name = configs.task_name
         forecast = self.task_name in FORECAST_TASKS
         if forecast:
@@ -97,32 +87,12 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
         # seed draws the same initial weights as TSLib's Autoformer.
         self.decomp = series_decomp(configs.moving_avg)
         self.enc_embedding = DataEmbedding_wo_pos(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
-        self.encoder = Encoder(
-            [
-                EncoderLayer(correlation(), d_model, configs.d_ff, moving_avg=configs.moving_avg,
-                             dropout=dropout, activation=configs.activation)
-                for _ in range(configs.e_layers)
-            ],
-            norm_layer=my_Layernorm(d_model),
-        )
+        self.encoder = decomposition_encoder(correlation, d_model, configs.d_ff, configs.e_layers,
+                                             configs.moving_avg, dropout, configs.activation)
         if forecast:
             self.dec_embedding = DataEmbedding_wo_pos(configs.dec_in, d_model, configs.embed, configs.freq,
                                                       dropout)
-            self.decoder = Decoder(
-                [
-                    DecoderLayer(correlation(), correlation(), d_model, configs.c_out, configs.d_ff,
-                                 moving_avg=configs.moving_avg, dropout=dropout, activation=configs.activation)
-                    for _ in range(configs.d_layers)
-                ],
-                norm_layer=my_Layernorm(d_model),
-                projection=nn.Linear(d_model, configs.c_out, bias=True),
-            )
+            self.decoder = decomposition_decoder(correlation, correlation, d_model, configs.c_out, configs.d_ff,
+                                                 configs.d_layers, configs.moving_avg, dropout, configs.activation)
         else:
             self.build_window_head(configs, d_model, dropout)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc, x_mark_dec)

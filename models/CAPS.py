@@ -278,14 +278,24 @@ class Model(nn.Module):
 
     def __init__(self, configs) -> None:
         super().__init__()
+        e_layers, d_model, n_heads, dropout = self._read_task_flags(configs)
+        attention_options = self._read_caps_flags(configs)
+        num_class = self._checked_num_class(configs) if self.task_name == "classification" else 0
+        rope = attention_options["rope"]
+        d_input, d_emb, heads, width = _checked_widths(self.enc_in, self.time_emb_dim, d_model, n_heads, rope)
+        self.d_input, self.d_emb, self.width = d_input, d_emb, width
+        self._build_layers(heads, e_layers, dropout, attention_options, num_class)
+
+    def _read_task_flags(self, configs) -> tuple[int, int, int, float]:
+        """Sets task_name, seq_len, pred_len (0 outside forecasting) and enc_in; returns (e_layers, d_model,
+        n_heads, dropout), each checked."""
         task = _tslib_flag(configs, "task_name")
         if task not in CAPS_TASKS:
             raise ValueError(f"--task_name {task!r} is not supported by CAPS; use one of {', '.join(CAPS_TASKS)}")
         self.task_name = task
-        forecasting = task in FORECAST_TASKS
         self.seq_len = _flag_int(configs, "seq_len", 1)
         # Only forecasting has a horizon; TSLib's other tasks run with --pred_len 0 (or leave the default).
-        self.pred_len = _flag_int(configs, "pred_len", 1) if forecasting else 0
+        self.pred_len = _flag_int(configs, "pred_len", 1) if task in FORECAST_TASKS else 0
         self.enc_in = _flag_int(configs, "enc_in", 1)
         e_layers = _flag_int(configs, "e_layers", 1)
         d_model = _flag_int(configs, "d_model", 0)
@@ -293,7 +303,12 @@ class Model(nn.Module):
         dropout = float(_tslib_flag(configs, "dropout"))
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"--dropout {dropout!r} must lie in [0, 1)")
+        return e_layers, d_model, n_heads, dropout
 
+    def _read_caps_flags(self, configs) -> dict:
+        """Sets the model's CAPS switches (numerics, mark_norm, dropout_rescale, checkpoint_rows, time_emb_dim,
+        channel_dropout, bidirectional, n_targets); returns CAPSAttention's keyword options (attn, paths,
+        rope, numerics, chunk_size, impl, path1_max, path2_decay, rope_layout)."""
         # The attention's options are validated by CAPSAttention (the softmax => naive rule included).
         attn = _flag_choice(configs, "caps_attn")
         paths = parse_paths(getattr(configs, "caps_paths", CAPS_OPTIONS["caps_paths"].default))
@@ -316,28 +331,34 @@ class Model(nn.Module):
             raise ValueError(f"--seq_len {self.seq_len} leaves no spread to normalise time features by; "
                              "use --seq_len >= 2, --time_emb_dim 0 or --caps_mark_norm shift")
         direction = _flag_choice(configs, "caps_direction")
+        forecasting = self.task_name in FORECAST_TASKS
         self.bidirectional = direction == "bidirectional" or (direction == "auto" and not forecasting)
         # Classification pools every channel (c_out means nothing there); the other tasks decode the last c_out.
-        self.n_targets = self.enc_in if task == "classification" else self._decoded_channels(configs)
-        if task == "classification":
-            num_class = getattr(configs, "num_class", None)
-            if isinstance(num_class, bool) or not isinstance(num_class, int) or num_class < 1:
-                raise ValueError(f"classification needs configs.num_class >= 1 (got {num_class!r}); the "
-                                 "classification experiment sets it from the training set's labels")
+        self.n_targets = self.enc_in if self.task_name == "classification" else self._decoded_channels(configs)
+        return dict(attn=attn, paths=paths, rope=rope, numerics=self.numerics, chunk_size=chunk or None,
+                    impl=impl, path1_max=switches["caps_path1_max"], path2_decay=switches["caps_path2_decay"],
+                    rope_layout=switches["caps_rope_layout"])
 
-        d_input, d_emb, heads, width = _checked_widths(self.enc_in, self.time_emb_dim, d_model, n_heads, rope)
-        self.d_input, self.d_emb, self.width = d_input, d_emb, width
+    @staticmethod
+    def _checked_num_class(configs) -> int:
+        """configs.num_class, a whole number >= 1 (classification only)."""
+        num_class = getattr(configs, "num_class", None)
+        if isinstance(num_class, bool) or not isinstance(num_class, int) or num_class < 1:
+            raise ValueError(f"classification needs configs.num_class >= 1 (got {num_class!r}); the "
+                             "classification experiment sets it from the training set's labels")
+        return num_class
 
-        self.channel_token_mixer = nn.Linear(self.time_emb_dim + self.enc_in, d_input, bias=False)
-        self.value_token_mixer = nn.Parameter(INIT_STD * torch.randn(self.n_targets, 1, d_emb))
+    def _build_layers(self, heads: int, e_layers: int, dropout: float, attention_options: dict,
+                      num_class: int) -> None:
+        """The parameters, in the official code's creation order (seeded runs draw its initial weights):
+        token mixers, embeddings, blocks, the classification head, the custom init, then out_fill / mask_emb."""
+        task, width = self.task_name, self.width
+        self.channel_token_mixer = nn.Linear(self.time_emb_dim + self.enc_in, self.d_input, bias=False)
+        self.value_token_mixer = nn.Parameter(INIT_STD * torch.randn(self.n_targets, 1, self.d_emb))
         self.pos_emb = nn.Embedding(self.seq_len + self.pred_len, width)
         self.channel_emb = nn.Parameter(torch.zeros(1, self.n_targets, 1, width))
         self.blocks = nn.ModuleList(
-            CAPSBlock(width, CAPSAttention(width, heads, attn=attn, paths=paths, rope=rope,
-                                           numerics=self.numerics, chunk_size=chunk or None, dropout=dropout,
-                                           impl=impl, path1_max=switches["caps_path1_max"],
-                                           path2_decay=switches["caps_path2_decay"],
-                                           rope_layout=switches["caps_rope_layout"]), dropout)
+            CAPSBlock(width, CAPSAttention(width, heads, dropout=dropout, **attention_options), dropout)
             for _ in range(e_layers)
         )
         if task == "classification":
@@ -350,7 +371,7 @@ class Model(nn.Module):
         for name, param in self.named_parameters():
             if name.endswith("c_proj.weight"):
                 nn.init.normal_(param, mean=0.0, std=proj_std)
-        if forecasting:
+        if task in FORECAST_TASKS:
             # Created after the custom init, as in the official code: PyTorch's default U(±1/√L) init.
             self.out_fill = nn.Linear(self.seq_len, self.pred_len, bias=False)
         if task == "imputation":

@@ -38,17 +38,15 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     IMPUTATION,
-    WINDOW_TASKS,
     check_heads,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Crossformer_EncDec import Decoder, DecoderLayer, Encoder, scale_block
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
 from layers.SelfAttention_Family import AttentionLayer, FullAttention, TwoStageAttentionLayer
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 
 # TSLib's fixed segment length and merge window.
 SEG_LEN = 12
@@ -57,7 +55,7 @@ ANOMALY_DETECTION = "anomaly_detection"
 TASKS = FORECAST_TASKS + (IMPUTATION, ANOMALY_DETECTION, CLASSIFICATION)
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """Crossformer. Long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; imputation (masked x,
     marks, mask) and anomaly detection: `[B, L, enc_in]` → `[B, L, c_out]`; classification: x, padding
     mask `[B, L]` → `[B, num_class]` (see the module doc).
@@ -66,15 +64,16 @@ class Model(nn.Module):
     n_heads, d_ff, e_layers, dropout, factor (routers per segment in the cross-dimension stage).
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc",)
+
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "Crossformer", TASKS)
+        check_variate_task_config(configs, "Crossformer", TASKS)
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff", "factor")
         self.task_name = configs.task_name
         forecast = self.task_name in FORECAST_TASKS
-        if self.task_name != CLASSIFICATION:
-            check_output_channels(configs, "Crossformer")
         self.seq_len = configs.seq_len
         # The window tasks read no horizon (TSLib's scripts pass --pred_len 0 there): no decoder segments.
         self.pred_len = configs.pred_len if forecast else 0
@@ -114,14 +113,6 @@ class Model(nn.Module):
             self.projection = nn.Linear(head_nf * configs.enc_in, configs.num_class)
         elif not forecast:
             self.head = FlattenHead(configs.enc_in, head_nf, configs.seq_len, head_dropout=dropout)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Dispatch on the task (see the class doc); the marks and x_dec are not used."""
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc)
 
     def encode(self, x_enc: torch.Tensor) -> list[torch.Tensor]:
         """Segment embedding and the hierarchical encoder: `[B, L, N]` → the embedding and every scale's

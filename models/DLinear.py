@@ -19,12 +19,10 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import EncoderOutputTasks
 
 
 class PerVariateLinear(nn.Module):
@@ -54,7 +52,7 @@ def _time_linear(n_vars: int, seq_len: int, pred_len: int, individual: bool) -> 
 TASKS = ALL_TASKS
 
 
-class Model(nn.Module):
+class Model(EncoderOutputTasks, nn.Module):
     """DLinear for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation (masked
     window) and anomaly detection it maps the window to itself (TSLib sets the output length to seq_len):
     `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]` → `[B, num_class]` (reads
@@ -66,12 +64,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "DLinear", TASKS)
+        check_variate_task_config(configs, "DLinear", TASKS)
         check_positive(configs, "moving_avg")
         self.task_name = configs.task_name
         classify = self.task_name == CLASSIFICATION
-        if not classify:
-            check_output_channels(configs, "DLinear")
         # Imputation, anomaly detection and classification map each window onto itself (L → L), as TSLib.
         self.pred_len = configs.pred_len if configs.task_name in FORECAST_TASKS else configs.seq_len
         self.c_out = configs.c_out
@@ -83,31 +79,8 @@ class Model(nn.Module):
         if classify:
             self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
 
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.encoder(x_enc)[:, -self.pred_len:, -self.c_out:]  # [B, H, c_out]
-
-    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
-                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
-        """Reconstruct the window `[B, L, N]` (0 where masked) → `[B, L, c_out]`: the same decomposition and
-        linear maps, L → L; as TSLib's, neither the marks nor the mask are read."""
-        return self.encoder(x_enc)[:, :, -self.c_out:]
-
-    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]`."""
-        return self.encoder(x_enc)[:, :, -self.c_out:]
-
     def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
         """Seasonal and trend maps along time: `[B, L, N]` → `[B, H, N]`."""
         seasonal, trend = self.decompsition(x_enc)  # [B, L, N] each
         out = self.Linear_Seasonal(seasonal.transpose(1, 2)) + self.Linear_Trend(trend.transpose(1, 2))  # [B, N, H]
         return out.transpose(1, 2)  # [B, H, N]
-
-    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L maps, flattened time-major, then
-        Linear(L·N → classes). As TSLib's DLinear, padding_mask `[B, L]` is not read (padded steps are zeros)."""
-        out = self.encoder(x_enc)  # [B, L, N]
-        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]

@@ -50,9 +50,8 @@ from layers.config_checks import (
     WINDOW_TASKS,
     check_choice,
     check_heads,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.ETSformer_EncDec import FEEDFORWARD_ACTIVATIONS, Decoder, DecoderLayer, Encoder, EncoderLayer
@@ -98,14 +97,12 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "ETSformer", TASKS)
+        check_variate_task_config(configs, "ETSformer", TASKS)
         self.task_name = configs.task_name
         check_heads(configs)
         check_positive(configs, "e_layers", "d_layers", "d_ff", "top_k", "c_out")
         check_choice(configs, "activation", FEEDFORWARD_ACTIVATIONS)
         check_choice(configs, "embed", EMBED_TYPES)
-        if self.task_name != CLASSIFICATION:
-            check_output_channels(configs, "ETSformer")
         if configs.e_layers != configs.d_layers:
             raise UserInputError(f"--e_layers {configs.e_layers} differs from --d_layers {configs.d_layers}: "
                                  "ETSformer decodes each encoder layer's growth and season in its own decoder "

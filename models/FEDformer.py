@@ -47,44 +47,48 @@ from __future__ import annotations
 
 import argparse
 
-import torch
 import torch.nn as nn
 
 from layers.AutoCorrelation import AutoCorrelationLayer
 from layers.Autoformer_EncDec import (
-    Decoder,
-    DecoderLayer,
-    Encoder,
-    EncoderLayer,
     SeasonalTrendForecast,
-    my_Layernorm,
+    decomposition_decoder,
+    decomposition_encoder,
     series_decomp,
 )
 from layers.config_checks import (
-    ACTIVATIONS,
     ALL_TASKS,
-    EMBED_TYPES,
     FORECAST_TASKS,
     OUTPUT_LAYOUTS,
-    WINDOW_TASKS,
-    check_choice,
+    check_attention_config,
     check_decoder_from_encoder,
-    check_heads,
     check_output_channels,
-    check_positive,
-    check_task_config,
     read_choice,
 )
 from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.FourierCorrelation import MODE_SELECT_METHODS, FourierBlock, FourierCrossAttention
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from utils.errors import UserInputError
 
 TASKS = ALL_TASKS
 
 
-class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
+def _check_frequency_options(version: str, mode_select: str, modes: int) -> None:
+    """FEDformer's constructor keywords: version "fourier" (Wavelets is not implemented), mode_select one of
+    MODE_SELECT_METHODS, modes a positive integer; a UserInputError naming the fix otherwise."""
+    if version.lower() == "wavelets":
+        raise UserInputError("FEDformer version 'Wavelets' is not implemented here; use version='fourier'")
+    if version.lower() != "fourier":
+        raise UserInputError(f"FEDformer version {version!r} is unknown; use version='fourier'")
+    if mode_select not in MODE_SELECT_METHODS:
+        raise UserInputError(f"FEDformer mode_select {mode_select!r} is unknown; use one of "
+                             f"{', '.join(MODE_SELECT_METHODS)}")
+    if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
+        raise UserInputError(f"FEDformer modes {modes!r} must be a positive integer")
+
+
+class Model(TaskForward, SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
     """FEDformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None),
     x_mark_dec `[B, label_len + H, F]` (or None) → `[B, H, c_out]`; x_dec is not read: the decoder input is
     built from x_enc's decomposition. For imputation and anomaly detection it reconstructs the window,
@@ -99,29 +103,21 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
     "random" or "low", modes the number of Fourier modes per block.
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc", "x_mark_dec")
+
     def __init__(self, configs: argparse.Namespace, version: str = "fourier", mode_select: str = "random",
                  modes: int = 32) -> None:
         super().__init__()
-        check_task_config(configs, "FEDformer", TASKS)
-        check_heads(configs)
-        check_positive(configs, "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "moving_avg")
-        check_choice(configs, "activation", ACTIVATIONS)
-        check_choice(configs, "embed", EMBED_TYPES)
+        check_attention_config(configs, "FEDformer", TASKS,
+                               "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "moving_avg")
         layout = read_choice(configs, "attn_output_layout", OUTPUT_LAYOUTS)
         self.task_name = configs.task_name
         forecast = self.task_name in FORECAST_TASKS
         if forecast:
             check_output_channels(configs, "FEDformer")
             check_decoder_from_encoder(configs, "FEDformer", "embeds the seasonal part of the encoder input")
-        if version.lower() == "wavelets":
-            raise UserInputError("FEDformer version 'Wavelets' is not implemented here; use version='fourier'")
-        if version.lower() != "fourier":
-            raise UserInputError(f"FEDformer version {version!r} is unknown; use version='fourier'")
-        if mode_select not in MODE_SELECT_METHODS:
-            raise UserInputError(f"FEDformer mode_select {mode_select!r} is unknown; use one of "
-                                 f"{', '.join(MODE_SELECT_METHODS)}")
-        if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
-            raise UserInputError(f"FEDformer modes {modes!r} must be a positive integer")
+        _check_frequency_options(version, mode_select, modes)
         self.seq_len = configs.seq_len
         self.label_len = configs.label_len
         self.pred_len = configs.pred_len
@@ -142,31 +138,12 @@ class Model(SeasonalTrendForecast, EncoderWindowTasks, nn.Module):
         decoder_cross_att = FourierCrossAttention(d_model, d_model, dec_len, configs.seq_len, modes=modes,
                                                   mode_select_method=mode_select, num_heads=n_heads,
                                                   output_layout=layout)
-        self.encoder = Encoder(
-            [
-                EncoderLayer(AutoCorrelationLayer(encoder_self_att, d_model, n_heads), d_model, configs.d_ff,
-                             moving_avg=configs.moving_avg, dropout=dropout, activation=configs.activation)
-                for _ in range(configs.e_layers)
-            ],
-            norm_layer=my_Layernorm(d_model),
-        )
-        self.decoder = Decoder(
-            [
-                DecoderLayer(AutoCorrelationLayer(decoder_self_att, d_model, n_heads),
-                             AutoCorrelationLayer(decoder_cross_att, d_model, n_heads), d_model, configs.c_out,
-                             configs.d_ff, moving_avg=configs.moving_avg, dropout=dropout,
-                             activation=configs.activation)
-                for _ in range(configs.d_layers)
-            ],
-            norm_layer=my_Layernorm(d_model),
-            projection=nn.Linear(d_model, configs.c_out, bias=True),
-        )
+        self.encoder = decomposition_encoder(lambda: AutoCorrelationLayer(encoder_self_att, d_model, n_heads),
+                                             d_model, configs.d_ff, configs.e_layers, configs.moving_avg, dropout,
+                                             configs.activation)
+        self.decoder = decomposition_decoder(lambda: AutoCorrelationLayer(decoder_self_att, d_model, n_heads),
+                                             lambda: AutoCorrelationLayer(decoder_cross_att, d_model, n_heads),
+                                             d_model, configs.c_out, configs.d_ff, configs.d_layers,
+                                             configs.moving_avg, dropout, configs.activation)
         if not forecast:
             self.build_window_head(configs, d_model, dropout)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc, x_mark_dec)

@@ -33,14 +33,12 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_output_channels,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.LegendreMemory import HiPPO_LegT
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from utils.errors import UserInputError
 
 TASKS = ALL_TASKS
@@ -80,7 +78,7 @@ class SpectralConv1d(nn.Module):
         return torch.fft.irfft(torch.complex(out_real, out_imag), n=steps)  # [B, H, O, T]
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """FiLM for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation and anomaly
     detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
     `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]` (reads num_class, set by the experiment).
@@ -89,13 +87,14 @@ class Model(nn.Module):
     (classification). With c_out < enc_in (features MS) the last c_out variates are returned.
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc",)
+
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "FiLM", TASKS)
+        check_variate_task_config(configs, "FiLM", TASKS)
         self.task_name = configs.task_name
         classify = self.task_name == CLASSIFICATION
-        if not classify:
-            check_output_channels(configs, "FiLM")
         self.seq_len = configs.seq_len
         # The window tasks decode the window itself (TSLib sets pred_len = seq_len for them).
         self.pred_len = configs.pred_len if self.task_name in FORECAST_TASKS else configs.seq_len
@@ -115,13 +114,6 @@ class Model(nn.Module):
         if classify:
             self.dropout = nn.Dropout(configs.dropout)
             self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc)
 
     def forecast(self, x_enc: torch.Tensor) -> torch.Tensor:
         """RevIN, affine map, Legendre/FEL decoding, inverse maps: `[B, L, enc_in]` → `[B, H, c_out]`."""

@@ -42,18 +42,13 @@ import torch
 import torch.nn as nn
 
 from layers.config_checks import (
-    ACTIVATIONS,
     ALL_TASKS,
-    EMBED_TYPES,
     FORECAST_TASKS,
     OUTPUT_LAYOUTS,
     PROB_EVAL_SAMPLING,
     WINDOW_TASKS,
-    check_choice,
-    check_heads,
+    check_attention_config,
     check_output_channels,
-    check_positive,
-    check_task_config,
     read_choice,
 )
 from layers.Embed import DataEmbedding
@@ -61,7 +56,7 @@ from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.SelfAttention_Family import AttentionLayer, ProbAttention, eval_sample_seed
 from layers.StandardNorm import Normalize
 from layers.TaskDispatch import window_task_output
-from layers.Transformer_EncDec import ConvLayer, Decoder, DecoderLayer, Encoder, EncoderLayer
+from layers.Transformer_EncDec import ConvLayer, Encoder, EncoderLayer, attention_decoder
 from utils.errors import UserInputError
 
 TASKS = ALL_TASKS
@@ -80,11 +75,8 @@ class Model(EncoderWindowTasks, nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "Informer", TASKS)
-        check_heads(configs)
-        check_positive(configs, "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "factor")
-        check_choice(configs, "activation", ACTIVATIONS)
-        check_choice(configs, "embed", EMBED_TYPES)
+        check_attention_config(configs, "Informer", TASKS,
+                               "dec_in", "c_out", "e_layers", "d_layers", "d_ff", "factor")
         layout = read_choice(configs, "attn_output_layout", OUTPUT_LAYOUTS)
         eval_seed = eval_sample_seed(read_choice(configs, "prob_eval_sampling", PROB_EVAL_SAMPLING))
         self.task_name = configs.task_name
@@ -124,15 +116,8 @@ class Model(EncoderWindowTasks, nn.Module):
             [ConvLayer(d_model) for _ in range(configs.e_layers - 1)] if distil else None,
             norm_layer=nn.LayerNorm(d_model),
         )
-        self.decoder = Decoder(
-            [
-                DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
-                             activation=configs.activation)
-                for _ in range(configs.d_layers)
-            ],
-            norm_layer=nn.LayerNorm(d_model),
-            projection=nn.Linear(d_model, configs.c_out),
-        )
+        self.decoder = attention_decoder(attention, d_model, configs.d_ff, configs.d_layers, dropout,
+                                         configs.activation, configs.c_out)
         if not forecast:
             self.build_window_head(configs, d_model, dropout)
 

@@ -34,12 +34,10 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import EncoderOutputTasks
 from utils.errors import UserInputError
 
 TASKS = ALL_TASKS
@@ -69,7 +67,7 @@ class IEBlock(nn.Module):
         return self.output_proj(z).transpose(1, 2)  # [B', output_dim, num_node]
 
 
-class Model(nn.Module):
+class Model(EncoderOutputTasks, nn.Module):
     """LightTS for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation and
     anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
     `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
@@ -81,12 +79,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "LightTS", TASKS)
+        check_variate_task_config(configs, "LightTS", TASKS)
         check_positive(configs, "d_model")
         self.task_name = configs.task_name
         classify = self.task_name == CLASSIFICATION
-        if not classify:
-            check_output_channels(configs, "LightTS")
         if configs.d_model < 16:
             raise UserInputError(f"--d_model {configs.d_model} is too small for LightTS; use at least 16 "
                              "(its blocks use d_model // 4 features and a further // 4 bottleneck)")
@@ -105,23 +101,6 @@ class Model(nn.Module):
         self.ar = nn.Linear(self.padded_len, self.pred_len)
         if classify:
             self.projection = nn.Linear(configs.enc_in * configs.seq_len, configs.num_class)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.encoder(x_enc)[:, :, -self.c_out:]  # [B, H, c_out]
-
-    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
-                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
-        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked) → `[B, L, c_out]`, the L → L encoder
-        itself (as TSLib's; LightTS does not normalise, so neither the marks nor the mask are read)."""
-        return self.encoder(x_enc)[:, :, -self.c_out:]
-
-    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]` (the L → L encoder)."""
-        return self.encoder(x_enc)[:, :, -self.c_out:]
 
     def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """`[B, L, enc_in]` → logits `[B, num_class]`: the L → L encoder, flattened time-major, then

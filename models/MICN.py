@@ -48,15 +48,13 @@ from layers.config_checks import (
     CLASSIFICATION,
     EMBED_TYPES,
     FORECAST_TASKS,
-    WINDOW_TASKS,
     check_choice,
     check_decoder_from_encoder,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Embed import DataEmbedding
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 
 TASKS = ALL_TASKS
 # Width of the MIC feed-forward per model dimension (TSLib: 4·d_model; --d_ff is not read).
@@ -170,7 +168,7 @@ def add_trend(seasonal: torch.Tensor, trend: torch.Tensor) -> torch.Tensor:
     return torch.cat([seasonal[..., :-k], seasonal[..., -k:] + trend[..., -k:]], dim=-1)
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """MICN for long/short-term forecasting, imputation, anomaly detection and classification.
 
     Forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` (or None), x_mark_dec `[B, label_len + H, F]`
@@ -186,15 +184,16 @@ class Model(nn.Module):
     With c_out < enc_in (features MS) the trend of the last c_out variates (the target) is added.
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc", "x_mark_dec")
+
     def __init__(self, configs: argparse.Namespace, conv_kernel: list[int] | tuple[int, ...] = CONV_KERNELS) -> None:
         super().__init__()
-        check_task_config(configs, "MICN", TASKS)
+        check_variate_task_config(configs, "MICN", TASKS)
         self.task_name = configs.task_name
         forecasting = self.task_name in FORECAST_TASKS
         check_positive(configs, "d_model", "d_layers", "c_out")
         check_choice(configs, "embed", EMBED_TYPES)
-        if self.task_name != CLASSIFICATION:
-            check_output_channels(configs, "MICN")
         if forecasting:
             check_positive(configs, "dec_in")
             check_decoder_from_encoder(configs, "MICN", "embeds the seasonal part of the encoder input",
@@ -224,13 +223,6 @@ class Model(nn.Module):
         if self.task_name == CLASSIFICATION:
             self.dropout = nn.Dropout(configs.dropout)
             self.projection = nn.Linear(configs.c_out * configs.seq_len, configs.num_class)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc, x_mark_dec)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
                  x_mark_dec: torch.Tensor | None) -> torch.Tensor:

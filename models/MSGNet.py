@@ -51,19 +51,17 @@ from layers.config_checks import (
     EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
-    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_non_negative,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.MSGBlock import Attention_Block, GraphBlock, Predict
 from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from utils.errors import UserInputError
 
 TASKS = (*FORECAST_TASKS, IMPUTATION, "anomaly_detection", CLASSIFICATION)
@@ -105,7 +103,7 @@ class ScaleGraphBlock(nn.Module):
         return mixed + x
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """MSGNet for forecasting, imputation, anomaly detection and classification (see the module doc):
     `[B, L, N]` → `[B, H, c_out]`, `[B, L, c_out]` or logits `[B, num_class]`.
 
@@ -114,11 +112,12 @@ class Model(nn.Module):
     propalpha, conv_channel, skip_channel; uses x_mark_enc (the padding mask in classification), not x_dec.
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc")
+
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "MSGNet", TASKS)
-        if configs.task_name != CLASSIFICATION:
-            check_output_channels(configs, "MSGNet")
+        check_variate_task_config(configs, "MSGNet", TASKS)
         check_heads(configs)
         check_positive(configs, "c_out", "d_ff", "e_layers", "top_k", "node_dim", "conv_channel", "skip_channel")
         check_non_negative(configs, "gcn_depth")
@@ -180,10 +179,3 @@ class Model(nn.Module):
         without marks, GELU, dropout, the padded steps zeroed, flattened, Linear(L·D → num_class)."""
         enc_out = self.encode(x_enc, None)  # [B, L, D]
         return self.projection(masked_flat_features(enc_out, self.dropout, padding_mask))  # [B, num_class]
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc)  # [B, H, c_out]

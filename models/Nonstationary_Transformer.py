@@ -34,25 +34,20 @@ import torch.nn as nn
 
 from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
-    ACTIVATIONS,
     CLASSIFICATION,
-    EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
-    WINDOW_TASKS,
-    check_choice,
+    check_attention_config,
     check_decoder_from_encoder,
-    check_heads,
     check_output_channels,
     check_positive,
-    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.SelfAttention_Family import AttentionLayer, DSAttention
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
-from layers.Transformer_EncDec import Decoder, DecoderLayer, Encoder, EncoderLayer
+from layers.TaskDispatch import TaskForward
+from layers.Transformer_EncDec import attention_decoder, attention_encoder
 from utils.errors import UserInputError
 
 ANOMALY_DETECTION = "anomaly_detection"
@@ -97,7 +92,7 @@ class Projector(nn.Module):
         return self.backbone(features)  # [B, output_dim]
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """Non-stationary Transformer for long/short-term forecasting, imputation, anomaly detection and
     classification.
 
@@ -114,13 +109,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "Nonstationary_Transformer", TASKS)
+        check_attention_config(configs, "Nonstationary_Transformer", TASKS,
+                               "e_layers", "d_ff", "p_hidden_layers")
         self.task_name = configs.task_name
         forecast = self.task_name in FORECAST_TASKS
-        check_heads(configs)
-        check_positive(configs, "e_layers", "d_ff", "p_hidden_layers")
-        check_choice(configs, "activation", ACTIVATIONS)
-        check_choice(configs, "embed", EMBED_TYPES)
         if forecast:
             check_positive(configs, "dec_in", "d_layers")
             check_decoder_from_encoder(configs, "Nonstationary_Transformer",
@@ -143,24 +135,12 @@ class Model(nn.Module):
         self.normalize = Normalize(configs.enc_in)
         # TSLib's construction order, so a seed gives TSLib's initial weights.
         self.enc_embedding = DataEmbedding(configs.enc_in, d_model, configs.embed, configs.freq, dropout)
-        self.encoder = Encoder(
-            [
-                EncoderLayer(attention(False), d_model, configs.d_ff, dropout=dropout, activation=configs.activation)
-                for _ in range(configs.e_layers)
-            ],
-            norm_layer=nn.LayerNorm(d_model),
-        )
+        self.encoder = attention_encoder(attention, d_model, configs.d_ff, configs.e_layers, dropout,
+                                         configs.activation, nn.LayerNorm(d_model))
         if forecast:
             self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
-            self.decoder = Decoder(
-                [
-                    DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
-                                 activation=configs.activation)
-                    for _ in range(configs.d_layers)
-                ],
-                norm_layer=nn.LayerNorm(d_model),
-                projection=nn.Linear(d_model, configs.c_out),
-            )
+            self.decoder = attention_decoder(attention, d_model, configs.d_ff, configs.d_layers, dropout,
+                                             configs.activation, configs.c_out)
         elif self.task_name == CLASSIFICATION:
             self.dropout = nn.Dropout(dropout)
             self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
@@ -170,13 +150,6 @@ class Model(nn.Module):
         self.tau_learner = Projector(configs.enc_in, configs.seq_len, hidden_dims, configs.p_hidden_layers, 1)
         self.delta_learner = Projector(configs.enc_in, configs.seq_len, hidden_dims, configs.p_hidden_layers,
                                        configs.seq_len)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
 
     def destationary_factors(self, x_raw: torch.Tensor, mean: torch.Tensor, std: torch.Tensor
                              ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -20,19 +20,17 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    WINDOW_TASKS,
     check_choice,
     check_heads,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Embed import PatchEmbedding
 from layers.FlattenHead import FlattenHead
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.SafeBatchNorm import SafeBatchNorm1d
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from layers.Transformer_EncDec import full_attention_encoder
 from utils.errors import UserInputError
 
@@ -58,7 +56,7 @@ def batch_norm_tokens(d_model: int) -> nn.Sequential:
 TASKS = ALL_TASKS
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """PatchTST for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation
     (masked `[B, L, enc_in]`, mask) and anomaly detection it reconstructs the window, `[B, L, enc_in]` →
     `[B, L, c_out]`; for classification `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the
@@ -68,12 +66,13 @@ class Model(nn.Module):
     With c_out < enc_in (features MS) the last c_out variates are returned.
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc",)
+
     def __init__(self, configs: argparse.Namespace, patch_len: int = 16, stride: int = 8) -> None:
         super().__init__()
-        check_task_config(configs, "PatchTST", TASKS)
+        check_variate_task_config(configs, "PatchTST", TASKS)
         classify = configs.task_name == CLASSIFICATION
-        if not classify:
-            check_output_channels(configs, "PatchTST")
         check_heads(configs)
         check_positive(configs, "e_layers", "d_ff")
         check_choice(configs, "activation", ACTIVATIONS)
@@ -100,13 +99,6 @@ class Model(nn.Module):
         else:
             self.head = FlattenHead(configs.enc_in, configs.d_model * num_patches, out_len,
                                     head_dropout=configs.dropout)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc)
 
     def _encode(self, x_enc: torch.Tensor) -> torch.Tensor:
         """RevIN-normalised patches through the encoder: `[B, L, N]` → `[B, N, D, P]`."""

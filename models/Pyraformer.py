@@ -41,15 +41,13 @@ from layers.config_checks import (
     CLASSIFICATION,
     FORECAST_TASKS,
     IMPUTATION,
-    WINDOW_TASKS,
     check_heads,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Pyraformer_EncDec import Encoder, pyramid_sizes
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from utils.errors import UserInputError
 from utils.timefeatures import num_time_features
 
@@ -63,7 +61,7 @@ ANOMALY_DETECTION = "anomaly_detection"
 TASKS = FORECAST_TASKS + (IMPUTATION, ANOMALY_DETECTION, CLASSIFICATION)
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """Pyraformer (see the module doc). Long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`;
     imputation: masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`; anomaly detection: `[B, L, enc_in]`
     → `[B, L, c_out]`; classification: `[B, L, enc_in]`, padding mask `[B, L]` → `[B, num_class]`.
@@ -73,14 +71,15 @@ class Model(nn.Module):
     uses x_enc and x_mark_enc only.
     """
 
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc")
+
     def __init__(self, configs: argparse.Namespace, window_size: list[int] | None = None,
                  inner_size: int = INNER_SIZE) -> None:
         super().__init__()
-        check_task_config(configs, "Pyraformer", TASKS)
+        check_variate_task_config(configs, "Pyraformer", TASKS)
         check_positive(configs, "d_ff", "e_layers")
         check_heads(configs)
-        if configs.task_name != CLASSIFICATION:
-            check_output_channels(configs, "Pyraformer")
         if configs.d_model < 4:
             raise UserInputError(f"--d_model {configs.d_model} must be at least 4: Pyraformer's coarser scales "
                                  "are built at width d_model / 4")
@@ -109,13 +108,6 @@ class Model(nn.Module):
         else:
             self.projection = nn.Linear(features, configs.enc_in)
         self.normalize = Normalize(configs.enc_in, eps=1e-5)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
         """`[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]` from the last position's ancestors."""

@@ -37,29 +37,23 @@ import torch.nn as nn
 
 from layers.ClassificationHead import masked_flat_features
 from layers.config_checks import (
-    ACTIVATIONS,
     ALL_TASKS,
     CLASSIFICATION,
-    EMBED_TYPES,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_choice,
-    check_heads,
+    check_attention_config,
     check_output_channels,
-    check_positive,
-    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.SelfAttention_Family import ReformerLayer
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from layers.Transformer_EncDec import Encoder, EncoderLayer
 from utils.errors import UserInputError
 
 TASKS = ALL_TASKS
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """Reformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]` or None,
     x_dec `[B, label_len + H, enc_in]`, x_mark_dec `[B, label_len + H, F]` or None → `[B, H, c_out]`; for
     imputation and anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for
@@ -73,11 +67,7 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace, bucket_size: int = 4, n_hashes: int = 4) -> None:
         super().__init__()
-        check_task_config(configs, "Reformer", TASKS)
-        check_heads(configs)
-        check_positive(configs, "e_layers", "d_ff")
-        check_choice(configs, "activation", ACTIVATIONS)
-        check_choice(configs, "embed", EMBED_TYPES)
+        check_attention_config(configs, "Reformer", TASKS, "e_layers", "d_ff")
         self.task_name = configs.task_name
         if self.task_name in FORECAST_TASKS and configs.dec_in != configs.enc_in:
             raise UserInputError(
@@ -105,12 +95,6 @@ class Model(nn.Module):
             self.projection = nn.Linear(d_model * configs.seq_len, configs.num_class)
         else:
             self.projection = nn.Linear(d_model, configs.c_out)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
-                x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
                  x_mark_dec: torch.Tensor | None) -> torch.Tensor:

@@ -28,12 +28,10 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import EncoderOutputTasks
 from utils.errors import UserInputError
 
 TASKS = ALL_TASKS
@@ -53,7 +51,7 @@ def check_segments(seq_len: int, pred_len: int | None, seg_len: int, d_model: in
             f"--d_model {d_model} must be even: SegRNN splits it into position and channel embeddings")
 
 
-class Model(nn.Module):
+class Model(EncoderOutputTasks, nn.Module):
     """SegRNN for long/short-term forecasting: `[B, L, enc_in]` → `[B, H, c_out]`; for imputation and anomaly
     detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification
     `[B, L, enc_in]` → `[B, num_class]` (reads num_class, set by the experiment).
@@ -65,12 +63,10 @@ class Model(nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "SegRNN", TASKS)
+        check_variate_task_config(configs, "SegRNN", TASKS)
         check_positive(configs, "seg_len", "d_model")
         self.task_name = configs.task_name
         forecasting = self.task_name in FORECAST_TASKS
-        if self.task_name != CLASSIFICATION:
-            check_output_channels(configs, "SegRNN")
         check_segments(configs.seq_len, configs.pred_len if forecasting else None, configs.seg_len,
                        configs.d_model)
         self.enc_in = configs.enc_in
@@ -98,30 +94,6 @@ class Model(nn.Module):
         chan = self.channel_emb.unsqueeze(1).expand(n, m, half)  # [N, m, d/2]
         emb = torch.cat([pos, chan], dim=-1)  # [N, m, d]
         return emb.unsqueeze(0).expand(batch, n, m, self.d_model).reshape(-1, 1, self.d_model)  # [B·N·m, 1, d]
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.encoder(x_enc)[:, :, -self.c_out:]  # [B, H, c_out]
-
-    def imputation(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor | None,
-                   x_mark_dec: torch.Tensor | None, mask: torch.Tensor | None) -> torch.Tensor:
-        """Reconstruct the window: x_enc `[B, L, N]` (0 where masked) → `[B, L, c_out]`, the segment GRU
-        decoding L steps (as TSLib's: neither the marks nor the mask are read)."""
-        return self.encoder(x_enc)[:, :, -self.c_out:]
-
-    def anomaly_detection(self, x_enc: torch.Tensor) -> torch.Tensor:
-        """Reconstruct the window: `[B, L, enc_in]` → `[B, L, c_out]` (the segment GRU decoding L steps)."""
-        return self.encoder(x_enc)[:, :, -self.c_out:]
-
-    def classification(self, x_enc: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """`[B, L, enc_in]` → logits `[B, num_class]`: the L-step reconstruction `[B, L, N]`, flattened
-        time-major, Linear(L·N → classes). As TSLib's, the padding mask is not read: every step of a series
-        comes from its last GRU state, which has read the padded segments anyway."""
-        out = self.encoder(x_enc)  # [B, L, N]
-        return self.projection(out.reshape(out.shape[0], -1))  # [B, num_class]
 
     def encoder(self, x_enc: torch.Tensor) -> torch.Tensor:
         """Centre on the last value, encode the segments, decode H steps per series: `[B, L, N]` → `[B, H, N]`."""

@@ -33,9 +33,8 @@ from layers.config_checks import (
     IMPUTATION,
     WINDOW_TASKS,
     check_heads,
-    check_output_channels,
     check_positive,
-    check_task_config,
+    check_variate_task_config,
 )
 from layers.Embed import PositionalEmbedding
 from layers.StandardNorm import Normalize
@@ -70,11 +69,9 @@ class PatchEmbed(nn.Module):
 
 
 def _check_timefilter_config(configs: argparse.Namespace) -> None:
-    check_task_config(configs, "TimeFilter", TASKS)
+    check_variate_task_config(configs, "TimeFilter", TASKS)
     check_heads(configs)
     check_positive(configs, "e_layers", "d_ff", "patch_len")
-    if configs.task_name != CLASSIFICATION:
-        check_output_channels(configs, "TimeFilter")
     if configs.seq_len % configs.patch_len != 0:
         raise UserInputError(
             f"--seq_len {configs.seq_len} is not a multiple of --patch_len {configs.patch_len}: TimeFilter cuts "

@@ -53,7 +53,6 @@ from layers.config_checks import (
     EMBED_TYPES,
     FORECAST_TASKS,
     IMPUTATION,
-    WINDOW_TASKS,
     check_choice,
     check_non_negative,
     check_output_channels,
@@ -64,7 +63,7 @@ from layers.Embed import DataEmbedding_wo_pos
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.MultiScale import check_down_sampling, make_down_pool, multi_scale_inputs, scale_lengths
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from utils.errors import UserInputError
 
 TASKS = (*FORECAST_TASKS, IMPUTATION, "anomaly_detection", CLASSIFICATION)
@@ -173,7 +172,7 @@ def _check_configs(configs: argparse.Namespace) -> None:
     check_down_sampling(configs)
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """TimeMixer: `[B, L, enc_in]`, marks `[B, L, F]` or None → `[B, H, c_out]` (forecasting), `[B, L, c_out]`
     (imputation, anomaly detection) or logits `[B, num_class]` (classification; the padding mask `[B, L]`
     comes in the marks' place).
@@ -187,6 +186,9 @@ class Model(nn.Module):
     down-sampling is a registered (trained) Conv1d built last; TSLib builds a fresh random one on every
     forward pass, outside the optimiser and on the CPU.
     """
+
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc")
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
@@ -282,13 +284,6 @@ class Model(nn.Module):
         if self.channel_independence:
             tokens = tokens.reshape(b, -1, length, tokens.shape[-1]).mean(dim=1)  # [B, L, D]
         return self.projection(masked_flat_features(tokens, self.dropout, padding_mask))  # [B, num_class]
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc)  # [B, H, c_out]
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
         """`[B, L, enc_in]`, marks `[B, L, F]` or None → `[B, H, c_out]` (PDM, then FMM's predictors)."""

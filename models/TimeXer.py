@@ -39,7 +39,7 @@ from layers.Embed import DataEmbedding_inverted, PositionalEmbedding
 from layers.FlattenHead import FlattenHead
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
 from layers.StandardNorm import Normalize
-from layers.Transformer_EncDec import _feed_forward, activation_fn
+from layers.Transformer_EncDec import Decoder, DecoderLayer, _feed_forward
 from utils.errors import UserInputError
 
 FEATURES = ("M", "MS", "S")
@@ -78,23 +78,10 @@ class EnEmbedding(nn.Module):
         return self.dropout(tokens.reshape(b * n_vars, num_patches + 1, -1)), n_vars
 
 
-class EncoderLayer(nn.Module):
+class EncoderLayer(DecoderLayer):
     """Self-attention over each variate's patch and global tokens, cross-attention from the global tokens
-    to the exogenous tokens, then the FFN (see the module docstring). TSLib's signature and names."""
-
-    def __init__(self, self_attention: nn.Module, cross_attention: nn.Module, d_model: int,
-                 d_ff: int | None = None, dropout: float = 0.1, activation: str = "relu") -> None:
-        super().__init__()
-        d_ff = d_ff or 4 * d_model
-        self.self_attention = self_attention
-        self.cross_attention = cross_attention
-        self.conv1 = nn.Conv1d(d_model, d_ff, kernel_size=1)
-        self.conv2 = nn.Conv1d(d_ff, d_model, kernel_size=1)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-        self.activation = activation_fn(activation)
+    to the exogenous tokens, then the FFN (see the module docstring). TSLib's signature and names: the
+    parameters of Transformer_EncDec's DecoderLayer, only the cross-attention step differs."""
 
     def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
                 cross_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
@@ -113,27 +100,10 @@ class EncoderLayer(nn.Module):
         return self.norm3(x + _feed_forward(self, x))
 
 
-class Encoder(nn.Module):
-    """TimeXer's stack: layers that take the exogenous tokens, an optional final norm and projection."""
-
-    def __init__(self, layers: list[nn.Module], norm_layer: nn.Module | None = None,
-                 projection: nn.Module | None = None) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-        self.norm = norm_layer
-        self.projection = projection
-
-    def forward(self, x: torch.Tensor, cross: torch.Tensor, x_mask: torch.Tensor | None = None,
-                cross_mask: torch.Tensor | None = None, tau: torch.Tensor | None = None,
-                delta: torch.Tensor | None = None) -> torch.Tensor:
-        """x `[B·N, p + 1, D]`, cross `[B, C, D]` → `[B·N, p + 1, D]` (or projected)."""
-        for layer in self.layers:
-            x = layer(x, cross, x_mask=x_mask, cross_mask=cross_mask, tau=tau, delta=delta)
-        if self.norm is not None:
-            x = self.norm(x)
-        if self.projection is not None:
-            x = self.projection(x)
-        return x
+class Encoder(Decoder):
+    """TimeXer's stack: layers that take the exogenous tokens, an optional final norm and projection
+    (Transformer_EncDec's Decoder under TSLib's TimeXer name): x `[B·N, p + 1, D]`, cross `[B, C, D]` →
+    `[B·N, p + 1, D]` (or projected)."""
 
 
 def _check_timexer_config(configs: argparse.Namespace) -> None:

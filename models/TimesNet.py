@@ -22,7 +22,6 @@ from layers.config_checks import (
     CLASSIFICATION,
     EMBED_TYPES,
     FORECAST_TASKS,
-    WINDOW_TASKS,
     check_choice,
     check_positive,
     check_task_config,
@@ -32,7 +31,7 @@ from layers.Embed import DataEmbedding
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.Periods import fft_periods
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from utils.errors import UserInputError
 
 
@@ -69,7 +68,7 @@ class TimesBlock(nn.Module):
 TASKS = ALL_TASKS
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """TimesNet for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
     for imputation: masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`; for anomaly detection it
     reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification: `[B, L, enc_in]`,
@@ -79,6 +78,9 @@ class Model(nn.Module):
     dropout. The projection outputs c_out channels; they are de-normalised with the statistics of
     the last c_out input variates (the target under features MS).
     """
+
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc")
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
@@ -120,13 +122,6 @@ class Model(nn.Module):
             if forecasting:
                 self.predict_linear = nn.Linear(configs.seq_len, total_len)
             self.projection = nn.Linear(configs.d_model, configs.c_out)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
         """`[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`."""

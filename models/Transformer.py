@@ -21,26 +21,21 @@ import torch
 import torch.nn as nn
 
 from layers.config_checks import (
-    ACTIVATIONS,
     ALL_TASKS,
-    EMBED_TYPES,
     FORECAST_TASKS,
-    WINDOW_TASKS,
-    check_choice,
-    check_heads,
+    check_attention_config,
     check_positive,
-    check_task_config,
 )
 from layers.Embed import DataEmbedding
 from layers.EncoderTaskHeads import EncoderWindowTasks
 from layers.SelfAttention_Family import AttentionLayer, FullAttention
-from layers.TaskDispatch import window_task_output
-from layers.Transformer_EncDec import Decoder, DecoderLayer, full_attention_encoder
+from layers.TaskDispatch import TaskForward
+from layers.Transformer_EncDec import attention_decoder, full_attention_encoder
 
 TASKS = ALL_TASKS
 
 
-class Model(EncoderWindowTasks, nn.Module):
+class Model(TaskForward, EncoderWindowTasks, nn.Module):
     """Transformer for long/short-term forecasting: x_enc `[B, L, enc_in]`, x_mark_enc `[B, L, F]`,
     x_dec `[B, label_len + H, dec_in]`, x_mark_dec `[B, label_len + H, F]` → `[B, H, c_out]`; for
     imputation and anomaly detection it reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for
@@ -53,11 +48,7 @@ class Model(EncoderWindowTasks, nn.Module):
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
-        check_task_config(configs, "Transformer", TASKS)
-        check_heads(configs)
-        check_positive(configs, "e_layers", "d_ff")
-        check_choice(configs, "activation", ACTIVATIONS)
-        check_choice(configs, "embed", EMBED_TYPES)
+        check_attention_config(configs, "Transformer", TASKS, "e_layers", "d_ff")
         self.task_name = configs.task_name
         self.pred_len = configs.pred_len
         d_model, n_heads, dropout = configs.d_model, configs.n_heads, configs.dropout
@@ -71,24 +62,10 @@ class Model(EncoderWindowTasks, nn.Module):
         if self.task_name in FORECAST_TASKS:
             check_positive(configs, "dec_in", "d_layers")
             self.dec_embedding = DataEmbedding(configs.dec_in, d_model, configs.embed, configs.freq, dropout)
-            self.decoder = Decoder(
-                [
-                    DecoderLayer(attention(True), attention(False), d_model, configs.d_ff, dropout=dropout,
-                                 activation=configs.activation)
-                    for _ in range(configs.d_layers)
-                ],
-                norm_layer=nn.LayerNorm(d_model),
-                projection=nn.Linear(d_model, configs.c_out),
-            )
+            self.decoder = attention_decoder(attention, d_model, configs.d_ff, configs.d_layers, dropout,
+                                             configs.activation, configs.c_out)
         else:
             self.build_window_head(configs, d_model, dropout)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None,
-                x_dec: torch.Tensor | None, x_mark_dec: torch.Tensor | None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc, x_dec, x_mark_dec)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None, x_dec: torch.Tensor,
                  x_mark_dec: torch.Tensor | None) -> torch.Tensor:

@@ -21,7 +21,6 @@ from layers.config_checks import (
     ALL_TASKS,
     CLASSIFICATION,
     FORECAST_TASKS,
-    WINDOW_TASKS,
     check_choice,
     check_heads,
     check_output_channels,
@@ -30,13 +29,13 @@ from layers.config_checks import (
 )
 from layers.Embed import DataEmbedding_inverted
 from layers.StandardNorm import Normalize
-from layers.TaskDispatch import window_task_output
+from layers.TaskDispatch import TaskForward
 from layers.Transformer_EncDec import full_attention_encoder
 
 TASKS = ALL_TASKS
 
 
-class Model(nn.Module):
+class Model(TaskForward, nn.Module):
     """iTransformer for long/short-term forecasting: `[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`;
     for imputation: masked `[B, L, enc_in]`, marks, mask → `[B, L, c_out]`; for anomaly detection it
     reconstructs the window, `[B, L, enc_in]` → `[B, L, c_out]`; for classification `[B, L, enc_in]` →
@@ -45,6 +44,9 @@ class Model(nn.Module):
     Reads seq_len, pred_len, enc_in, c_out, d_model, n_heads, e_layers, d_ff, dropout, activation.
     With c_out < enc_in (features MS) the last c_out variates are returned.
     """
+
+    # What TaskForward.forward hands to forecast (the window tasks go through window_task_output).
+    FORECAST_INPUTS = ("x_enc", "x_mark_enc")
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
@@ -73,13 +75,6 @@ class Model(nn.Module):
             self.projection = nn.Linear(configs.d_model * configs.enc_in, configs.num_class)
         else:
             self.projection = nn.Linear(configs.d_model, out_len)
-
-    def forward(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None = None,
-                x_dec: torch.Tensor | None = None, x_mark_dec: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> torch.Tensor:
-        if self.task_name in WINDOW_TASKS:
-            return window_task_output(self, x_enc, x_mark_enc, x_dec, x_mark_dec, mask)
-        return self.forecast(x_enc, x_mark_enc)
 
     def forecast(self, x_enc: torch.Tensor, x_mark_enc: torch.Tensor | None) -> torch.Tensor:
         """`[B, L, enc_in]`, marks `[B, L, F]` → `[B, H, c_out]`."""

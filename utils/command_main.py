@@ -22,14 +22,23 @@ def log_to_stdout(level: int = logging.INFO) -> None:
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stdout, force=True)
 
 
-def run_command(work: Callable[[], Iterable[str | os.PathLike] | None]) -> int:
-    """Call `work`; 2 with one `error: <message>` line on stderr when it raises UserInputError, else 0 after
-    logging `wrote <path>` for each path it returned (None: nothing to report)."""
+def exit_code_of(work: Callable[[], int]) -> int:
+    """Call `work` and return its exit code; 2 with one `error: <message>` line on stderr when it raises
+    UserInputError (for commands whose own codes go beyond 0 and 2: failed runs, unfinished grids)."""
     try:
-        written = work()
+        return work()
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return USER_ERROR_EXIT
-    for path in written or ():
-        logger.info("wrote %s", path)
-    return 0
+
+
+def run_command(work: Callable[[], Iterable[str | os.PathLike] | None]) -> int:
+    """Call `work`; 2 with one `error: <message>` line on stderr when it raises UserInputError, else 0 after
+    logging `wrote <path>` for each path it returned (None: nothing to report)."""
+
+    def report_written() -> int:
+        for path in work() or ():
+            logger.info("wrote %s", path)
+        return 0
+
+    return exit_code_of(report_written)

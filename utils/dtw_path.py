@@ -30,14 +30,22 @@ def _accumulated_cost(prototypes: np.ndarray, samples: np.ndarray, band: int | N
     acc = np.full((num, p_len + 1, s_len + 1), np.inf)
     acc[:, 0, 0] = 0.0
     for d in range(p_len + s_len - 1):
-        rows = _band_rows(d, p_len, s_len, band)
-        cols = d - rows
-        cost = np.linalg.norm(prototypes[:, rows] - samples[:, cols], axis=-1)  # [N, len(rows)]
-        if split is not None:
-            cost[(rows[None] < split[:, None]) != (cols[None] < split[:, None])] = np.inf
+        rows, cols, cost = _diagonal_cost(prototypes, samples, d, band, split)
         best = np.minimum(np.minimum(acc[:, rows, cols], acc[:, rows, cols + 1]), acc[:, rows + 1, cols])
         acc[:, rows + 1, cols + 1] = cost + best
     return acc
+
+
+def _diagonal_cost(prototypes: np.ndarray, samples: np.ndarray, d: int, band: int, split: np.ndarray | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows i, columns j = d - i, step costs c[i, j] ``[N, len(rows)]``) of the band's cells on anti-diagonal d;
+    a cell whose i and j lie on opposite sides of its pair's `split` step costs inf."""
+    rows = _band_rows(d, prototypes.shape[1], samples.shape[1], band)
+    cols = d - rows
+    cost = np.linalg.norm(prototypes[:, rows] - samples[:, cols], axis=-1)  # [N, len(rows)]
+    if split is not None:
+        cost[(rows[None] < split[:, None]) != (cols[None] < split[:, None])] = np.inf
+    return rows, cols, cost
 
 
 def _band_rows(d: int, p_len: int, s_len: int, band: int) -> np.ndarray:
@@ -54,11 +62,7 @@ def _distances(prototypes: np.ndarray, samples: np.ndarray, band: int, split: np
     prev2 = np.full((num, p_len + 1), np.inf)
     prev1 = np.full((num, p_len + 1), np.inf)
     for d in range(p_len + s_len - 1):
-        rows = _band_rows(d, p_len, s_len, band)
-        cols = d - rows
-        cost = np.linalg.norm(prototypes[:, rows] - samples[:, cols], axis=-1)  # [N, len(rows)]
-        if split is not None:
-            cost[(rows[None] < split[:, None]) != (cols[None] < split[:, None])] = np.inf
+        rows, cols, cost = _diagonal_cost(prototypes, samples, d, band, split)
         if d == 0:
             best = np.zeros_like(cost)
         else:

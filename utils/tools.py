@@ -88,8 +88,8 @@ def _temporary_beside(path: Path, write: Callable[[BinaryIO], None], suffix: str
     return Path(tmp)
 
 
-def _atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> None:
-    """Call `write(file)` on a temporary file beside `path`, fsync it, rename it over `path` (atomic on
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None], suffix: str = ".tmp") -> None:
+    """The one atomic writer of a single file: call `write(file)` on a temporary file beside `path`, fsync it, rename it over `path` (atomic on
     POSIX and Windows), then fsync the folder so the rename itself survives a crash. Readers see the
     old file or the new one, never a partial one; a failure removes the temporary file."""
     path = Path(path)
@@ -116,23 +116,29 @@ def _fsync_folder(folder: Path) -> None:
 
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
     """torch.save that never leaves a half-written file at `path`."""
-    _atomic_write(path, lambda f: torch.save(obj, f))
+    atomic_write(path, lambda f: torch.save(obj, f))
 
 
 def atomic_np_save(path: str | os.PathLike, array: np.ndarray) -> None:
     """np.save that never leaves a half-written file at `path` (the temporary name ends in .npy so
     np.save does not append a second suffix)."""
-    _atomic_write(path, lambda f: np.save(f, array), suffix=".npy")
+    atomic_write(path, lambda f: np.save(f, array), suffix=".npy")
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` (UTF-8) to `path` so that readers see the old file or the new one, never a partial one."""
-    _atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a partial one."""
-    _atomic_write(path, lambda f: f.write(data))
+    atomic_write(path, lambda f: f.write(data))
+
+
+def atomic_copy(source: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Copy the file `source` to `target` so that readers of `target` see the old file or the new one."""
+    with open(source, "rb") as src:
+        atomic_write(target, lambda f: shutil.copyfileobj(src, f))
 
 
 def _make_folders(folder: Path, created: list[Path]) -> None:

@@ -2,7 +2,8 @@
 
 `compare.run.runner` and `run.py` write, under `<out>/runs/` (`RUNS_DIR`):
 
-- `results.jsonl` (`RESULTS_JSONL`): one record per finished setting (its metrics, epochs, seed, curve);
+- `results.jsonl` (`RESULTS_JSONL`, named in exp/result_record.py, which writes it): one record per finished
+  setting (its metrics, epochs, seed, curve);
 - `compare_runs.jsonl` (`MANIFEST_FILE`): one entry per attempt of a run (row, dataset, axis point, seed,
   status `ok` / `failed` / `interrupted`, the settings it ran, its wall seconds, whether it `resumed`);
 
@@ -27,6 +28,7 @@ import torch
 from compare.grid.behaviour_changes import stale_reason
 from compare.grid.tasks import TaskSpec
 from exp.naive_forecast import NAIVE_METHODS
+from exp.result_record import RESULTS_JSONL
 from utils.record_paths import relative_text
 
 __all__ = [
@@ -60,7 +62,6 @@ logger = logging.getLogger(__name__)
 RUNS_DIR = "runs"
 MANIFEST_FILE = "compare_runs.jsonl"
 CONFIG_FILE = "compare.json"
-RESULTS_JSONL = "results.jsonl"
 
 
 @dataclass

@@ -19,12 +19,12 @@ import argparse
 import json
 import logging
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from utils.command_main import log_to_stdout, run_command
 from utils.errors import UserInputError
 from utils.record_paths import REPO_ROOT, SITE_PACKAGES, absolute_paths, record_path, relative_text
 from utils.tools import atomic_write_text
@@ -163,17 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    """Rewrite the absolute paths of each folder; 2 with one `error: ...` line on bad input."""
+    log_to_stdout()
     args = build_parser().parse_args(argv)
-    try:
-        mapping = _mapping(args.map)
-        for folder in args.folders:
-            changed = rewrite_folder(folder, args.checkout, mapping, dry_run=args.dry_run)
-            left = sum(len(absolute_paths(t)) for _, t in _text_files(folder)) if not args.dry_run else None
-            logger.info("%s: %d file(s) %s%s", folder, len(changed), "would change" if args.dry_run else "rewritten",
-                        "" if left is None else f", {left} absolute path(s) left")
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_command(lambda: _rewrite_folders(args))
+
+
+def _rewrite_folders(args: argparse.Namespace) -> None:
+    """main's work: each folder rewritten (or with --dry-run, listed), one log line a folder."""
+    mapping = _mapping(args.map)
+    for folder in args.folders:
+        changed = rewrite_folder(folder, args.checkout, mapping, dry_run=args.dry_run)
+        left = sum(len(absolute_paths(t)) for _, t in _text_files(folder)) if not args.dry_run else None
+        logger.info("%s: %d file(s) %s%s", folder, len(changed), "would change" if args.dry_run else "rewritten",
+                    "" if left is None else f", {left} absolute path(s) left")
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -91,6 +90,7 @@ from compare.report.seeds import focus_rows, resolve_focus, seed_plot_name, seed
 from compare.report.skill_scores import skill_scores
 from compare.report.task_report import write_task_report
 from utils.cli_parser import OneLineArgumentParser
+from utils.command_main import log_to_stdout, run_command
 from utils.errors import UserInputError
 from utils.record_paths import from_record
 from utils.report_files import write_table
@@ -299,19 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    """Rewrite the report of --out from its records; 2 with one `error: ...` line on bad input."""
+    log_to_stdout()
     args = build_parser().parse_args(argv)
     if args.runs is None:
         # In a fresh clone runs/ is missing (git-ignored): the committed record copies stand in for it.
         restore_committed_records(Path(args.out), Path(args.out) / RUNS_DIR)
-    try:
-        paths = write_report(args.out, runs_dir=args.runs, reference=args.reference, timing=not args.no_timing,
-                             steps=args.steps, window=args.window, device=args.device, focus=args.focus,
-                             layout=args.layout)
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    for path in paths:
-        logger.info("wrote %s", path)
-    return 0
+    return run_command(lambda: write_report(args.out, runs_dir=args.runs, reference=args.reference,
+                                            timing=not args.no_timing, steps=args.steps, window=args.window,
+                                            device=args.device, focus=args.focus, layout=args.layout))
 

@@ -37,11 +37,13 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import BinaryIO
 
 from compare.grid.records import CONFIG_FILE, RUNS_DIR, finished_settings
 from utils.cli_parser import OneLineArgumentParser
+from utils.command_main import log_to_stdout, run_command
 from utils.errors import UserInputError
-from utils.tools import temporary_file_beside
+from utils.tools import atomic_write
 
 __all__ = ["build_parser", "check_member", "finished_run_folders", "main", "pack", "restore"]
 
@@ -91,36 +93,35 @@ def pack(out: str | Path, archive: str | Path, *, slim: bool = False, max_file_m
         raise UserInputError(f"--max-file-mib {max_file_mib} must be a positive number of MiB")
     archive.parent.mkdir(parents=True, exist_ok=True)
     dropped = {p.resolve() for p in finished_run_folders(out)} if slim else set()
-    fd, tmp = temporary_file_beside(archive)
-    skip = {archive.resolve(), Path(tmp).resolve()}
     files = 0
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            with tarfile.open(fileobj=raw, mode=f"w:{compression}" if compression else "w") as tar:
-                for folder, dirs, names in os.walk(out):
-                    dirs[:] = sorted(d for d in dirs if (Path(folder) / d).resolve() not in dropped)
-                    for name in dirs + sorted(names):
-                        path = Path(folder) / name
-                        arcname = path.relative_to(out).as_posix()
-                        if path.is_symlink():
-                            logger.warning("left out the symbolic link %s", path)
-                            continue
-                        if path.resolve() in skip:
-                            continue
-                        size = path.stat().st_size if path.is_file() else 0
-                        if max_file_mib is not None and size > max_file_mib * 2**20:
-                            logger.warning("left out %s (%.1f MiB > --max-file-mib %g)%s", arcname,
-                                           size / 2**20, max_file_mib,
-                                           ": its run restarts from scratch" if name == "last.pth" else "")
-                            continue
-                        tar.add(path, arcname=arcname, recursive=False, filter=_anonymous)
-                        files += path.is_file()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, archive)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def write_tar(raw: BinaryIO) -> None:
+        nonlocal files
+        # The archive being written may lie inside `out`: it is left out by its inode (its temporary name is
+        # atomic_write's), the finished archive by its path.
+        writing = os.fstat(raw.fileno())
+        skip = {archive.resolve()}
+        with tarfile.open(fileobj=raw, mode=f"w:{compression}" if compression else "w") as tar:
+            for folder, dirs, names in os.walk(out):
+                dirs[:] = sorted(d for d in dirs if (Path(folder) / d).resolve() not in dropped)
+                for name in dirs + sorted(names):
+                    path = Path(folder) / name
+                    arcname = path.relative_to(out).as_posix()
+                    if path.is_symlink():
+                        logger.warning("left out the symbolic link %s", path)
+                        continue
+                    if path.resolve() in skip or os.path.samestat(path.stat(), writing):
+                        continue
+                    size = path.stat().st_size if path.is_file() else 0
+                    if max_file_mib is not None and size > max_file_mib * 2**20:
+                        logger.warning("left out %s (%.1f MiB > --max-file-mib %g)%s", arcname,
+                                       size / 2**20, max_file_mib,
+                                       ": its run restarts from scratch" if name == "last.pth" else "")
+                        continue
+                    tar.add(path, arcname=arcname, recursive=False, filter=_anonymous)
+                    files += path.is_file()
+
+    atomic_write(archive, write_tar)
     return files
 
 
@@ -172,6 +173,8 @@ def restore(archive: str | Path, out: str | Path, *, force: bool = False) -> int
         if not _is_comparison([m.name for m in members]):
             raise UserInputError(f"archive {archive} holds no {CONFIG_FILE} or {RUNS_DIR}/: not a comparison")
         out.parent.mkdir(parents=True, exist_ok=True)
+        # A folder swap, not a file write (utils.tools.atomic_write covers single files): the restored folder
+        # is staged beside `out` and renamed into place, the old one moved aside first.
         staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.restore-"))
         try:
             files = _extract(tar, members, staging)
@@ -231,18 +234,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """`pack` / `restore`; 0 on success, 2 on a usage error (one `error: ...` line)."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    log_to_stdout()
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        if args.command == "pack":
-            files = pack(args.out, args.archive, slim=args.slim, max_file_mib=args.max_file_mib)
-            size = Path(args.archive).stat().st_size / 2**20
-            logger.info("packed %d files of %s into %s (%.1f MiB)", files, args.out, args.archive, size)
-        else:
-            files = restore(args.archive, args.out, force=args.force)
-            logger.info("restored %d files of %s into %s", files, args.archive, args.out)
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_command(lambda: _pack_or_restore(args))
+
+
+def _pack_or_restore(args: argparse.Namespace) -> None:
+    """main's work: pack --out into the archive, or restore the archive into --out, with one log line."""
+    if args.command == "pack":
+        files = pack(args.out, args.archive, slim=args.slim, max_file_mib=args.max_file_mib)
+        size = Path(args.archive).stat().st_size / 2**20
+        logger.info("packed %d files of %s into %s (%.1f MiB)", files, args.out, args.archive, size)
+    else:
+        files = restore(args.archive, args.out, force=args.force)
+        logger.info("restored %d files of %s into %s", files, args.archive, args.out)
 

@@ -101,12 +101,10 @@ class RunFolder:
         return found
 
     def put(self, relpath: str, data: bytes) -> None:
-        """Write a file atomically (a temporary file beside it, then os.replace)."""
-        path = _inside(self.root, relpath)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        """Write a file atomically (utils.tools.atomic_write_bytes: readers never see a partial file)."""
+        from utils.tools import atomic_write_bytes
+
+        atomic_write_bytes(_inside(self.root, relpath), data)
 
     def append(self, relpath: str, text: str) -> None:
         from utils.tools import append_text

@@ -17,31 +17,17 @@ flag). For folders carried whole between machines, `python -m compare pack` does
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from utils.tools import temporary_file_beside
+from utils.tools import atomic_copy
 
 __all__ = ["RESUME_DIR", "drop_resume_copies", "keep_resume_copies", "restore_resume_copies"]
 
 logger = logging.getLogger("compare.run.resume_copies")
 
 RESUME_DIR = "resume"
-
-
-def _copy_atomically(source: Path, target: Path) -> None:
-    """Copy `source` to `target` through a temporary file beside it (never a truncated `target`)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = temporary_file_beside(target)
-    os.close(handle)
-    try:
-        shutil.copyfile(source, temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _copy_path(out: Path, setting: str, last_file: Path) -> Path:
@@ -61,7 +47,7 @@ def keep_resume_copies(out: Path, last_files: dict[str, Path], max_mib: float) -
                            "resumes only while runs/ survives)", path, size, max_mib)
             continue
         target = _copy_path(out, setting, path)
-        _copy_atomically(path, target)
+        atomic_copy(path, target)
         written.append(target)
     return written
 
@@ -73,7 +59,7 @@ def restore_resume_copies(out: Path, last_files: dict[str, Path]) -> list[Path]:
     for setting, path in last_files.items():
         copy = _copy_path(out, setting, path)
         if copy.is_file() and not path.exists():
-            _copy_atomically(copy, path)
+            atomic_copy(copy, path)
             restored.append(path)
     return restored
 

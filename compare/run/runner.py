@@ -137,6 +137,7 @@ from exp.trackers.mlflow_tracker import experiment_id as mlflow_experiment
 from exp.trackers.options import DEFAULT_LOGGER_DIR, TRACKERS, LoggerNames
 from exp.training_guards import StopSignals
 from utils.cli_parser import OneLineArgumentParser
+from utils.command_main import exit_code_of, log_to_stdout
 from utils.errors import UserInputError
 from utils.path_names import check_output_folder, check_path_component
 from utils.record_paths import record_path, relative_record
@@ -458,17 +459,45 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
     book: the recipe table (tests pass a small one); task_book: the other tasks' table (`--task`).
     clock: seconds of the time budget (tests pass one that jumps to the deadline on cue)."""
     start_time = clock()
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    log_to_stdout()
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args, rows, plan, stop_at = _checked_plan(argv, book, task_book, start_time)
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return exit_code_of(lambda: _compare(argv, book, task_book, clock, start_time))
+
+
+def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Callable[[], float],
+             start_time: float) -> int:
+    """main's work: plan, report the plan, then (unless --dry-run / --estimate) run what is to do."""
+    args, rows, plan, stop_at = _checked_plan(argv, book, task_book, start_time)
     out = Path(args.out)
     runs_dir = out / RUNS_DIR
     restore_committed_records(out, runs_dir)
     crashes = crash_counts(runs_dir)
+    stale, todo, skipped, broken, given_up = _sorted_plan(args, runs_dir, plan, crashes)
+    _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
+    if args.dry_run:
+        return 1 if broken else 0
+    if args.estimate:
+        RunTimes(args.jobs, runs_dir).probe(todo, _threads(args))
+        return 1 if broken else 0
+    executor = _executor(args)
+    if todo:
+        run_py()
+        executor.start()
+    _prepare_runs_dir(args, out, argv, rows, plan, todo, broken, stale)
+    failures = [(r, r.error) for r in broken]
+    failures += [(r, f"given up after {crashes[tuple(r.settings)]} crashes") for r in given_up]
+    try:
+        grid, aborted, runner_signal = _run_grid(args, out, todo, stop_at, clock, executor)
+    finally:
+        executor.close()
+    failures += grid.failures
+    return _finish(args, out, plan, grid, failures, skipped, broken, given_up, aborted, runner_signal)
+
+
+def _sorted_plan(args: argparse.Namespace, runs_dir: Path, plan: list[PlannedRun], crashes
+                 ) -> tuple[list[PlannedRun], list[PlannedRun], list[PlannedRun], list[PlannedRun], list[PlannedRun]]:
+    """(stale, todo, skipped, broken, given_up) of the plan, from the records under runs_dir; with
+    --rerun-stale (and not a dry run or estimate) moves the stale runs' old folders aside."""
     states = record_state(runs_dir, [r for r in plan if r.error is None])
     stale = [r for r in plan if r.error is None and states[id(r)][0] == "stale"]
     pending = [r for r in plan if r.error is None and states[id(r)][0] == "todo"]
@@ -482,20 +511,14 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
             logger.info("  %s: its old folders moved to %s", run.label, move_stale(runs_dir, run))
     given_up = [r for r in pending if not args.retry_failed and crashes[tuple(r.settings)] >= args.max_crashes]
     todo = [r for r in pending if r not in given_up]
-    _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
-    if args.dry_run:
-        return 1 if broken else 0
-    if args.estimate:
-        RunTimes(args.jobs, runs_dir).probe(todo, _threads(args))
-        return 1 if broken else 0
-    executor = _executor(args)
-    try:
-        if todo:
-            run_py()
-            executor.start()
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return stale, todo, skipped, broken, given_up
+
+
+def _prepare_runs_dir(args: argparse.Namespace, out: Path, argv: list[str], rows, plan: list[PlannedRun],
+                      todo: list[PlannedRun], broken: list[PlannedRun], stale: list[PlannedRun]) -> None:
+    """runs/ with its .gitignore, the MLflow experiment (before parallel runs race to create it), the grid's
+    config, and one manifest line per run that cannot run (stale and not rerun, or failed to plan)."""
+    runs_dir = out / RUNS_DIR
     runs_dir.mkdir(parents=True, exist_ok=True)
     if "mlflow" in args.logger and todo:
         # The store and the grid's experiment exist before runs start, so parallel runs never race to create them.
@@ -508,14 +531,6 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES,
         status = "stale" if id(run) in not_rerun else "failed"
         append_manifest(runs_dir, {**run.where(), "status": status, "error": run.error, "settings": [], "argv": [],
                                    "seconds": 0.0, "log": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
-    failures = [(r, r.error) for r in broken]
-    failures += [(r, f"given up after {crashes[tuple(r.settings)]} crashes") for r in given_up]
-    try:
-        grid, aborted, runner_signal = _run_grid(args, out, todo, stop_at, clock, executor)
-    finally:
-        executor.close()
-    failures += grid.failures
-    return _finish(args, out, plan, grid, failures, skipped, broken, given_up, aborted, runner_signal)
 
 
 def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], todo: list[PlannedRun], skipped: list,

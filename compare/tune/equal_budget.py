@@ -60,6 +60,7 @@ from compare.tune.study import (
     trial_identity,
 )
 from exp.progress import duration, predicted_seconds
+from utils.command_main import exit_code_of, log_to_stdout
 from utils.errors import UserInputError
 from utils.process_guard import PARENT_ENV
 
@@ -392,10 +393,16 @@ def _search_all(cells: list[Cell], budget: Budget, args: argparse.Namespace, sto
 
 
 def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout, force=True)
+    """Tune every cell on one budget, then compare; 2 with one `error: ...` line on bad input."""
+    log_to_stdout()
     argv = sys.argv[2:] if argv is None else argv
     args = build_parser().parse_args(argv)
-    out = Path(args.out)
+    return exit_code_of(lambda: _tune(args, argv, book))
+
+
+def _prepared(args: argparse.Namespace, book: RecipeBook, out: Path) -> tuple[Budget, list[Cell], object]:
+    """(budget, cells, study storage) once every check passed, --out created; a UserInputError removes an
+    --out this call created (and left empty)."""
     created = False
     try:
         budget, cells = _plan(args, book)
@@ -406,11 +413,17 @@ def main(argv: list[str] | None = None, book: RecipeBook = RECIPES) -> int:
         created = _prepared_out(out)
         storage = _storage_of(args, out, create=True)
         connect(args.address)
-    except UserInputError as err:
+    except UserInputError:
         if created and not any(out.iterdir()):
             out.rmdir()
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise
+    return budget, cells, storage
+
+
+def _tune(args: argparse.Namespace, argv: list[str], book: RecipeBook) -> int:
+    """main's work: the searches, tuning.json, then one comparison per tuned setting; 1 when a cell failed."""
+    out = Path(args.out)
+    budget, cells, storage = _prepared(args, book, out)
     try:
         entries, failed = _search_all(cells, budget, args, storage)
     finally:

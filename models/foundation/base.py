@@ -8,10 +8,12 @@ forecast `[B·C, H]`, and that is folded back to `[B, H, C]`. Time marks and the
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import torch
 import torch.nn as nn
 
+from models.foundation.weights import resolve_weights
 from utils.errors import UserInputError
 
 
@@ -26,6 +28,8 @@ class ZeroShotForecaster(nn.Module):
     name: str = ""
     #: the longest context the pretrained model reads (None: no limit)
     max_context: int | None = None
+    #: the Hugging Face repository of the default weights
+    repo_id: str = ""
 
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__()
@@ -34,6 +38,14 @@ class ZeroShotForecaster(nn.Module):
         if self.seq_len < 1 or self.pred_len < 1:
             raise UserInputError(f"--model {self.name}: --seq_len and --pred_len must be at least 1 "
                                  f"(got {self.seq_len}, {self.pred_len})")
+
+    def pretrained_folder(self, configs: argparse.Namespace, files: tuple[str, ...]) -> Path:
+        """The folder holding `files`: --pretrained_path when given, else the cached `repo_id` (resolve_weights).
+        Sets `source`, the weights the run's record names."""
+        path = getattr(configs, "pretrained_path", None)
+        folder = resolve_weights(self.name, path, self.repo_id, files)
+        self.source = str(path) if path else self.repo_id
+        return folder
 
     def check_context(self, max_context: int | None) -> None:
         """Refuse a --seq_len longer than the pretrained model reads (it would silently drop the start)."""

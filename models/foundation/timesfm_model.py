@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from models.foundation.base import ZeroShotForecaster
-from models.foundation.weights import import_package, resolve_weights
+from models.foundation.weights import import_package
 from utils.errors import UserInputError
 
 WEIGHT_FILES = ("model.safetensors",)
@@ -30,9 +30,7 @@ class TimesFMForecaster(ZeroShotForecaster):
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__(configs)
         timesfm = import_package(self.name, "timesfm", "timesfm")
-        path = getattr(configs, "pretrained_path", None)
-        folder = resolve_weights(self.name, path, self.repo_id, WEIGHT_FILES)
-        self.source = str(path) if path else self.repo_id
+        folder = self.pretrained_folder(configs, WEIGHT_FILES)
         self.tfm = timesfm.TimesFM_2p5_200M_torch.from_pretrained(str(folder), torch_compile=False,
                                                                   local_files_only=True)
         # Registered so that .to(device), .parameters() and eval() reach the network.

@@ -12,7 +12,7 @@ import argparse
 import torch
 
 from models.foundation.base import ZeroShotForecaster
-from models.foundation.weights import import_package, resolve_weights
+from models.foundation.weights import import_package
 
 WEIGHT_FILES = ("model.ckpt",)
 
@@ -27,9 +27,7 @@ class TiRexForecaster(ZeroShotForecaster):
         super().__init__(configs)
         tirex_base = import_package(self.name, "tirex.base", "tirex-ts")
         import_package(self.name, "tirex.models.tirex", "tirex-ts")  # registers the "TiRex" model class
-        path = getattr(configs, "pretrained_path", None)
-        folder = resolve_weights(self.name, path, self.repo_id, WEIGHT_FILES)
-        self.source = str(path) if path else self.repo_id
+        folder = self.pretrained_folder(configs, WEIGHT_FILES)
         model_class = tirex_base.PretrainedModel.REGISTRY["TiRex"]
         self.network = model_class.from_pretrained(str(folder / "model.ckpt"), backend="torch", device="cpu")
         self.check_context(None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.command_main import USER_ERROR_EXIT, run_command
+from utils.command_main import USER_ERROR_EXIT, exit_code_of, run_command
 from utils.errors import UserInputError
 
 
@@ -38,3 +38,13 @@ def test_other_errors_are_not_swallowed():
 
     with pytest.raises(RuntimeError, match="a bug"):
         run_command(fail)
+
+
+def test_exit_code_of_passes_the_commands_own_code_and_refuses_bad_input_with_2(capsys):
+    assert exit_code_of(lambda: 3) == 3
+
+    def refuse() -> int:
+        raise UserInputError("--jobs 0: give at least one")
+
+    assert exit_code_of(refuse) == USER_ERROR_EXIT
+    assert capsys.readouterr().err == "error: --jobs 0: give at least one\n"
