@@ -49,6 +49,7 @@ from data_provider.data_loader import FILLNA_CHOICES
 from data_provider.protocol import is_strict
 from exp.naive_forecast import seasonal_period
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.record_paths import REPO_ROOT
 from utils.timefeatures import base_unit
 
@@ -145,11 +146,12 @@ def _number(name: str, flags: dict[str, str], flag: str, kind: type) -> int | fl
 
 
 def _own_long_term(name: str, path: Path, flags: dict[str, str]) -> OwnData:
-    if flags.get("fillna", "none") not in FILLNA_CHOICES:
+    fillna = flags.get("fillna", flag_default("fillna"))
+    if fillna not in FILLNA_CHOICES:
         raise UserInputError(f"--data_flags {name}=--fillna {flags['fillna']}: choose from {', '.join(FILLNA_CHOICES)}")
     if "freq" in flags:
         base_unit(flags["freq"])
-    file = read_long_term_file(path, flags.get("fillna", "none"))
+    file = read_long_term_file(path, fillna)
     target = flags.get("target", file.columns[-1])
     if target not in file.columns:
         raise UserInputError(f"--data_flags {name}=--target {target}: {path} has no such column; its columns: "

@@ -16,6 +16,7 @@ import torch
 
 from models.foundation.base import ZeroShotForecaster
 from models.foundation.weights import import_package, resolve_weights
+from utils.flag_defaults import flag_default
 
 WEIGHT_FILES = ("config.json", "model.safetensors")
 
@@ -29,8 +30,8 @@ class ChronosForecaster(ZeroShotForecaster):
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__(configs)
         chronos = import_package(self.name, "chronos", "chronos-forecasting")
-        folder = resolve_weights(self.name, getattr(configs, "pretrained_path", None), self.repo_id, WEIGHT_FILES)
-        self.source = str(configs.pretrained_path) if getattr(configs, "pretrained_path", None) else self.repo_id
+        folder = resolve_weights(self.name, getattr(configs, "pretrained_path", flag_default("pretrained_path")), self.repo_id, WEIGHT_FILES)
+        self.source = str(configs.pretrained_path) if getattr(configs, "pretrained_path", flag_default("pretrained_path")) else self.repo_id
         self.pipeline = chronos.BaseChronosPipeline.from_pretrained(str(folder), device_map="cpu",
                                                                     dtype=torch.float32)
         # Registered so that .to(device), .parameters() and eval() reach the network.

@@ -17,6 +17,7 @@ import torch
 from models.foundation.base import ZeroShotForecaster
 from models.foundation.weights import import_package, resolve_weights
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 
 WEIGHT_FILES = ("model.safetensors",)
 
@@ -30,7 +31,7 @@ class TimesFMForecaster(ZeroShotForecaster):
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__(configs)
         timesfm = import_package(self.name, "timesfm", "timesfm")
-        path = getattr(configs, "pretrained_path", None)
+        path = getattr(configs, "pretrained_path", flag_default("pretrained_path"))
         folder = resolve_weights(self.name, path, self.repo_id, WEIGHT_FILES)
         self.source = str(path) if path else self.repo_id
         self.tfm = timesfm.TimesFM_2p5_200M_torch.from_pretrained(str(folder), torch_compile=False,

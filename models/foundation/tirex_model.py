@@ -13,6 +13,7 @@ import torch
 
 from models.foundation.base import ZeroShotForecaster
 from models.foundation.weights import import_package, resolve_weights
+from utils.flag_defaults import flag_default
 
 WEIGHT_FILES = ("model.ckpt",)
 
@@ -27,7 +28,7 @@ class TiRexForecaster(ZeroShotForecaster):
         super().__init__(configs)
         tirex_base = import_package(self.name, "tirex.base", "tirex-ts")
         import_package(self.name, "tirex.models.tirex", "tirex-ts")  # registers the "TiRex" model class
-        path = getattr(configs, "pretrained_path", None)
+        path = getattr(configs, "pretrained_path", flag_default("pretrained_path"))
         folder = resolve_weights(self.name, path, self.repo_id, WEIGHT_FILES)
         self.source = str(path) if path else self.repo_id
         model_class = tirex_base.PretrainedModel.REGISTRY["TiRex"]
