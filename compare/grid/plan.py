@@ -23,8 +23,8 @@ from compare.recipes.recipe_book import Variant
 from compare.recipes.tables import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from data_provider.protocol import RUNNER_DEFAULT
 from exp.arguments import make_setting
+from exp.resolved_args import resolve_args
 from exp.run_config import run_config
-from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 from utils.record_paths import REPO_ROOT
 
@@ -149,7 +149,7 @@ def global_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--num_workers", str(args.num_workers)]
     if args.inverse:
         flags.append("--inverse")
-    if getattr(args, "logger", None):
+    if args.logger:
         # One group per grid: MLflow's experiment, W&B's group, TensorBoard's folder under <out>/runs/tracking/.
         flags += ["--logger", *args.logger, "--logger_group", grid_name(args)]
     return flags + list(args.extra_flags)
@@ -326,7 +326,7 @@ def _plan_task_one(run: PlannedRun, protocol: list[str], overrides: list[str], d
         run.config = run_config(parsed)
         if not data.checked:
             check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
-        parsed = resolve_task_lengths(parsed)  # the lengths run.py derives from the data
+        parsed = resolve_args(parsed)  # the lengths run.py derives from the data
     except UserInputError as err:
         run.error = str(err)
         return
