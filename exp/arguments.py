@@ -20,6 +20,7 @@ from layers.caps.options import CAPS_OPTIONS
 from layers.config_checks import EMBED_TYPES, OLINEAR_EMBED_SIZE, OUTPUT_LAYOUTS, PROB_EVAL_SAMPLING
 from utils.cli_parser import OneLineArgumentParser, did_you_mean
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.host_memory import HOST_MALLOC_CHOICES
 from utils.path_names import check_path_component, path_component_problem
 
@@ -346,7 +347,7 @@ def make_setting(args: argparse.Namespace, ii: int) -> str:
 
 def every_tag(args: argparse.Namespace) -> str:
     """`_every<k>` for a zero-shot run scored on every k-th test window only (--test_every k > 1), else ''."""
-    every = getattr(args, "test_every", 1)
+    every = getattr(args, "test_every", flag_default("test_every"))
     return f"_every{every}" if every > 1 else ""
 
 
@@ -386,19 +387,37 @@ def check_output_names(args: argparse.Namespace) -> None:
 def validate_args(args: argparse.Namespace) -> None:
     """Reject unusable flag values up front (before any file is read or written)."""
     from data_provider.anomaly_csv import check_anomaly_csv_args
-    from data_provider.data_factory import DATA_DICT
     from data_provider.m4 import check_m4_args
     from data_provider.short_term_files import check_short_term_file_args
-    from utils.timefeatures import num_time_features
 
     check_task_and_model(args)
+    check_data_choices(args)
+    check_m4_args(args)
+    check_short_term_file_args(args)
+    check_anomaly_csv_args(args)
+    check_training_choices(args)
+    check_window_choices(args)
+    check_lengths(args)
+    check_optimisation_numbers(args)
+    check_predict_flags(args)
+    check_numbers(args)
+    check_output_names(args)
+    check_augmentation(args)
+    check_logger_flags(args)
+
+
+def check_data_choices(args: argparse.Namespace) -> None:
+    """--data names a registered loader and --embed a known time-feature encoding."""
+    from data_provider.data_factory import DATA_DICT
+
     if args.data not in DATA_DICT:
         raise _choice_error("data", args.data, list(DATA_DICT))
     if args.embed not in EMBED_TYPES:
         raise _choice_error("embed", args.embed, EMBED_TYPES)
-    check_m4_args(args)
-    check_short_term_file_args(args)
-    check_anomaly_csv_args(args)
+
+
+def check_training_choices(args: argparse.Namespace) -> None:
+    """--lradj, --train_loop, --compile_mode and --vali_loss name something this run can do."""
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
     try:
@@ -411,6 +430,12 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.vali_loss != "samples" and args.task_name not in VALI_LOSS_TASKS:
         raise UserInputError(f"--vali_loss {args.vali_loss} applies to {' and '.join(VALI_LOSS_TASKS)} only; "
                              f"drop it for --task_name {args.task_name}")
+
+
+def check_window_choices(args: argparse.Namespace) -> None:
+    """--features, --is_training and --freq are known values."""
+    from utils.timefeatures import num_time_features
+
     if args.features not in FEATURES:
         raise _choice_error("features", args.features, FEATURES)
     if args.is_training not in (0, 1):
@@ -419,6 +444,11 @@ def validate_args(args: argparse.Namespace) -> None:
         num_time_features(args.freq)
     except ValueError as err:
         raise UserInputError(str(err)) from None
+
+
+def check_lengths(args: argparse.Namespace) -> None:
+    """The window lengths and counts are positive where the task reads them, and --label_len (the decoder's start
+    tokens, the last label_len input steps) lies in [0, --seq_len]: the one home of that rule."""
     positive = ("seq_len", "pred_len", "batch_size", "train_epochs", "itr", "grad_accum", "patience")
     if args.task_name == "imputation":
         # Imputation reconstructs the input window; TSLib's scripts pass --pred_len 0 (or 96, unused).
@@ -437,8 +467,14 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.task_name == "anomaly_detection" and not 0.0 <= args.anomaly_ratio <= 100.0:
         raise UserInputError(f"--anomaly_ratio is a percentage in [0, 100], got {args.anomaly_ratio}")
     # --label_len (decoder start tokens) means nothing to reconstruction (anomaly detection).
-    if args.task_name != "anomaly_detection" and (args.label_len < 0 or args.label_len > args.seq_len):
-        raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}")
+    if args.task_name != "anomaly_detection" and not 0 <= args.label_len <= args.seq_len:
+        raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}: the "
+                             "decoder starts from the last label_len input steps, so use --label_len <= --seq_len")
+
+
+def check_optimisation_numbers(args: argparse.Namespace) -> None:
+    """The optimiser's numbers, the checkpoint cadence and the loader workers lie in their ranges; --vali_only
+    trains long-term forecasting."""
     if args.learning_rate <= 0:
         raise UserInputError(f"--learning_rate must be positive, got {args.learning_rate}")
     if args.lradj == "onecycle" and not 0.0 <= args.pct_start < 1.0:
@@ -452,11 +488,6 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.vali_only and (args.task_name != "long_term_forecast" or not args.is_training):
         raise UserInputError("--vali_only (tuning trials) applies to --task_name long_term_forecast with "
                              "--is_training 1; drop it")
-    check_predict_flags(args)
-    check_numbers(args)
-    check_output_names(args)
-    check_augmentation(args)
-    check_logger_flags(args)
 
 
 def check_task_and_model(args: argparse.Namespace) -> None:

@@ -82,7 +82,7 @@ def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
         ("features", "X", "--features 'X' is not supported; valid choices: M, S, MS"),
         ("freq", "fortnight", "--freq"),
         ("pred_len", 0, "--pred_len must be a positive integer"),
-        ("label_len", 200, "--label_len must lie in"),
+        ("label_len", 200, r"--label_len must lie in \[0, --seq_len=96\], got 200: .*use --label_len <= --seq_len"),
         ("augmentation_ratio", 2, "--augmentation_ratio 2 needs at least one preset"),
         ("augmentation_ratio", -1, "--augmentation_ratio must be >= 0"),
         ("jitter", True, "--jitter does nothing without --augmentation_ratio"),
