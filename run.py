@@ -21,8 +21,8 @@ from exp import distributed
 from exp.arguments import build_parser, differing_from_defaults, make_setting, validate_args
 from exp.model_card import write_model_card
 from exp.recipe_hint import tslib_defaults_hint
+from exp.resolved_args import resolve_args
 from exp.run_config import run_config
-from exp.task_lengths import resolve_task_lengths
 from exp.tasks import experiment_class
 from exp.trackers.run_trackers import open_trackers
 from exp.training_guards import TrainingStopped
@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> None:
     Experiment = experiment_class(args.task_name)  # noqa: N806 - a class
     # The command's flags as typed, then the lengths the task derives from its data (M4, UEA), once.
     config = run_config(args)
-    args = resolve_task_lengths(args)
+    args = resolve_args(args)
 
     _log_arguments(args)
     hint = tslib_defaults_hint(args)
@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> None:
                 logger.info(">>>>>>>start training : %s>>>>>>>>>>>>>>>>>>>>>>>>>>", setting)
                 exp.train(setting)
                 write_model_card(exp, setting)
-                if getattr(args, "vali_only", False):
+                if args.vali_only:
                     logger.info("--vali_only: %s trained and validated; the test split was not evaluated", setting)
                     continue
                 logger.info(">>>>>>>testing : %s<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", setting)

@@ -32,6 +32,7 @@ from data_provider.float32_range import unusable_mask, unusable_reason
 from data_provider.registry import ANOMALY_CSV_DATASETS, anomaly_csv_file
 from data_provider.text_numbers import parse_numbers
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 
 __all__ = ["DEFAULT_TRAIN_RATIO", "INDEX_COLUMNS", "LABEL_COLUMN", "AnomalyCSV", "AnomalyCSVLoader",
            "MITDBSegLoader", "YahooSegLoader", "check_anomaly_csv_args", "read_anomaly_csv", "train_rows"]
@@ -48,7 +49,7 @@ GENERIC = "anomaly_csv"
 def check_anomaly_csv_args(args: argparse.Namespace) -> None:
     """--anomaly_train_ratio: in (0, 1), and only for `--task_name anomaly_detection --data anomaly_csv` (the
     registered sets have a fixed split); one line otherwise."""
-    ratio = getattr(args, "anomaly_train_ratio", None)
+    ratio = getattr(args, "anomaly_train_ratio", flag_default("anomaly_train_ratio"))
     if ratio is None:
         return
     if args.data != GENERIC or args.task_name != "anomaly_detection":
@@ -166,7 +167,7 @@ class AnomalyCSVLoader(SegmentDataset):
         return [path]
 
     def train_ratio(self, args: argparse.Namespace | None) -> float:
-        ratio = getattr(args, "anomaly_train_ratio", None)
+        ratio = getattr(args, "anomaly_train_ratio", flag_default("anomaly_train_ratio"))
         return DEFAULT_TRAIN_RATIO if ratio is None else float(ratio)
 
     def _table(self, paths: list) -> tuple[AnomalyCSV, int]:

@@ -43,6 +43,7 @@ from data_provider.m4 import Dataset_M4
 from data_provider.short_term_files import Dataset_ShortTermFile
 from data_provider.uea import UEAloader
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.train_split import TrainSplit
 
 __all__ = ["DATA_DICT", "build_dataset", "build_train_split", "check_channels", "data_provider", "make_loader"]
@@ -96,7 +97,7 @@ def build_dataset(args: argparse.Namespace, flag: str) -> WindowDataset:
         target=args.target,
         timeenc=1 if args.embed == "timeF" else 0,
         freq=args.freq,
-        seasonal_patterns=getattr(args, "seasonal_patterns", None),
+        seasonal_patterns=getattr(args, "seasonal_patterns", flag_default("seasonal_patterns")),
     )
     logger.info("%s %d", flag, len(dataset))
     return dataset

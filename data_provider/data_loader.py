@@ -38,6 +38,7 @@ from data_provider.float32_range import first_beyond_float32, unusable_reason
 from data_provider.registry import find_by_path
 from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
+from utils.flag_defaults import flag_default
 from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_marks
 
 __all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset",
@@ -208,7 +209,7 @@ class WindowDataset(Dataset):
         self.path = Path(root_path) / data_path
         if not self.path.is_file():
             raise missing_file_error(self.path)
-        fillna = getattr(args, "fillna", "none")
+        fillna = getattr(args, "fillna", flag_default("fillna"))
         if fillna not in FILLNA_CHOICES:
             raise UserInputError(f"--fillna {fillna!r} is not one of {', '.join(FILLNA_CHOICES)}")
 
@@ -233,7 +234,7 @@ class WindowDataset(Dataset):
         self.data_y = self.data_x
         #: TSLib's augmentation tag ("1_jitter..."), "" when the split is not augmented.
         self.augmentation_tags = ""
-        if flag == "train" and getattr(args, "augmentation_ratio", 0) > 0:
+        if flag == "train" and getattr(args, "augmentation_ratio", flag_default("augmentation_ratio")) > 0:
             try:
                 self.data_x, self.data_y, self.augmentation_tags = augment_series(self.data_x, args)
             except ValueError as exc:
@@ -256,8 +257,6 @@ class WindowDataset(Dataset):
         if self.seq_len < 1 or self.pred_len < 0:
             raise UserInputError(f"--seq_len {self.seq_len} must be at least 1 and --pred_len {self.pred_len} "
                                  "at least 0")
-        if not 0 <= self.label_len <= self.seq_len:
-            raise UserInputError(f"--label_len {self.label_len} must be between 0 and --seq_len {self.seq_len}")
 
     def _load(self, path: Path) -> tuple[pd.DataFrame, pd.DatetimeIndex | None, Callable[[int], str]]:
         """Read the file: feature columns (no date), the timestamps or None, and a formatter that

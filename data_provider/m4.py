@@ -55,6 +55,7 @@ from data_provider.float32_range import unusable_mask, unusable_reason
 from data_provider.protocol import is_strict
 from data_provider.short_term_series import SHORT_TERM_DATA, ShortTermSeries, check_univariate_and_loss
 from utils.errors import MissingDataError, UserInputError
+from utils.flag_defaults import flag_default
 from utils.m4_summary import M4_GROUPS
 from utils.path_names import check_path_component
 
@@ -120,7 +121,7 @@ def check_m4_args(args: argparse.Namespace) -> None:
     if args.task_name != "short_term_forecast":
         raise UserInputError(f"--data m4 needs --task_name short_term_forecast, not {args.task_name}")
     check_seasonal_patterns(args.seasonal_patterns)
-    if getattr(args, "seasonality", None) is not None:
+    if getattr(args, "seasonality", flag_default("seasonality")) is not None:
         raise UserInputError(f"--seasonality {args.seasonality}: M4's comes from --seasonal_patterns "
                              f"({args.seasonal_patterns}: {FREQUENCIES[args.seasonal_patterns]}); drop the flag")
     rest = m4_model_id_rest(args.model_id, args.seasonal_patterns)

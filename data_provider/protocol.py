@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 
+from utils.flag_defaults import flag_default
+
 __all__ = ["PROTOCOLS", "RUNNER_DEFAULT", "RUN_DEFAULT", "STRICT_CHANGES", "VAL_FRACTION", "changes_results",
            "is_strict", "setting_tag"]
 
@@ -52,4 +54,4 @@ def is_strict(args: argparse.Namespace) -> bool:
 
 def setting_tag(args: argparse.Namespace) -> str:
     """`_strict` for a strict run of a task whose results it changes, else "" (TSLib's setting string)."""
-    return "_strict" if is_strict(args) and changes_results(getattr(args, "task_name", None)) else ""
+    return "_strict" if is_strict(args) and changes_results(getattr(args, "task_name", flag_default("task_name"))) else ""

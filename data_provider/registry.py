@@ -88,6 +88,14 @@ class DatasetInfo:
         """The `--data_path` value, e.g. ``ETTh1.csv``."""
         return PurePosixPath(self.relpath).name
 
+    @property
+    def variates(self) -> int | None:
+        """The series a run reads (`--enc_in`): a CSV's columns less its date column, every column of the other
+        files (Solar's text file, PEMS's sensors); None where the width is not registered."""
+        if self.cols is None:
+            return None
+        return self.cols - 1 if self.relpath.endswith(".csv") else self.cols
+
 
 def _ett(name: str, rows: int, sha256: str, md5: str) -> DatasetInfo:
     relpath = f"ETT-small/{name}.csv"

@@ -46,6 +46,7 @@ from data_provider.protocol import is_strict
 from data_provider.short_term_series import ShortTermSeries, check_univariate_and_loss
 from data_provider.text_numbers import parse_numbers
 from utils.errors import MissingDataError, UserInputError
+from utils.flag_defaults import flag_default
 from utils.path_names import check_path_component
 
 __all__ = ["CSV_COLUMNS", "FILE_FORMATS", "HISTORY_SIZE", "Dataset_ShortTermFile", "SeriesTable",
@@ -65,7 +66,7 @@ _M4_DEFAULT_PATTERN = "Monthly"
 def check_short_term_file_args(args: argparse.Namespace) -> None:
     """The flags of a run on a custom short-term file, one line each: --task_name short_term_forecast, a
     --seasonality of at least 1, no M4 --seasonal_patterns, univariate channels, a known --loss."""
-    if getattr(args, "seasonality", None) is not None and args.data not in FILE_FORMATS:
+    if getattr(args, "seasonality", flag_default("seasonality")) is not None and args.data not in FILE_FORMATS:
         raise UserInputError(f"--seasonality {args.seasonality} is read by --data {' and '.join(FILE_FORMATS)} only; "
                              "drop the flag")
     if args.data not in FILE_FORMATS:

@@ -20,6 +20,7 @@ from layers.caps.options import CAPS_OPTIONS
 from layers.config_checks import EMBED_TYPES, OLINEAR_EMBED_SIZE, OUTPUT_LAYOUTS, PROB_EVAL_SAMPLING
 from utils.cli_parser import OneLineArgumentParser, did_you_mean
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.host_memory import HOST_MALLOC_CHOICES
 from utils.path_names import check_path_component, path_component_problem
 
@@ -41,20 +42,17 @@ VALI_LOSS_TASKS = ("long_term_forecast", "imputation")
 
 
 def _add_basic_config_flags(p: argparse.ArgumentParser) -> None:
-    """The "basic config" flags."""
+    """TSLib's "basic config" flags."""
     g = p.add_argument_group("basic config")
     g.add_argument("--task_name", type=str, required=True, help="task: " + ", ".join(TASK_NAMES))
     g.add_argument("--is_training", type=int, required=True, help="1: train then test; 0: test a saved checkpoint")
     g.add_argument("--model_id", type=str, required=True, help="free-form run tag used in the setting string")
     g.add_argument("--model", type=str, required=True,
                    help="model name (a file in models/): " + ", ".join(MODEL_REGISTRY))
-    g.add_argument("--protocol", type=str, default=RUN_DEFAULT, choices=PROTOCOLS,
-                   help="tslib: TSLib's evaluation protocol (its numbers); strict: no TEST sample reaches training, "
-                        "early stopping or the anomaly threshold (classification validates on a stratified share "
-                        "of TRAIN, M4 on each series' held-out last horizon; docs/tasks.md)")
+
 
 def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
-    """The "data loader" flags."""
+    """TSLib's "data loader" flags."""
     g = p.add_argument_group("data loader")
     g.add_argument("--data", type=str, required=True, help="dataset type (ETTh1, ETTh2, ETTm1, ETTm2, custom, Solar, PEMS, m4, "
                                                                     "anomaly_csv, ...; the README's Datasets)")
@@ -64,39 +62,40 @@ def _add_data_loader_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--target", type=str, default="OT", help="target column for S or MS")
     g.add_argument("--freq", type=str, default="h", help="time-feature frequency: s, t/min, h, d, b, w, m, or e.g. 15min, 10min")
     g.add_argument("--checkpoints", type=str, default="./checkpoints/", help="where checkpoints are written and read")
-    g.add_argument("--test_every", type=int, default=1,
-                   help="--task_name zero_shot_forecast: score every k-th test window only (1: all windows, as trained "
-                        "models are scored); a cheaper estimate for a model too slow for the whole split, tagged "
-                        "_every<k> in the setting and recorded")
-    g.add_argument("--pretrained_path", type=str, default=None,
-                   help="--task_name zero_shot_forecast: the local folder of the foundation model's weights; default: the "
-                        "Hugging Face hub cache (read offline), or for Fracast the weights inside its package")
     g.add_argument("--fillna", type=str, default="none", choices=("none", "ffill", "interpolate"),
                    help="policy for NaN values in the data file; 'none' rejects files that contain NaN")
 
+
 def _add_forecasting_task_flags(p: argparse.ArgumentParser) -> None:
-    """The "forecasting task" flags."""
+    """TSLib's "forecasting task" flags."""
     g = p.add_argument_group("forecasting task")
     g.add_argument("--seq_len", type=int, default=96, help="input sequence length")
     g.add_argument("--label_len", type=int, default=48, help="decoder start-token length")
     g.add_argument("--pred_len", type=int, default=96, help="prediction horizon")
     g.add_argument("--seasonal_patterns", type=str, default="Monthly", help="M4 group for --task_name short_term_forecast: Yearly, Quarterly, Monthly, Weekly, Daily, Hourly")
+    g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
     g.add_argument("--seasonality", type=int, default=None,
                    help="--data short_term_csv | tsf: the seasonal period m of the series (MASE's lag, Naive2's period: "
                         "12 monthly, 4 quarterly, 1 yearly); their horizon is --pred_len")
-    g.add_argument("--inverse", action="store_true", default=False, help="de-standardise outputs before computing metrics")
 
-def _add_other_tasks_flags(p: argparse.ArgumentParser) -> None:
-    """The "other tasks (kept for flag compatibility)" flags."""
-    g = p.add_argument_group("other tasks (kept for flag compatibility)")
+
+def _add_imputation_task_flags(p: argparse.ArgumentParser) -> None:
+    """TSLib's "imputation task" flags."""
+    g = p.add_argument_group("imputation task")
     g.add_argument("--mask_rate", type=float, default=0.25, help="imputation mask ratio")
+
+
+def _add_anomaly_detection_task_flags(p: argparse.ArgumentParser) -> None:
+    """TSLib's "anomaly detection task" flags."""
+    g = p.add_argument_group("anomaly detection task")
     g.add_argument("--anomaly_ratio", type=float, default=0.25, help="anomaly ratio in percent")
     g.add_argument("--anomaly_train_ratio", type=float, default=None,
                    help="--data anomaly_csv: the share of the file's rows (the first ones) that trains; the rest is "
                         "the test series (default 0.5; the registered Yahoo and MITDB have fixed splits)")
 
+
 def _add_model_define_flags(p: argparse.ArgumentParser) -> None:
-    """The "model define" flags."""
+    """TSLib's "model define" flags, shared by many models (plus how Informer and FEDformer lay out attention)."""
     g = p.add_argument_group("model define")
     g.add_argument("--expand", type=int, default=2, help="Mamba expansion factor")
     g.add_argument("--d_conv", type=int, default=4, help="Mamba conv kernel size")
@@ -113,14 +112,6 @@ def _add_model_define_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--moving_avg", type=int, default=25, help="moving-average window for decomposition")
     g.add_argument("--factor", type=int, default=1, help="attention factor")
     g.add_argument("--distil", action="store_false", default=True, help="pass to disable distilling in the encoder")
-    g.add_argument("--attn_output_layout", choices=OUTPUT_LAYOUTS, default=OUTPUT_LAYOUTS[0],
-                   help="Informer, FEDformer: how the attention's head-major output is flattened; per_step: each "
-                        "step keeps its own heads (the papers), tslib: TSLib's view of the buffer, which "
-                        "interleaves steps and heads (layers/HeadLayout.py)")
-    g.add_argument("--prob_eval_sampling", choices=PROB_EVAL_SAMPLING, default=PROB_EVAL_SAMPLING[0],
-                   help="Informer: keys ProbSparse attention samples in evaluation; fixed: a generator seeded "
-                        "with 0 (reproducible metrics), global: torch's global RNG as in training and TSLib "
-                        "(TSLib's random stream; two evaluations of one checkpoint differ)")
     g.add_argument("--dropout", type=float, default=0.1, help="dropout")
     g.add_argument("--embed", type=str, default="timeF", help="time-feature encoding: timeF, fixed, learned")
     g.add_argument("--activation", type=str, default="gelu", help="activation")
@@ -131,28 +122,49 @@ def _add_model_define_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--down_sampling_window", type=int, default=1, help="down-sampling window size")
     g.add_argument("--down_sampling_method", type=str, default=None, help="down-sampling method: avg, max, conv")
     g.add_argument("--seg_len", type=int, default=96, help="SegRNN segment length")
-    g.add_argument("--tv_dt", type=int, default=0, help="MambaSL time-varying dt")
-    g.add_argument("--tv_B", type=int, default=0, help="MambaSL time-varying B")
-    g.add_argument("--tv_C", type=int, default=0, help="MambaSL time-varying C")
-    g.add_argument("--use_D", type=int, default=0, help="MambaSL skip term")
+    g.add_argument("--attn_output_layout", choices=OUTPUT_LAYOUTS, default=OUTPUT_LAYOUTS[0],
+                   help="Informer, FEDformer: how the attention's head-major output is flattened; per_step: each "
+                        "step keeps its own heads (the papers), tslib: TSLib's view of the buffer, which "
+                        "interleaves steps and heads (layers/HeadLayout.py)")
+    g.add_argument("--prob_eval_sampling", choices=PROB_EVAL_SAMPLING, default=PROB_EVAL_SAMPLING[0],
+                   help="Informer: keys ProbSparse attention samples in evaluation; fixed: a generator seeded "
+                        "with 0 (reproducible metrics), global: torch's global RNG as in training and TSLib "
+                        "(TSLib's random stream; two evaluations of one checkpoint differ)")
+
+
+def _add_model_specific_flags(p: argparse.ArgumentParser) -> None:
+    """One group per model family that reads its own flags (TSLib's "de-stationary projector params", "TimeXer",
+    "GCN", "TimeFilter", plus MambaSL's, WPMixer's and DLinear's)."""
+    g = p.add_argument_group("de-stationary projector params")
     g.add_argument("--p_hidden_dims", type=int, nargs="+", default=[128, 128], help="projector hidden dims")
     g.add_argument("--p_hidden_layers", type=int, default=2, help="projector hidden layers")
+    g = p.add_argument_group("TimeXer")
     g.add_argument("--patch_len", type=int, default=16, help="patch length (TimeXer only, as in TSLib)")
+    g = p.add_argument_group("GCN (MSGNet)")
     g.add_argument("--node_dim", type=int, default=10, help="MSGNet node dim")
     g.add_argument("--gcn_depth", type=int, default=2, help="MSGNet gcn depth")
     g.add_argument("--gcn_dropout", type=float, default=0.3, help="MSGNet gcn dropout")
     g.add_argument("--propalpha", type=float, default=0.3, help="MSGNet prop alpha")
     g.add_argument("--conv_channel", type=int, default=32, help="MSGNet conv channel")
     g.add_argument("--skip_channel", type=int, default=32, help="MSGNet skip channel")
+    g = p.add_argument_group("TimeFilter")
+    g.add_argument("--alpha", type=float, default=0.1, help="TimeFilter alpha")
+    g.add_argument("--top_p", type=float, default=0.5, help="TimeFilter top_p")
+    g.add_argument("--pos", type=int, choices=[0, 1], default=1, help="TimeFilter positional embedding")
+    g = p.add_argument_group("MambaSL")
+    g.add_argument("--tv_dt", type=int, default=0, help="MambaSL time-varying dt")
+    g.add_argument("--tv_B", type=int, default=0, help="MambaSL time-varying B")
+    g.add_argument("--tv_C", type=int, default=0, help="MambaSL time-varying C")
+    g.add_argument("--use_D", type=int, default=0, help="MambaSL skip term")
+    g = p.add_argument_group("WPMixer")
     g.add_argument("--wavelet", type=str, default="db2", help="WPMixer: PyWavelets discrete wavelet (TSLib: edit in WPMixer.py)")
     g.add_argument("--level", type=int, default=1, help="WPMixer: wavelet decomposition levels")
     g.add_argument("--tfactor", type=int, default=5, help="WPMixer: token-mixing MLP expansion factor")
     g.add_argument("--dfactor", type=int, default=5, help="WPMixer: embedding-mixing MLP expansion factor")
     g.add_argument("--stride", type=int, default=8, help="WPMixer: patch stride")
+    g = p.add_argument_group("DLinear")
     g.add_argument("--individual", action="store_true", default=False, help="DLinear: one linear layer per variate")
-    g.add_argument("--alpha", type=float, default=0.1, help="TimeFilter alpha")
-    g.add_argument("--top_p", type=float, default=0.5, help="TimeFilter top_p")
-    g.add_argument("--pos", type=int, choices=[0, 1], default=1, help="TimeFilter positional embedding")
+
 
 def _add_caps_flags(p: argparse.ArgumentParser) -> None:
     """The "CAPS" flags."""
@@ -169,8 +181,9 @@ def _add_olinear_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--embed_size", type=int, default=OLINEAR_EMBED_SIZE,
                    help="OLinear: width of the dimension extension (the paper's ETTh1 setting)")
 
+
 def _add_optimization_flags(p: argparse.ArgumentParser) -> None:
-    """The "optimization" flags."""
+    """TSLib's "optimization" flags, plus our optimiser, clipping, accumulation and validation options."""
     g = p.add_argument_group("optimization")
     g.add_argument("--num_workers", type=int, default=10, help="data loader workers")
     g.add_argument("--itr", type=int, default=1, help="number of repeated runs")
@@ -195,43 +208,13 @@ def _add_optimization_flags(p: argparse.ArgumentParser) -> None:
                         "per-batch losses (the short last batch counts fully), to reproduce TSLib's epoch choice")
     g.add_argument("--train_loop", type=str, default="ours", metavar="{" + ",".join(TRAIN_LOOPS) + "}",
                    help=TRAIN_LOOP_HELP)
-    g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
-    g.add_argument("--compile_mode", type=str, default=None, choices=COMPILE_MODES,
-                   help="with --compile: torch.compile's mode (default: torch's default); reduce-overhead replays "
-                        "the compiled step as CUDA graphs (launch-bound GPU steps), max-autotune also tunes kernels")
-    g.add_argument("--host_malloc", type=str, default="retain", choices=HOST_MALLOC_CHOICES,
-                   help="retain: glibc serves blocks below 1 GiB from the heap and never trims it, so freed activations "
-                        "are reused instead of paged in again at every step (faster CPU steps; the process keeps its "
-                        "peak heap size); system: the C library's default")
-    g.add_argument("--no_progress", action="store_true", default=False, help="hide the per-epoch progress bar")
     g.add_argument("--vali_only", action="store_true", default=False,
                    help="long_term_forecast, for tuning: train and validate only; the test windows are never "
                         "evaluated (epoch lines say 'Test Loss: skipped') and no test result is recorded")
 
-def _add_long_runs_flags(p: argparse.ArgumentParser) -> None:
-    """The "long runs (see README: Long runs and multiple GPUs)" flags."""
-    g = p.add_argument_group("long runs (see README: Long runs and multiple GPUs)")
-    g.add_argument("--resume", action="store_true", default=False,
-                   help="continue from <checkpoints>/<setting>/last.pth (starts from scratch when there is none)")
-    g.add_argument("--save_every_steps", type=int, default=500,
-                   help="also write last.pth every N optimiser steps (it is always written at epoch ends and on SIGTERM/SIGINT); 0: epoch ends only")
-    g.add_argument("--detect_anomaly", action="store_true", default=False,
-                   help="torch.autograd anomaly detection while training (slow; names the op that produced NaN)")
-    g.add_argument("--deterministic", action="store_true", default=False,
-                   help="deterministic torch algorithms, cuDNN deterministic without benchmarking, CUBLAS_WORKSPACE_CONFIG")
-
-def _add_use_flags(p: argparse.ArgumentParser) -> None:
-    """The "use a trained model" flags (predict/, README: Use a trained model)."""
-    g = p.add_argument_group("use a trained model (see README: Use a trained model)")
-    g.add_argument("--do_predict", action="store_true", default=False,
-                   help="after the test, use the checkpoint on --predict_data (default for long_term_forecast: the "
-                        "data file itself, forecasting past its end); writes ./results/<setting>/ forecast.csv, "
-                        "forecast.png and real_prediction.npy (or the task's output)")
-    g.add_argument("--predict_data", type=str, default=None,
-                   help="with --do_predict: a file in the training data's format (CSV; .ts for classification)")
 
 def _add_gpu_flags(p: argparse.ArgumentParser) -> None:
-    """The "GPU" flags."""
+    """TSLib's "GPU" flags."""
     g = p.add_argument_group("GPU")
     g.add_argument("--use_gpu", action="store_true", default=True, help="use a GPU when one is available")
     g.add_argument("--no_use_gpu", action="store_false", dest="use_gpu", help="force CPU")
@@ -240,10 +223,12 @@ def _add_gpu_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--use_multi_gpu", action="store_true", default=False, help="use several GPUs (DataParallel)")
     g.add_argument("--devices", type=str, default="0,1,2,3", help="device ids of the GPUs")
 
+
 def _add_metrics_and_augmentation_flags(p: argparse.ArgumentParser) -> None:
-    """The "metrics and augmentation" flags."""
-    g = p.add_argument_group("metrics and augmentation")
+    """TSLib's "metrics (dtw)" and "augmentation" flags (TSLib's --seed lives among the latter)."""
+    g = p.add_argument_group("metrics (dtw)")
     g.add_argument("--use_dtw", action="store_true", default=False, help="compute DTW (slow)")
+    g = p.add_argument_group("augmentation")
     g.add_argument("--augmentation_ratio", type=int, default=0,
                    help="how many times to augment the train split (0: off); forecasting augments its train "
                         "series once, classification adds this many augmented copies")
@@ -257,6 +242,64 @@ def _add_metrics_and_augmentation_flags(p: argparse.ArgumentParser) -> None:
         g.add_argument(f"--{name}", action="store_true", default=False,
                        help=f"{name} augmentation preset (with --augmentation_ratio > 0; see utils/augmentation.py)")
     g.add_argument("--extra_tag", type=str, default="", help="extra tag")
+
+
+def _add_protocol_flags(p: argparse.ArgumentParser) -> None:
+    """Our "evaluation protocol" flag (data_provider/protocol.py; the comparison runner's default differs)."""
+    g = p.add_argument_group("evaluation protocol")
+    g.add_argument("--protocol", type=str, default=RUN_DEFAULT, choices=PROTOCOLS,
+                   help="tslib: TSLib's evaluation protocol (its numbers); strict: no TEST sample reaches training, "
+                        "early stopping or the anomaly threshold (classification validates on a stratified share "
+                        "of TRAIN, M4 on each series' held-out last horizon; docs/tasks.md)")
+
+
+def _add_zero_shot_flags(p: argparse.ArgumentParser) -> None:
+    """The "zero-shot" flags (--task_name zero_shot_forecast, models/foundation/)."""
+    g = p.add_argument_group("zero-shot")
+    g.add_argument("--pretrained_path", type=str, default=None,
+                   help="--task_name zero_shot_forecast: the local folder of the foundation model's weights; default: the "
+                        "Hugging Face hub cache (read offline), or for Fracast the weights inside its package")
+    g.add_argument("--test_every", type=int, default=1,
+                   help="--task_name zero_shot_forecast: score every k-th test window only (1: all windows, as trained "
+                        "models are scored); a cheaper estimate for a model too slow for the whole split, tagged "
+                        "_every<k> in the setting and recorded")
+
+
+def _add_speed_flags(p: argparse.ArgumentParser) -> None:
+    """The "speed and memory" flags."""
+    g = p.add_argument_group("speed and memory")
+    g.add_argument("--compile", action="store_true", default=False, help="torch.compile the model")
+    g.add_argument("--compile_mode", type=str, default=None, choices=COMPILE_MODES,
+                   help="with --compile: torch.compile's mode (default: torch's default); reduce-overhead replays "
+                        "the compiled step as CUDA graphs (launch-bound GPU steps), max-autotune also tunes kernels")
+    g.add_argument("--host_malloc", type=str, default="retain", choices=HOST_MALLOC_CHOICES,
+                   help="retain: glibc serves blocks below 1 GiB from the heap and never trims it, so freed activations "
+                        "are reused instead of paged in again at every step (faster CPU steps; the process keeps its "
+                        "peak heap size); system: the C library's default")
+
+
+def _add_long_runs_flags(p: argparse.ArgumentParser) -> None:
+    """The "long runs" flags."""
+    g = p.add_argument_group("long runs (see README: Long runs and multiple GPUs)")
+    g.add_argument("--resume", action="store_true", default=False,
+                   help="continue from <checkpoints>/<setting>/last.pth (starts from scratch when there is none)")
+    g.add_argument("--save_every_steps", type=int, default=500,
+                   help="also write last.pth every N optimiser steps (it is always written at epoch ends and on SIGTERM/SIGINT); 0: epoch ends only")
+    g.add_argument("--detect_anomaly", action="store_true", default=False,
+                   help="torch.autograd anomaly detection while training (slow; names the op that produced NaN)")
+    g.add_argument("--deterministic", action="store_true", default=False,
+                   help="deterministic torch algorithms, cuDNN deterministic without benchmarking, CUBLAS_WORKSPACE_CONFIG")
+
+
+def _add_use_flags(p: argparse.ArgumentParser) -> None:
+    """The "use a trained model" flags (predict/, README: Use a trained model)."""
+    g = p.add_argument_group("use a trained model (see README: Use a trained model)")
+    g.add_argument("--do_predict", action="store_true", default=False,
+                   help="after the test, use the checkpoint on --predict_data (default for long_term_forecast: the "
+                        "data file itself, forecasting past its end); writes ./results/<setting>/ forecast.csv, "
+                        "forecast.png and real_prediction.npy (or the task's output)")
+    g.add_argument("--predict_data", type=str, default=None,
+                   help="with --do_predict: a file in the training data's format (CSV; .ts for classification)")
 
 
 def _add_tracking_flags(p: argparse.ArgumentParser) -> None:
@@ -274,12 +317,14 @@ def _add_tracking_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--print_all_args", action="store_true", default=False,
                    help="print every argument at the start (TSLib's printout) instead of those that differ from "
                         "the defaults")
+    g.add_argument("--no_progress", action="store_true", default=False, help="hide the per-epoch progress bar")
+
 
 
 #: The flag groups that configure a model (rather than data, training or the machine): a flag they add and a model
 #: never reads, set away from its default, is named in one warning line (exp/model_flags.py). A new group of
 #: model flags goes here, and the warning covers it by construction.
-MODEL_FLAG_GROUPS = (_add_model_define_flags, _add_caps_flags, _add_olinear_flags)
+MODEL_FLAG_GROUPS = (_add_model_define_flags, _add_model_specific_flags, _add_caps_flags, _add_olinear_flags)
 
 
 def model_flag_actions() -> list[argparse.Action]:
@@ -297,18 +342,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="CAPS-TSLib: TSLib-compatible long-term forecasting (run.py)",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    # TSLib's groups in TSLib's order, then ours.
     _add_basic_config_flags(p)
     _add_data_loader_flags(p)
     _add_forecasting_task_flags(p)
-    _add_other_tasks_flags(p)
+    _add_imputation_task_flags(p)
+    _add_anomaly_detection_task_flags(p)
     _add_model_define_flags(p)
-    _add_caps_flags(p)
-    _add_olinear_flags(p)
     _add_optimization_flags(p)
-    _add_long_runs_flags(p)
-    _add_use_flags(p)
     _add_gpu_flags(p)
     _add_metrics_and_augmentation_flags(p)
+    _add_model_specific_flags(p)
+    _add_caps_flags(p)
+    _add_olinear_flags(p)
+    _add_protocol_flags(p)
+    _add_zero_shot_flags(p)
+    _add_speed_flags(p)
+    _add_long_runs_flags(p)
+    _add_use_flags(p)
     _add_tracking_flags(p)
     # Not a command-line flag: the training split that Koopa/OLinear read when built
     # (utils/train_split.py); the experiment attaches it to a copy of the args.
@@ -346,7 +397,7 @@ def make_setting(args: argparse.Namespace, ii: int) -> str:
 
 def every_tag(args: argparse.Namespace) -> str:
     """`_every<k>` for a zero-shot run scored on every k-th test window only (--test_every k > 1), else ''."""
-    every = getattr(args, "test_every", 1)
+    every = getattr(args, "test_every", flag_default("test_every"))
     return f"_every{every}" if every > 1 else ""
 
 
@@ -386,19 +437,37 @@ def check_output_names(args: argparse.Namespace) -> None:
 def validate_args(args: argparse.Namespace) -> None:
     """Reject unusable flag values up front (before any file is read or written)."""
     from data_provider.anomaly_csv import check_anomaly_csv_args
-    from data_provider.data_factory import DATA_DICT
     from data_provider.m4 import check_m4_args
     from data_provider.short_term_files import check_short_term_file_args
-    from utils.timefeatures import num_time_features
 
     check_task_and_model(args)
+    check_data_choices(args)
+    check_m4_args(args)
+    check_short_term_file_args(args)
+    check_anomaly_csv_args(args)
+    check_training_choices(args)
+    check_window_choices(args)
+    check_lengths(args)
+    check_optimisation_numbers(args)
+    check_predict_flags(args)
+    check_numbers(args)
+    check_output_names(args)
+    check_augmentation(args)
+    check_logger_flags(args)
+
+
+def check_data_choices(args: argparse.Namespace) -> None:
+    """--data names a registered loader and --embed a known time-feature encoding."""
+    from data_provider.data_factory import DATA_DICT
+
     if args.data not in DATA_DICT:
         raise _choice_error("data", args.data, list(DATA_DICT))
     if args.embed not in EMBED_TYPES:
         raise _choice_error("embed", args.embed, EMBED_TYPES)
-    check_m4_args(args)
-    check_short_term_file_args(args)
-    check_anomaly_csv_args(args)
+
+
+def check_training_choices(args: argparse.Namespace) -> None:
+    """--lradj, --train_loop, --compile_mode and --vali_loss name something this run can do."""
     if args.lradj not in LRADJ_CHOICES:
         raise _choice_error("lradj", args.lradj, LRADJ_CHOICES)
     try:
@@ -411,6 +480,12 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.vali_loss != "samples" and args.task_name not in VALI_LOSS_TASKS:
         raise UserInputError(f"--vali_loss {args.vali_loss} applies to {' and '.join(VALI_LOSS_TASKS)} only; "
                              f"drop it for --task_name {args.task_name}")
+
+
+def check_window_choices(args: argparse.Namespace) -> None:
+    """--features, --is_training and --freq are known values."""
+    from utils.timefeatures import num_time_features
+
     if args.features not in FEATURES:
         raise _choice_error("features", args.features, FEATURES)
     if args.is_training not in (0, 1):
@@ -419,6 +494,11 @@ def validate_args(args: argparse.Namespace) -> None:
         num_time_features(args.freq)
     except ValueError as err:
         raise UserInputError(str(err)) from None
+
+
+def check_lengths(args: argparse.Namespace) -> None:
+    """The window lengths and counts are positive where the task reads them, and --label_len (the decoder's start
+    tokens, the last label_len input steps) lies in [0, --seq_len]: the one home of that rule."""
     positive = ("seq_len", "pred_len", "batch_size", "train_epochs", "itr", "grad_accum", "patience")
     if args.task_name == "imputation":
         # Imputation reconstructs the input window; TSLib's scripts pass --pred_len 0 (or 96, unused).
@@ -437,8 +517,14 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.task_name == "anomaly_detection" and not 0.0 <= args.anomaly_ratio <= 100.0:
         raise UserInputError(f"--anomaly_ratio is a percentage in [0, 100], got {args.anomaly_ratio}")
     # --label_len (decoder start tokens) means nothing to reconstruction (anomaly detection).
-    if args.task_name != "anomaly_detection" and (args.label_len < 0 or args.label_len > args.seq_len):
-        raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}")
+    if args.task_name != "anomaly_detection" and not 0 <= args.label_len <= args.seq_len:
+        raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}: the "
+                             "decoder starts from the last label_len input steps, so use --label_len <= --seq_len")
+
+
+def check_optimisation_numbers(args: argparse.Namespace) -> None:
+    """The optimiser's numbers, the checkpoint cadence and the loader workers lie in their ranges; --vali_only
+    trains long-term forecasting."""
     if args.learning_rate <= 0:
         raise UserInputError(f"--learning_rate must be positive, got {args.learning_rate}")
     if args.lradj == "onecycle" and not 0.0 <= args.pct_start < 1.0:
@@ -452,11 +538,6 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.vali_only and (args.task_name != "long_term_forecast" or not args.is_training):
         raise UserInputError("--vali_only (tuning trials) applies to --task_name long_term_forecast with "
                              "--is_training 1; drop it")
-    check_predict_flags(args)
-    check_numbers(args)
-    check_output_names(args)
-    check_augmentation(args)
-    check_logger_flags(args)
 
 
 def check_task_and_model(args: argparse.Namespace) -> None:

@@ -41,7 +41,6 @@ from data_provider.protocol import is_strict
 from exp.distributed import all_reduce_sum, gather_to_main
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
 from exp.result_record import write_result_record
-from exp.task_lengths import resolve_task_lengths
 from exp.train_step import Batch, ForecastStep
 from utils.classification_metrics import classification_scores
 from utils.errors import UserInputError
@@ -88,8 +87,7 @@ class Exp_Classification(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's public
         if args.optimizer != "adam":
             raise UserInputError(f"--optimizer {args.optimizer} applies to forecasting; classification trains "
                                  "with RAdam as TSLib (drop the flag)")
-        # seq_len, pred_len, enc_in and num_class from the TRAIN and TEST files (a copy; idempotent).
-        super().__init__(resolve_task_lengths(args), run_seed, config)
+        super().__init__(args, run_seed, config)
 
     def _load_datasets(self) -> dict:
         """The splits training reads: train, val and test (strict: train and val; test waits for `test`)."""

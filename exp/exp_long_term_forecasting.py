@@ -42,6 +42,7 @@ from exp.exp_basic import Exp_Basic
 from exp.model_flags import build_model_warning_ignored_flags
 from exp.naive_forecast import NaiveScores
 from exp.progress import bars_wanted, eval_progress
+from exp.resolved_args import resolve_args
 from exp.result_record import log_undefined, save_result_arrays, write_result_record
 from exp.run_config import run_config
 from exp.run_folder import RunFolder
@@ -52,6 +53,7 @@ from exp.training_guards import check_finite_outputs, checked_scores
 from exp.validation_average import ValidationAverage
 from utils.dtw import batch_dtw
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.metrics import metric
 from utils.tools import append_text, atomic_torch_save, visual
 from utils.train_split import default_cache_dir, needs_train_split, with_train_split
@@ -70,7 +72,9 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     def __init__(self, args, run_seed: int | None = None, config: dict | None = None) -> None:
         """run_seed: the seed of this --itr iteration (run.py passes --seed + ii); None means --seed.
         config: the command's `run_config`, taken before any experiment derived flags from the data (run.py
-        passes it, so every --itr iteration records the same one); None means `run_config(args)` now."""
+        passes it, so every --itr iteration records the same one); None means `run_config(args)` now.
+        args: as run.py resolves them (exp/resolved_args.py); unresolved ones are resolved here, the same way."""
+        args = resolve_args(args)
         self.run_seed = args.seed if run_seed is None else run_seed
         self.config = run_config(args) if config is None else config
         super().__init__(args)
@@ -144,7 +148,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         else:
             draws = TSLIB_EVAL_DRAWS[flag] if tslib else 0
             # TSLib's per-batch average depends on its shuffled validation order: replay it.
-            shuffle = tslib and flag == "val" and getattr(self.args, "vali_loss", "samples") == "batches"
+            shuffle = tslib and flag == "val" and getattr(self.args, "vali_loss", flag_default("vali_loss")) == "batches"
             sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size, global_draws=draws,
                                    shuffle=shuffle)
         return dataset, make_loader(self.args, dataset, flag, sampler, seed=self.run_seed)
@@ -192,7 +196,7 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         # --vali_only (tuning trials): the test windows are never evaluated; their loader is still built, so
         # the random stream and the training are those of a normal run. A task that loads no test split while
         # training (--protocol strict) has none to evaluate.
-        skip_test = getattr(self.args, "vali_only", False) or "test" not in data
+        skip_test = getattr(self.args, "vali_only", flag_default("vali_only")) or "test" not in data
         test_loss = None if skip_test else self.vali(*data["test"])
         logger.info("Epoch: %d, Steps: %d | Train Loss: %.7f Vali Loss: %.7f Test Loss: %s", epoch, steps,
                     train_loss, vali_loss, "skipped" if test_loss is None else f"{test_loss:.7f}")

@@ -41,7 +41,6 @@ from data_provider.protocol import is_strict
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
 from exp.m4_summary import M4Summary
 from exp.result_record import log_undefined, write_result_record
-from exp.task_lengths import resolve_task_lengths
 from exp.train_step import Batch, ForecastStep, model_inputs
 from exp.training_guards import check_finite_outputs, checked_scores
 from utils.errors import MissingDataError, UserInputError
@@ -62,7 +61,7 @@ FORECAST_CHUNK = 500
 
 def is_m4(args: argparse.Namespace) -> bool:
     """Whether the run reads M4 (else a custom short-term file, data_provider/short_term_files.py)."""
-    return getattr(args, "data", "m4") == "m4"
+    return args.data == "m4"
 
 
 def m4_results_folder(args: argparse.Namespace) -> Path:
@@ -135,7 +134,6 @@ class Exp_Short_Term_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's p
     step_class = ShortTermStep
 
     def __init__(self, args: argparse.Namespace, run_seed: int | None = None, config: dict | None = None) -> None:
-        args = resolve_task_lengths(args)  # M4's lengths from --seasonal_patterns (a copy; idempotent)
         super().__init__(args, run_seed, config)
         self._train_set = None
 

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from exp.run_config import record_fields
+from utils.flag_defaults import flag_default
 from utils.tools import append_jsonl, atomic_np_save
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def result_record(exp: TestedExperiment, setting: str, fields: Mapping[str, Any]
         "world_size": exp.dist.world_size,
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         # the evaluation protocol (data_provider/protocol.py)
-        "protocol": getattr(args, "protocol", "tslib"),
+        "protocol": getattr(args, "protocol", flag_default("protocol")),
         # the flags behind the result, their hash and the commit (exp/run_config.py)
         **record_fields(exp.config),
     }

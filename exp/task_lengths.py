@@ -6,8 +6,8 @@ short-term files, data_provider/short_term_files.py: the same rule with H = --pr
 classification sets `seq_len` = the longest series of the TRAIN and TEST files, `pred_len = 0`, `enc_in` = the
 files' channel count and `num_class` = the TRAIN file's label count. Done in place, the setting string depended
 on whether it was made before or after the experiment was built. Here the rule lives once:
-`resolve_task_lengths(args)` returns a copy with those values set, and run.py, every experiment and the
-comparison runner call it (it is idempotent), so all three name the same setting.
+`resolve_task_lengths(args)` returns a copy with those values set; `exp.resolved_args.resolve_args`, the one step
+run.py, the comparison plan and every experiment go through, calls it, so all three name the same setting.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from exp.train_options import OFFICIAL_COUNTER_PERIOD, TRAIN_LOOPS, unknown_train_loop
+from utils.flag_defaults import flag_default
 
 Batch = Sequence[torch.Tensor]
 
@@ -45,9 +46,9 @@ Batch = Sequence[torch.Tensor]
 def compiled_runner(model: nn.Module, args: argparse.Namespace) -> Callable[..., torch.Tensor]:
     """What the step calls for the forward pass: `model`, or with --compile its torch.compile wrapper in
     --compile_mode (reduce-overhead: the compiled graphs replayed as CUDA graphs)."""
-    if not getattr(args, "compile", False):
+    if not getattr(args, "compile", flag_default("compile")):
         return model
-    return torch.compile(model, mode=getattr(args, "compile_mode", None))
+    return torch.compile(model, mode=getattr(args, "compile_mode", flag_default("compile_mode")))
 
 
 def official_steps_optimizer(batch: int, group_size: int) -> bool:

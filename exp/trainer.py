@@ -57,6 +57,7 @@ from exp.training_guards import (
     non_finite_inputs,
 )
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.tools import EarlyStopping, adjust_learning_rate, atomic_torch_save
 
 logger = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ class Trainer:
     def run_shape(self) -> RunShape:
         """The work left to this invocation (exp/progress.py): epochs, steps and evaluation batches."""
         # No test pass per epoch under --vali_only, nor under --protocol strict where the task reads TEST once.
-        skipped = getattr(self.args, "vali_only", False) or "test" not in self.data
+        skipped = getattr(self.args, "vali_only", flag_default("vali_only")) or "test" not in self.data
         test_batches = 0 if skipped else len(self.data["test"][1])
         return RunShape(steps_per_epoch=self.steps_per_epoch, eval_batches=len(self.data["val"][1]) + test_batches,
                         test_batches=test_batches, epochs=self.args.train_epochs - self.progress.epoch)

@@ -14,6 +14,7 @@ from exp.arguments import validate_args
 from exp.checkpointing import BEST_FILE, LAST_FILE, load_checkpoint, load_model_state
 from models.CAPS import Model as CAPSModel
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 
 __all__ = ["DTYPES", "REQUIRED_FLAGS", "check_explainable", "checkpoint_file", "load_caps", "run_arguments",
            "saved_flags"]
@@ -74,7 +75,7 @@ def check_explainable(args: argparse.Namespace) -> None:
     if args.task_name != "long_term_forecast":
         raise UserInputError(f"--task_name {args.task_name}: python -m explain reads long_term_forecast test "
                              "windows only")
-    if getattr(args, "caps_numerics", "paper") != "paper":
+    if getattr(args, "caps_numerics", flag_default("caps_numerics")) != "paper":
         raise UserInputError("--caps_numerics official: its features carry the official arithmetic (global max, "
                              "+1e-8, clipped cumsum) that the naive path weights do not model; explain a "
                              "--caps_numerics paper run")
@@ -83,12 +84,12 @@ def check_explainable(args: argparse.Namespace) -> None:
         if value not in ("auto", paper):
             raise UserInputError(f"--{flag} {value}: the official arithmetic is not modelled by the naive path "
                                  f"weights; explain a run with --{flag} {paper} (or auto)")
-    if getattr(args, "caps_attn", "linear") != "linear":
+    if getattr(args, "caps_attn", flag_default("caps_attn")) != "linear":
         raise UserInputError(f"--caps_attn {args.caps_attn}: the softmax of the summed scores does not split into "
                              "per-path contributions; explain a --caps_attn linear run")
-    if getattr(args, "caps_paths", "123") in ("none", ""):
+    if getattr(args, "caps_paths", flag_default("caps_paths")) in ("none", ""):
         raise UserInputError("--caps_paths none is plain linear attention: it has no CAPS paths to look at")
-    if getattr(args, "caps_direction", "auto") == "bidirectional":
+    if getattr(args, "caps_direction", flag_default("caps_direction")) == "bidirectional":
         raise UserInputError("--caps_direction bidirectional averages two directions per layer; python -m explain "
                              "shows causal layers only")
 

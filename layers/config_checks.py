@@ -109,10 +109,9 @@ def check_output_channels(configs: argparse.Namespace, model: str) -> None:
             "variates, so use --c_out equal to --enc_in (M) or 1 (S, MS)")
 
 
-def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: str,
-                               label_len: bool = True) -> None:
+def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: str) -> None:
     """For models whose decoder input is built from the encoder input: require `--dec_in` = `--enc_in`
-    and (when `label_len`) `--label_len` ≤ `--seq_len` (the start tokens are the last label_len inputs).
+    (`--label_len` <= `--seq_len` is run.py's argument check, exp/arguments.py).
 
     reason: what the decoder takes from the encoder input, for the message (e.g. "embeds the seasonal
     part of the encoder input").
@@ -120,9 +119,6 @@ def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: 
     if configs.dec_in != configs.enc_in:
         raise UserInputError(f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: {model}'s "
                              f"decoder {reason}, so use --dec_in equal to --enc_in")
-    if label_len and configs.label_len > configs.seq_len:
-        raise UserInputError(f"--label_len {configs.label_len} exceeds --seq_len {configs.seq_len}: the decoder "
-                             "starts from the last label_len input steps, so use --label_len <= --seq_len")
 
 
 def check_task_config(configs: argparse.Namespace, model: str, tasks: Iterable[str]) -> None:

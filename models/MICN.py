@@ -196,8 +196,7 @@ class Model(TaskForward, nn.Module):
         check_choice(configs, "embed", EMBED_TYPES)
         if forecasting:
             check_positive(configs, "dec_in")
-            check_decoder_from_encoder(configs, "MICN", "embeds the seasonal part of the encoder input",
-                                       label_len=False)
+            check_decoder_from_encoder(configs, "MICN", "embeds the seasonal part of the encoder input")
         self.seq_len = configs.seq_len
         # The window tasks run over the window alone (TSLib's scripts pass --pred_len 0 there).
         self.pred_len = configs.pred_len if forecasting else 0

@@ -30,6 +30,7 @@ from layers.Embed import DataEmbedding
 from layers.StandardNorm import Normalize
 from models.MambaSimple import check_mamba_config
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 
 INSTALL_HINT = ("Mamba needs the mamba_ssm package, which runs on CUDA only: install it on a CUDA machine "
                 "(pip install mamba-ssm) or use --model MambaSimple (the same block in pure torch)")
@@ -60,7 +61,8 @@ class Model(nn.Module):
         super().__init__()
         check_mamba_config(configs, "Mamba")
         block = mamba_ssm_block()
-        wants_cuda = getattr(configs, "use_gpu", True) and getattr(configs, "gpu_type", "cuda") == "cuda"
+        wants_cuda = (getattr(configs, "use_gpu", flag_default("use_gpu"))
+                      and getattr(configs, "gpu_type", flag_default("gpu_type")) == "cuda")
         if not runs_on_cpu(block) and not (wants_cuda and torch.cuda.is_available()):
             raise UserInputError("Mamba runs mamba_ssm's CUDA kernels, but this run has no CUDA device "
                                  "(no GPU, --no_use_gpu or --gpu_type mps): run it on a CUDA GPU or use "

@@ -52,6 +52,7 @@ from layers.config_checks import (
 )
 from layers.MaskedNorm import masked_denormalize, masked_normalize
 from layers.StandardNorm import Normalize
+from utils.flag_defaults import flag_default
 from utils.timefeatures import num_calendar_features, num_time_features
 
 TASKS = FORECAST_TASKS + (IMPUTATION,)
@@ -111,7 +112,7 @@ class Model(nn.Module):
         self.covariate_len = self.seq_len + self.pred_len if forecasting else self.seq_len
         self.decode_dim = configs.c_out
         # The variates returned: all N under M (c_out is only the decoder width there, as in TSLib).
-        self.out_channels = configs.enc_in if getattr(configs, "features", "M") == "M" else configs.c_out
+        self.out_channels = configs.enc_in if getattr(configs, "features", flag_default("features")) == "M" else configs.c_out
         self.feature_dim = mark_width(configs.embed, configs.freq)
         d, dropout = configs.d_model, configs.dropout
         flatten_dim = self.seq_len + self.covariate_len * FEATURE_ENCODE_DIM

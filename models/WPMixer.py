@@ -36,6 +36,7 @@ from layers.config_checks import check_forecast_config, check_output_channels, c
 from layers.DWT_Decomposition import Decomposition, discrete_wavelets, wavelet_lengths
 from layers.StandardNorm import Normalize
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 
 # The model file's defaults in TSLib (its script asks to edit them there); run.py flags here.
 DEFAULTS = dict(wavelet="db2", level=1, tfactor=5, dfactor=5, stride=8)
@@ -194,7 +195,7 @@ class Model(nn.Module):
             level=given["level"], batch_size=configs.batch_size, channel=configs.enc_in, d_model=configs.d_model,
             dropout=configs.dropout, embedding_dropout=configs.dropout, tfactor=given["tfactor"],
             dfactor=given["dfactor"], patch_len=configs.patch_len, patch_stride=given["stride"],
-            no_decomposition=no_decomposition, use_amp=getattr(configs, "use_amp", False))
+            no_decomposition=no_decomposition, use_amp=getattr(configs, "use_amp", flag_default("use_amp")))
 
     def forecast(self, x_enc: torch.Tensor) -> torch.Tensor:
         """`[B, L, N]` → `[B, H, N]` (normalised, mixed per band, de-normalised)."""

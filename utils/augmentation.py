@@ -59,6 +59,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from utils.dtw_path import dtw_align, shape_descriptors
+from utils.flag_defaults import flag_default
 
 __all__ = [
     "LABEL_PRESETS", "PRESETS", "TIME_MOVING_PRESETS", "TSLIB_AUGMENTATION_SEED", "augment", "augment_series",
@@ -473,7 +474,7 @@ def augment(x: np.ndarray, y: np.ndarray | None, args: argparse.Namespace,
 
 
 def _with_extra_tag(tags: str, args: argparse.Namespace) -> str:
-    extra = getattr(args, "extra_tag", "")
+    extra = getattr(args, "extra_tag", flag_default("extra_tag"))
     return f"{tags}_{extra}" if extra else tags
 
 
@@ -487,7 +488,7 @@ def run_augmentation(x: np.ndarray, y: np.ndarray, args: argparse.Namespace,
     """
     ratio = int(args.augmentation_ratio)
     if ratio <= 0:
-        return x, y, getattr(args, "extra_tag", "")
+        return x, y, getattr(args, "extra_tag", flag_default("extra_tag"))
     rng = np.random.RandomState(getattr(args, "seed", TSLIB_AUGMENTATION_SEED))
     copies, labels, tags = [x], [y], ""
     for round_ in range(ratio):
@@ -504,7 +505,7 @@ def run_augmentation_single(x: np.ndarray, y: np.ndarray, args: argparse.Namespa
     the last one returned in place of x (so the ratio only advances the random stream); y unchanged."""
     ratio = int(args.augmentation_ratio)
     if ratio <= 0:
-        return x, y, getattr(args, "extra_tag", "")
+        return x, y, getattr(args, "extra_tag", flag_default("extra_tag"))
     rng = np.random.RandomState(getattr(args, "seed", TSLIB_AUGMENTATION_SEED))
     augmented, tags = x, ""
     for _ in range(ratio):

@@ -36,6 +36,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from data_provider.data_factory import build_train_split
 from exp.model_registry import MODEL_REGISTRY
 from exp.train_step import ForecastStep, compiled_runner, make_optimizer, model_inputs
+from utils.flag_defaults import flag_default
 from utils.timefeatures import num_calendar_features, num_time_features
 from utils.train_split import (
     TRAIN_SPLIT_ATTR,
@@ -145,7 +146,8 @@ def _flop_model(configs: argparse.Namespace, model: nn.Module, device: torch.dev
     fla-core's Triton kernel, so a CAPS model that may run one is counted on the pure-torch chunked kernel
     (same arithmetic).
     Softmax attention only runs naive (auto selects it), so its model is counted as it is."""
-    if getattr(configs, "caps_impl", "chunked") not in ("auto", "native", "fla") or getattr(configs, "caps_attn", "linear") == "softmax":
+    impl = getattr(configs, "caps_impl", flag_default("caps_impl"))
+    if impl not in ("auto", "native", "fla") or getattr(configs, "caps_attn", flag_default("caps_attn")) == "softmax":
         return model
     return build_model(argparse.Namespace(**{**vars(configs), "caps_impl": "chunked"}), device)
 

@@ -40,7 +40,6 @@ from compare.grid.own_files import (
     read_short_term_file,
 )
 from compare.grid.plan import PlannedRun
-from compare.grid.run_args import parse_run_args
 from compare.grid.tasks import LONG_TERM
 from compare.recipes.recipe_book import DEFAULT, Dataset, RecipeBook, name_key
 from compare.recipes.task_book import TaskBook, TaskData
@@ -49,6 +48,7 @@ from data_provider.data_loader import FILLNA_CHOICES
 from data_provider.protocol import is_strict
 from exp.naive_forecast import seasonal_period
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 from utils.record_paths import REPO_ROOT
 from utils.timefeatures import base_unit
 
@@ -145,11 +145,12 @@ def _number(name: str, flags: dict[str, str], flag: str, kind: type) -> int | fl
 
 
 def _own_long_term(name: str, path: Path, flags: dict[str, str]) -> OwnData:
-    if flags.get("fillna", "none") not in FILLNA_CHOICES:
+    fillna = flags.get("fillna", flag_default("fillna"))
+    if fillna not in FILLNA_CHOICES:
         raise UserInputError(f"--data_flags {name}=--fillna {flags['fillna']}: choose from {', '.join(FILLNA_CHOICES)}")
     if "freq" in flags:
         base_unit(flags["freq"])
-    file = read_long_term_file(path, flags.get("fillna", "none"))
+    file = read_long_term_file(path, fillna)
     target = flags.get("target", file.columns[-1])
     if target not in file.columns:
         raise UserInputError(f"--data_flags {name}=--target {target}: {path} has no such column; its columns: "
@@ -254,30 +255,29 @@ _FIT_HINTS = {LONG_TERM: "pass a shorter --pred_lens (or --extra='--seq_len L')"
               "anomaly_detection": "pass --data_flags '{name}=--seq_len L' with a shorter window"}
 
 
-def _misfit(own: OwnData, run: PlannedRun, strict: bool) -> str | None:
-    """Why `run`'s windows do not fit its own file, or None."""
-    parsed = parse_run_args(run.argv)
+def _misfit(own: OwnData, run: PlannedRun) -> str | None:
+    """Why `run`'s windows do not fit its own file (under its own protocol), or None."""
+    parsed = run.args
     if own.task == LONG_TERM:
         return own.file.window_problem(parsed.seq_len, parsed.pred_len)
     if own.task == "short_term_forecast":
-        return own.file.series_problem(parsed.pred_len, parsed.seasonality, strict)
+        return own.file.series_problem(parsed.pred_len, parsed.seasonality, is_strict(parsed))
     ratio = parsed.anomaly_train_ratio if parsed.anomaly_train_ratio is not None else DEFAULT_TRAIN_RATIO
     return own.file.window_problem(parsed.seq_len, ratio)
 
 
-def fit_plan(plan: list[PlannedRun], owns: Sequence[OwnData], protocol: str, explicit_horizons: bool
-             ) -> list[PlannedRun]:
+def fit_plan(plan: list[PlannedRun], owns: Sequence[OwnData], explicit_horizons: bool) -> list[PlannedRun]:
     """`plan` with every run on an own file checked against the file's splits: a misfit is one line
     (UserInputError), except a long-term horizon the user did not ask for (`explicit_horizons` False), which
-    is left out of the plan with one logged line per file."""
+    is left out of the plan with one logged line per file. Each run is checked under its own protocol (the
+    runner's --protocol, or its variant's)."""
     by_name = {own.name: own for own in owns}
-    strict = is_strict(argparse.Namespace(protocol=protocol))
     left_out: dict[str, dict[int, str]] = {}
     for run in plan:
         own = by_name.get(run.dataset)
         if own is None or run.error is not None:
             continue
-        problem = _misfit(own, run, strict)
+        problem = _misfit(own, run)
         if problem is None:
             continue
         where = f"{run.row.name} on {own.name} ({own.path.name})"

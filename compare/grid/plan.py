@@ -23,8 +23,8 @@ from compare.recipes.recipe_book import Variant
 from compare.recipes.tables import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from data_provider.protocol import RUNNER_DEFAULT
 from exp.arguments import make_setting
+from exp.resolved_args import resolve_args
 from exp.run_config import run_config
-from exp.task_lengths import resolve_task_lengths
 from utils.errors import UserInputError
 from utils.record_paths import REPO_ROOT
 
@@ -74,6 +74,14 @@ class PlannedRun:
     block: int = 0
     #: run.py's resolved flags (`exp.run_config.run_config`): what a finished record must match to be reused
     config: dict = field(default_factory=dict)
+    #: run.py's namespace of `argv`, parsed and resolved once when planned (None when the run cannot run); what
+    #: reads the run's flags (its protocol, its window lengths) reads them here, never from argv's text again
+    args: argparse.Namespace | None = None
+
+    @property
+    def protocol(self) -> str | None:
+        """run.py's --protocol of this run: the runner's, or its variant's own (None when it cannot run)."""
+        return None if self.args is None else self.args.protocol
 
     @property
     def pred_len(self) -> float | int:
@@ -149,7 +157,7 @@ def global_flags(args: argparse.Namespace) -> list[str]:
         flags += ["--num_workers", str(args.num_workers)]
     if args.inverse:
         flags.append("--inverse")
-    if getattr(args, "logger", None):
+    if args.logger:
         # One group per grid: MLflow's experiment, W&B's group, TensorBoard's folder under <out>/runs/tracking/.
         flags += ["--logger", *args.logger, "--logger_group", grid_name(args)]
     return flags + list(args.extra_flags)
@@ -267,6 +275,7 @@ def _plan_one(run: PlannedRun, protocol: list[str], overrides: list[str], data_r
         argv = merge_flags(argv, ["--root_path", root_path])
         parsed = parse_run_args(argv)
         run.config = run_config(parsed)
+        parsed = resolve_args(parsed)
         data_file = Path(parsed.root_path) / parsed.data_path
         if not data_file.is_file():
             raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
@@ -279,8 +288,9 @@ def _plan_one(run: PlannedRun, protocol: list[str], overrides: list[str], data_r
 
 
 def _planned(run: PlannedRun, argv: list[str], parsed: argparse.Namespace) -> None:
-    """Give `run` its final argv and the setting string of each of its itr iterations."""
+    """Give `run` its final argv, its resolved namespace and the setting string of each of its itr iterations."""
     run.argv = argv
+    run.args = parsed
     run.settings = [make_setting(parsed, ii) for ii in range(parsed.itr)]
 
 
@@ -326,7 +336,7 @@ def _plan_task_one(run: PlannedRun, protocol: list[str], overrides: list[str], d
         run.config = run_config(parsed)
         if not data.checked:
             check_task_data(task, dataset, parsed.root_path, parsed.data_path, data.fetch)
-        parsed = resolve_task_lengths(parsed)  # the lengths run.py derives from the data
+        parsed = resolve_args(parsed)  # the lengths run.py derives from the data
     except UserInputError as err:
         run.error = str(err)
         return

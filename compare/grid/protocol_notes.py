@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from compare.grid.run_args import flag_value
 from data_provider.protocol import RUNNER_DEFAULT, STRICT_CHANGES
+from utils.flag_defaults import flag_default
 
 __all__ = ["protocol_header", "protocol_summary", "run_protocol"]
 
@@ -33,8 +34,8 @@ def protocol_summary(protocol: str, task: str, runner: bool = False) -> str:
 
 
 def run_protocol(argv: Sequence[str] | None) -> str:
-    """The protocol a run's argv asked for (none named: tslib, run.py's default)."""
-    return flag_value(list(argv or []), "protocol") or "tslib"
+    """The protocol a recorded run's argv asked for (none named: run.py's default, tslib)."""
+    return flag_value(list(argv or []), "protocol") or flag_default("protocol")
 
 
 def protocol_header(runs: Iterable[tuple[str, Sequence[str] | None]], task: str) -> str:

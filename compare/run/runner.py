@@ -421,7 +421,7 @@ def _checked_plan(argv: list[str], book: RecipeBook, task_book: TaskBook,
         args.data = [task_dataset(task_book, args.task, name) for name in args.data]
     rows = rows_from_args(args, book, task_book)
     _check_seed_flags(args, rows, Path(args.out))
-    plan = fit_plan(plan_runs(args, rows, book, task_book), args.own_data, args.protocol,
+    plan = fit_plan(plan_runs(args, rows, book, task_book), args.own_data,
                     explicit_horizons=any(a == "--pred_lens" or a.startswith("--pred_lens=") for a in argv))
     return args, rows, plan, stop_at
 

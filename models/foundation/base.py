@@ -15,6 +15,7 @@ import torch.nn as nn
 
 from models.foundation.weights import resolve_weights
 from utils.errors import UserInputError
+from utils.flag_defaults import flag_default
 
 
 class ZeroShotForecaster(nn.Module):
@@ -42,7 +43,7 @@ class ZeroShotForecaster(nn.Module):
     def pretrained_folder(self, configs: argparse.Namespace, files: tuple[str, ...]) -> Path:
         """The folder holding `files`: --pretrained_path when given, else the cached `repo_id` (resolve_weights).
         Sets `source`, the weights the run's record names."""
-        path = getattr(configs, "pretrained_path", None)
+        path = getattr(configs, "pretrained_path", flag_default("pretrained_path"))
         folder = resolve_weights(self.name, path, self.repo_id, files)
         self.source = str(path) if path else self.repo_id
         return folder

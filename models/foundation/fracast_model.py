@@ -15,6 +15,7 @@ import torch
 
 from models.foundation.base import ZeroShotForecaster
 from models.foundation.weights import import_package, resolve_weights
+from utils.flag_defaults import flag_default
 
 #: the package's own weights are used unless --pretrained_path names a release folder
 WEIGHT_FILES = ("config.json", "model.safetensors")
@@ -28,7 +29,7 @@ class FracastForecaster(ZeroShotForecaster):
     def __init__(self, configs: argparse.Namespace) -> None:
         super().__init__(configs)
         fracast = import_package(self.name, "fracast", "fracast")
-        path = getattr(configs, "pretrained_path", None)
+        path = getattr(configs, "pretrained_path", flag_default("pretrained_path"))
         folder = resolve_weights(self.name, path, "ztxtech/fracast-0", WEIGHT_FILES) if path else None
         self.release = fracast.FracastModel.from_pretrained(folder, weights="fp32", device="cpu")
         # Registered so that .to(device), .parameters() and eval() reach the networks.

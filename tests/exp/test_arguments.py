@@ -82,7 +82,7 @@ def test_distil_flag_disables_and_no_use_gpu_turns_gpu_off():
         ("features", "X", "--features 'X' is not supported; valid choices: M, S, MS"),
         ("freq", "fortnight", "--freq"),
         ("pred_len", 0, "--pred_len must be a positive integer"),
-        ("label_len", 200, "--label_len must lie in"),
+        ("label_len", 200, r"--label_len must lie in \[0, --seq_len=96\], got 200: .*use --label_len <= --seq_len"),
         ("augmentation_ratio", 2, "--augmentation_ratio 2 needs at least one preset"),
         ("augmentation_ratio", -1, "--augmentation_ratio must be >= 0"),
         ("jitter", True, "--jitter does nothing without --augmentation_ratio"),
@@ -169,3 +169,16 @@ def test_the_parser_imports_no_torch_and_no_model():
             "print(','.join(loaded))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_every_flag_sits_in_a_named_group():
+    """`run.py --help` reads as TSLib's groups plus ours: no flag falls into argparse's untitled "options"."""
+    parser = build_parser()
+    titled = {action for group in parser._action_groups if group.title not in ("options", "positional arguments")
+              for action in group._group_actions}
+    loose = [action.option_strings[0] for action in parser._actions if action.dest != "help" and action not in titled]
+    assert not loose, f"flags outside a named group: {loose}"
+    titles = [group.title for group in parser._action_groups]
+    tslib = ["basic config", "data loader", "forecasting task", "imputation task", "anomaly detection task",
+             "model define", "optimization", "GPU", "metrics (dtw)", "augmentation", "de-stationary projector params"]
+    assert [title for title in titles if title in tslib] == tslib

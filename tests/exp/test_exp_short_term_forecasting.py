@@ -241,14 +241,15 @@ def test_sigterm_then_resume_matches_an_uninterrupted_run(m4, tmp_path, quick_pl
     ("myrun", "m4_results/CAPS/myrun"),
 ])
 def test_each_experiment_of_a_model_keeps_its_own_m4_folder(model_id, folder):
-    args = argparse.Namespace(model="CAPS", model_id=model_id, seasonal_patterns="Monthly")
+    args = argparse.Namespace(model="CAPS", model_id=model_id, seasonal_patterns="Monthly", data="m4")
     assert m4_results_folder(args) == Path(folder)
     # The six groups of one experiment share the folder the summary reads.
     for group in ("Yearly", "Quarterly", "Weekly", "Daily", "Hourly"):
-        other = argparse.Namespace(model="CAPS", model_id=model_id.replace("Monthly", group), seasonal_patterns=group)
+        other = argparse.Namespace(model="CAPS", model_id=model_id.replace("Monthly", group), seasonal_patterns=group,
+                                   data="m4")
         assert m4_results_folder(other) == m4_results_folder(args)
     # Only the whole group name is removed.
-    near = argparse.Namespace(model="CAPS", model_id="m4_Monthlyish", seasonal_patterns="Monthly")
+    near = argparse.Namespace(model="CAPS", model_id="m4_Monthlyish", seasonal_patterns="Monthly", data="m4")
     assert m4_results_folder(near) == Path("m4_results/CAPS/Monthlyish")
 
 

@@ -255,3 +255,16 @@ def test_a_stand_in_for_a_dataset_the_row_lacks_names_both():
     book = RecipeBook({"Mine": own, **RECIPES.datasets}, RECIPES.models, RECIPES.variants)
     with pytest.raises(UserInputError, match=r"^CAPS has no recipe for ILI \(which Mine stands in for\); it has ETTh1"):
         book.argv("CAPS", "Mine", 24)
+
+
+def test_the_long_term_datasets_come_from_the_data_registry():
+    """One dataset table: each benchmark's file, loader and width are the registry's (data_provider/registry.py)."""
+    from compare.recipes.datasets import DATASETS
+    from data_provider.registry import lookup
+
+    for dataset in DATASETS.values():
+        info = lookup(dataset.fetch)
+        assert (dataset.root_path, dataset.data_path, dataset.data, dataset.channels) == (
+            info.root_dir, info.file_name, info.data_flag, info.variates), dataset.name
+    assert {name: d.channels for name, d in DATASETS.items() if name in ("ETTh1", "Solar", "PEMS08", "ECL")} == {
+        "ETTh1": 7, "Solar": 137, "PEMS08": 170, "ECL": 321}
