@@ -33,11 +33,14 @@ demo-table:
 	@echo; awk '/^\|/ {shown = 1; print; next} shown {exit}' $(DEMO_OUT)/table.md
 
 # The mirror is named on the command line so `make -n test` shows which one the tests read.
+# The suite runs in TEST_WORKERS processes (pytest-xdist; each test file stays in one process) and ends with its
+# 25 slowest tests, so a suite that grows past its time budget shows where.
+TEST_WORKERS ?= 2
 test: install-dev
-	TSLIB_DATA_MIRROR=$(TSLIB_DATA_MIRROR) $(PYTHON) -m pytest -q
+	TSLIB_DATA_MIRROR=$(TSLIB_DATA_MIRROR) $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 test-all: install-dev
-	TSLIB_DATA_MIRROR=$(TSLIB_DATA_MIRROR) $(PYTHON) -m pytest -q -m "slow or not slow"
+	TSLIB_DATA_MIRROR=$(TSLIB_DATA_MIRROR) $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "slow or not slow"
 
 lint:
 	$(PYTHON) -m ruff check .

@@ -27,6 +27,12 @@ def build_configs(**overrides) -> argparse.Namespace:
     return args
 
 
+# `make test` runs two pytest-xdist workers: each computes on one thread, so that two workers do not
+# oversubscribe a 2-core machine (tests that start run.py set the thread count of their own process).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)
+
+
 @pytest.fixture
 def make_configs():
     return build_configs
