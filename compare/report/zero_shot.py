@@ -92,6 +92,7 @@ def _matched(zero: RunResult, peers: list[RunResult], every: int, runs_dir: Path
             continue
         pred, true = arrays[0][::every], arrays[1][::every]
         if own is not None and (own[1].shape != true.shape or not np.array_equal(own[1], true)):
+            found[peer.row] = {}  # its targets on these windows are not the zero-shot run's: no comparison
             continue
         found[peer.row] = {"mse": float(np.mean((pred - true) ** 2)), "mae": float(np.mean(np.abs(pred - true)))}
     return found
@@ -160,5 +161,6 @@ def apart_section(apart: list[Apart], zero_shot_ranked: list[str]) -> list[str]:
         md += ["", f"On the same {a.windows} test windows ({a.run.dataset}, H = {a.run.pred_len}): the trained "
                "rows' scores recomputed from their saved forecasts (`" + SIDECAR + "`).", "",
                "| Row | MSE | MAE |", "|---|---:|---:|", f"| {a.run.row} | {a.run.mse:.3f} | {a.run.mae:.3f} |"]
-        md += [f"| {row} | {m['mse']:.3f} | {m['mae']:.3f} |" for row, m in a.matched.items()]
+        md += [f"| {row} | {m['mse']:.3f} | {m['mae']:.3f} |" if m else f"| {row} | other targets | other targets |"
+               for row, m in a.matched.items()]
     return md + [""]
