@@ -91,7 +91,7 @@ from compare.report.reference import load_reference
 from compare.report.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
 from compare.report.skill_scores import skill_scores
 from compare.report.task_report import write_task_report
-from compare.report.zero_shot import apart_section, zero_shot_view
+from compare.report.zero_shot import apart_section, labelled_focus, zero_shot_view
 from utils.cli_parser import OneLineArgumentParser
 from utils.errors import UserInputError
 from utils.record_paths import from_record
@@ -271,6 +271,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
         raise UserInputError(f"no finished runs in {runs_dir}: run `python -m compare --out {out} ...` first")
     out.mkdir(parents=True, exist_ok=True)
     # Zero-shot runs get their label; those not scored on the trained rows' windows are shown apart, never ranked.
+    focus = labelled_focus(focus, runs)
     runs, config, all_runs, all_config, apart = zero_shot_view(runs, config, runs_dir, out)
     if reference is None and config.get("reference"):
         reference = str(from_record(config["reference"]))

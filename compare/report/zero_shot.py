@@ -17,6 +17,7 @@ are gone (a fresh clone: `runs/` is not committed) still shows them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import numpy as np
 from compare.grid.records import RunResult
 from compare.grid.zero_shot import zero_shot_label
 
-__all__ = ["SIDECAR", "Apart", "apart_section", "zero_shot_view"]
+__all__ = ["SIDECAR", "Apart", "apart_section", "labelled_focus", "zero_shot_view"]
 
 SIDECAR = "zero_shot_windows.json"
 #: relative tolerance of the naive-score window check (the same windows give the same float32 sums)
@@ -96,6 +97,16 @@ def _matched(zero: RunResult, peers: list[RunResult], every: int, runs_dir: Path
             continue
         found[peer.row] = {"mse": float(np.mean((pred - true) ** 2)), "mae": float(np.mean(np.abs(pred - true)))}
     return found
+
+
+def labelled_focus(focus: str | Sequence[str] | None, runs: list[RunResult]) -> str | list[str] | None:
+    """--focus with a zero-shot row's name (`Fracast`) replaced by its label, as the report's rows are named."""
+    labels = {r.row: _label(r) for r in runs if r.extra.get("zero_shot")}
+    if focus is None or not labels:
+        return focus
+    if isinstance(focus, str):
+        return labels.get(focus, focus)
+    return [labels.get(name, name) for name in focus]
 
 
 def zero_shot_view(runs: list[RunResult], config: dict, runs_dir: Path, out: Path

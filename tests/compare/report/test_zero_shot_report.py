@@ -129,3 +129,10 @@ def test_a_run_on_other_windows_is_not_ranked_silently(tmp_path):
     text = (root / "table.md").read_text()
     assert "Fracast" not in main_table(text)
     assert f"| {LABEL} | ETTh1 | {HORIZON} | 0.040 | 0.200 | all of its own | other test targets than A |" in text
+
+
+def test_focus_may_name_the_zero_shot_row_as_the_runner_knows_it(tmp_path):
+    root = build(tmp_path, every=1)
+    write_report(root, timing=False, focus="Fracast")
+    assert f"Ranked above (scored on every test window the trained rows were): {LABEL}." in (
+        root / "table.md").read_text()
