@@ -19,12 +19,20 @@ from pathlib import Path
 
 from compare.grid.run_args import flag_names, flag_value, merge_flags, parse_run_args
 from compare.grid.tasks import LONG_TERM, TASK_SPECS, axis_points, check_task_data
+from compare.grid.zero_shot import (
+    check_zero_shot_rows,
+    dropped_note,
+    every_run_flags,
+    foundation_name,
+    zero_shot_argv,
+)
 from compare.recipes.recipe_book import Variant
 from compare.recipes.tables import MASK_RATES, RECIPES, TASK_RECIPES, Recipe, RecipeBook, TaskBook, name_key
 from data_provider.protocol import RUNNER_DEFAULT
 from exp.arguments import make_setting
 from exp.resolved_args import resolve_args
 from exp.run_config import run_config
+from models.foundation import FOUNDATION_NAMES
 from utils.errors import UserInputError
 from utils.record_paths import REPO_ROOT
 
@@ -74,6 +82,8 @@ class PlannedRun:
     block: int = 0
     #: run.py's resolved flags (`exp.run_config.run_config`): what a finished record must match to be reused
     config: dict = field(default_factory=dict)
+    #: lines the runner prints about this run's plan (a zero-shot row's every-run flags it does not get)
+    notes: list[str] = field(default_factory=list)
     #: run.py's namespace of `argv`, parsed and resolved once when planned (None when the run cannot run); what
     #: reads the run's flags (its protocol, its window lengths) reads them here, never from argv's text again
     args: argparse.Namespace | None = None
@@ -214,6 +224,8 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
     task = getattr(args, "task", LONG_TERM)
     data_root = Path(args.root).resolve() if args.root else None
     refuse_replaced_row_flags(args, rows, book.variants if task == LONG_TERM else {})
+    zero_shot = {row.base for row in rows if foundation_name(row.base) == row.base} if task == LONG_TERM else set()
+    check_zero_shot_rows(args, rows, zero_shot)
     overrides = global_flags(args)
     protocol = protocol_flags(args)
     seeds: list[int | None] = list(getattr(args, "seeds", None) or [None])
@@ -226,7 +238,10 @@ def plan_runs(args: argparse.Namespace, rows: list[Row], book: RecipeBook = RECI
                     for row in rows:
                         run = PlannedRun(row, dataset, pred_len, seed)
                         plan.append(run)
-                        _plan_one(run, protocol, overrides, data_root, book)
+                        if row.base in zero_shot:
+                            _plan_zero_shot(run, protocol, overrides, data_root, book, args)
+                        else:
+                            _plan_one(run, protocol, overrides, data_root, book)
     else:
         datasets = [task_dataset(task_book, task, name) for name in args.data]
         for seed in seeds:
@@ -281,6 +296,38 @@ def _plan_one(run: PlannedRun, protocol: list[str], overrides: list[str], data_r
             raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
                                  " from the repository root, or pass --root DIR (a folder laid out "
                                  "like ./dataset)")
+    except UserInputError as err:
+        run.error = str(err)
+        return
+    _planned(run, argv, parsed)
+
+
+def _plan_zero_shot(run: PlannedRun, protocol: list[str], overrides: list[str], data_root: Path | None,
+                    book: RecipeBook, args: argparse.Namespace) -> None:
+    """Fill in a zero-shot row's run (`compare.grid.zero_shot`): the foundation model on the dataset's file at
+    its look-back, the row's flags, the every-run flags it reads; or its `error`."""
+    row, data = run.row, book.dataset(run.dataset)
+    try:
+        if data.stands_in:
+            raise UserInputError(f"zero-shot row {row.name} on a user's own file is not planned yet; run it with "
+                                 "run.py --task_name zero_shot_forecast")
+        base = zero_shot_argv(row.base, data, run.pred_len, getattr(args, "test_every", None))
+        run.recipe = Recipe(row=row.name, dataset=data.name, pred_len=run.pred_len, argv=tuple(base),
+                            env=dict(book.env), fetch=data.fetch, script="")
+        kept, dropped = every_run_flags(overrides)
+        if dropped:
+            run.notes.append(dropped_note(row.name, dropped))
+        argv = merge_flags(merge_flags(merge_flags(base, protocol), row.flags), kept)
+        argv = _tagged(run, argv, "model_id", data.name)
+        argv = merge_flags(argv, ["--root_path", resolve_root(flag_value(argv, "root_path") or "./dataset",
+                                                              data_root)])
+        parsed = parse_run_args(argv)
+        run.config = run_config(parsed)
+        parsed = resolve_args(parsed)
+        data_file = Path(parsed.root_path) / parsed.data_path
+        if not data_file.is_file():
+            raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}` from the "
+                                 "repository root, or pass --root DIR (a folder laid out like ./dataset)")
     except UserInputError as err:
         run.error = str(err)
         return
@@ -352,12 +399,23 @@ def task_model(task_book: TaskBook, task: str, name: str) -> str:
     return found
 
 
+def _row_name(book: RecipeBook, name: str) -> str:
+    """The table's spelling of row `name`, else the foundation model it names (a zero-shot row)."""
+    try:
+        return book.row_name(name)
+    except UserInputError as err:
+        found = foundation_name(name)
+        if found is None:
+            raise UserInputError(f"{err} or a zero-shot foundation model ({', '.join(FOUNDATION_NAMES)})") from None
+        return found
+
+
 def rows_from_args(args: argparse.Namespace, book: RecipeBook = RECIPES, task_book: TaskBook = TASK_RECIPES) -> list[Row]:
     """The table rows named by --models (in the table's spelling) and the --variant rows, checked."""
     task = getattr(args, "task", LONG_TERM)
     if task == LONG_TERM:
-        rows = [Row(name=book.row_name(m), base=book.row_name(m)) for m in args.models]
-        rows += [replace(row, base=book.row_name(row.base)) for row in map(parse_variant, args.variant)]
+        rows = [Row(name=_row_name(book, m), base=_row_name(book, m)) for m in args.models]
+        rows += [replace(row, base=_row_name(book, row.base)) for row in map(parse_variant, args.variant)]
     else:
         rows = [Row(name=task_model(task_book, task, m), base=task_model(task_book, task, m)) for m in args.models]
         rows += [replace(row, base=task_model(task_book, task, row.base)) for row in map(parse_variant, args.variant)]

@@ -235,6 +235,16 @@ def naive_fields(found: Sequence[dict]) -> dict[str, list]:
     return {method: [r.get(method) for r in found] for method in NAIVE_METHODS}
 
 
+def zero_shot_fields(found: Sequence[dict]) -> dict:
+    """`{"zero_shot": {lookback, test_every, test_windows_of}}` for a zero-shot run's records
+    (`exp.exp_zero_shot_forecasting`), else {}."""
+    if not found or not found[0].get("zero_shot"):
+        return {}
+    first = found[0]
+    return {"zero_shot": {"lookback": first.get("lookback"), "test_every": first.get("test_every") or 1,
+                          "test_windows_of": first.get("test_windows_of")}}
+
+
 def forecast_key(entry: dict) -> tuple[str, str, int]:
     """A forecasting run's identity in the manifest, seed aside: (row, dataset, horizon)."""
     return entry["row"], entry["dataset"], int(entry["pred_len"])
@@ -255,7 +265,8 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
                           settings=[s], mse=float(r["mse"]), mae=float(r["mae"]), seed=r.get("seed"),
                           epochs_run=r.get("epochs_run"),
                           best_epoch=r.get("best_epoch"), train_seconds=r.get("train_seconds"),
-                          params=r.get("params"), extra=naive_fields([r])) for s, r in results.items()], []
+                          params=r.get("params"), extra={**naive_fields([r]), **zero_shot_fields([r])})
+                for s, r in results.items()], []
     by_seed: dict[tuple[str, str, int, int | None], RunResult] = {}
     finished, failed = latest_attempts(manifest, results, forecast_key)
     for (row, dataset, pred_len, seed), number, entry, found in finished:
@@ -265,7 +276,8 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
             seed=seed, argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=mean_of_all([r.get("train_seconds") for r in found]), params=found[0].get("params"),
             curve=found[0].get("curve"),
-            extra={"seconds": attempt_seconds(manifest, forecast_key, number), **naive_fields(found)},
+            extra={"seconds": attempt_seconds(manifest, forecast_key, number), **naive_fields(found),
+                   **zero_shot_fields(found)},
         )
     return list(by_seed.values()), failed
 

@@ -82,6 +82,12 @@ def shown_flags(params: dict) -> str:
                     for flag, value in sorted(params.items()))
 
 
+def split_flags(argv: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """`argv` as (flag, values) pairs, by each run.py option's arity (`--use_amp --seq_len 96` ->
+    [("--use_amp", []), ("--seq_len", ["96"])])."""
+    return _split_flags(argv, build_parser())
+
+
 def flag_names(argv: Sequence[str]) -> list[str]:
     """The flags `argv` sets, in order (`--e_layers 2 --use_amp` -> ["--e_layers", "--use_amp"])."""
     return [flag for flag, _ in _split_flags(argv, build_parser())]

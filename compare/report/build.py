@@ -72,6 +72,7 @@ from compare.grid.records import (
 )
 from compare.grid.run_args import parse_run_args
 from compare.grid.run_state import restore_committed_records
+from compare.grid.zero_shot import ZERO_SHOT_TASK
 from compare.report.cell_statistics import cell_statistics, write_cell_statistics
 from compare.report.forecast_cells import accuracy_cells, cell_samples, first_run, orders, units
 from compare.report.forecast_tables import write_tables
@@ -89,6 +90,7 @@ from compare.report.reference import load_reference
 from compare.report.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
 from compare.report.skill_scores import skill_scores
 from compare.report.task_report import write_task_report
+from compare.report.zero_shot import apart_section, labelled_focus, zero_shot_view
 from utils.cli_parser import OneLineArgumentParser
 from utils.command_main import log_to_stdout, run_command
 from utils.errors import UserInputError
@@ -144,6 +146,12 @@ def _efficiency_line(row: str, runs: list[RunResult], dataset: str, horizons: li
             cols.append("— | —")
             continue
         configs = parse_run_args(run.argv)
+        if configs.task_name == ZERO_SHOT_TASK:
+            # A pretrained model forecasting only: nothing to train, so no train step to time and no epochs (the
+            # dataset's heading names the trained rows' look-back; the row's label names its own).
+            cols.append(f"{format_count(run.params) if run.params else '—'} | —")
+            timed = timed or (None, None)
+            continue
         shape = shape or f"L = {configs.seq_len}, {configs.enc_in} variates"
         eff = measure(configs, device=device, steps=steps, timing=timing and j == 0, warmup=1)
         cols.append(f"{format_count(eff.params)} | {format_count(eff.flops)}")
@@ -151,6 +159,8 @@ def _efficiency_line(row: str, runs: list[RunResult], dataset: str, horizons: li
             per_epoch = (run.train_seconds / run.epochs_run
                          if run.train_seconds is not None and run.epochs_run else None)
             timed = (eff, per_epoch)
+    if timed == (None, None):
+        return f"| {row} | {' | '.join(cols)} | — | — | — | not trained |", shape
     per_epoch = timed[1] if timed else None
     epoch_cell = "—" if per_epoch is None else f"{per_epoch:.1f}"
     if timed and timed[0].step_ms is not None:
@@ -259,13 +269,20 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     runs, failed = load_runs(runs_dir)
     if not runs:
         raise UserInputError(f"no finished runs in {runs_dir}: run `python -m compare --out {out} ...` first")
+    out.mkdir(parents=True, exist_ok=True)
+    # Zero-shot runs get their label; those not scored on the trained rows' windows are shown apart, never ranked.
+    focus = labelled_focus(focus, runs)
+    runs, config, all_runs, all_config, apart = zero_shot_view(runs, config, runs_dir, out)
     if reference is None and config.get("reference"):
         reference = str(from_record(config["reference"]))
     ref_table = load_reference(reference) if reference else None
-    out.mkdir(parents=True, exist_ok=True)
     unfinished = latest_interrupted(read_jsonl(runs_dir / MANIFEST_FILE), forecast_key)
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
                               focus=focus, layout=layout, unfinished=unfinished))
+    section = apart_section(apart, sorted({r.row for r in runs if r.extra.get("zero_shot")}))
+    if section:
+        table = out / "table.md"
+        table.write_text(table.read_text().rstrip("\n") + "\n\n" + "\n".join(section))
     paths += plot_mse_by_horizon(out, runs, config, ref_table)
     paths += plot_learning_curves(out, forecast_loss_curves(runs, config), orders(runs, config)[0],
                                   f"loss ({units(runs, config)})")
@@ -274,7 +291,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets),
                                    skill_scores(runs, rows, datasets))
     paths += plot_forecasts(out, runs, config, runs_dir, window)
-    paths += write_efficiency(out, runs, config, timing=timing, steps=steps, device=device)
+    paths += write_efficiency(out, all_runs, all_config, timing=timing, steps=steps, device=device)
     return paths + copy_records(runs_dir, out)
 
 

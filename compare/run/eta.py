@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from compare.grid.plan import PlannedRun
-from compare.grid.run_args import parse_run_args
+from compare.grid.run_args import flag_value, parse_run_args
+from compare.grid.zero_shot import ZERO_SHOT_TASK
 from exp.cost_probe import RunCost, probe_run
 from exp.progress import duration
 
@@ -79,6 +80,11 @@ class RunTimes:
         costs: dict[tuple, RunCost | None] = {}
         for run in runs:
             key = probe_key(run)
+            if flag_value(run.argv, "task_name") == ZERO_SHOT_TASK:
+                # Nothing to probe: the run only forecasts its test windows; its time counts at the mean.
+                logger.info("  probe %s: zero-shot, not trained (no training step to probe, no epochs); its time "
+                            "comes from its own run", run.label)
+                continue
             if key not in costs:
                 try:
                     costs[key] = probe_run(parse_run_args(run.argv), threads)

@@ -206,6 +206,9 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extra", default="",
                    help="run.py flags applied to every run, as one string after '=': --extra='--d_model 16'")
     p.add_argument("--inverse", action="store_true", help="score and plot in original units (--inverse)")
+    p.add_argument("--test_every", type=int, default=None, metavar="K",
+                   help="zero-shot rows (a foundation model such as Fracast in --models) score every K-th test "
+                        "window only: an estimate, shown apart and never ranked in the report")
     p.add_argument("--logger", nargs="+", action=LoggerNames, default=[], metavar="NAME",
                    help=f"run.py --logger for every run ({' '.join(TRACKERS)}): one TensorBoard folder per run under "
                         "OUT/runs/tracking/tensorboard/<grid>/, one MLflow experiment and one W&B group named after "
@@ -551,6 +554,8 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
                 f", {len(given_up)} given up after crashes" if given_up else "",
                 f"; {len(resumable)} resume from last.pth" if resumable else "")
     warn_changed_recipes(runs_dir, skipped)
+    for note in dict.fromkeys(note for run in plan for note in run.notes):
+        logger.info("  %s", note)
     for run in broken:
         logger.info("  cannot run %s: %s", run.label, run.error)
     for run in given_up:

@@ -44,6 +44,7 @@ from compare.grid.plan import PlannedRun, plan_runs, rows_from_args, run_py
 from compare.grid.provenance import shown_command
 from compare.grid.run_args import flag_names, flag_value, merge_flags, parse_run_args, shown_flags
 from compare.grid.tune_budget import Budget, Spent, budget_from_args, seconds_left, trials_left
+from compare.grid.zero_shot import ZERO_SHOT_TASK
 from compare.recipes.tables import RECIPES, RecipeBook
 from compare.run import runner
 from compare.run.eta import PROCESS_START_SECONDS
@@ -157,6 +158,9 @@ def _plan(args: argparse.Namespace, book: RecipeBook) -> tuple[Budget, list[Cell
     for run in plan:
         if run.error is not None:
             raise UserInputError(f"{run.label}: {run.error}")
+        if flag_value(run.argv, "task_name") == ZERO_SHOT_TASK:
+            raise UserInputError(f"{run.row.name} is a zero-shot row (a pretrained model, not trained): nothing to "
+                                 "tune; drop it from --models and compare it with `python -m compare` instead")
         space = space_for(run.row.base, run.argv)
         held = {flag: value for flag, value in fixed.items() if flag in space}
         cells.append(Cell(run, {flag: r for flag, r in space.items() if flag not in held}, held))

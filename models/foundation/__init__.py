@@ -25,6 +25,10 @@ NOT_WRAPPED: dict[str, str] = {
     "TimeMoE": "TSLib runs the model code stored in its hub repository (transformers' trust_remote_code)",
 }
 FOUNDATION_NAMES = tuple(FOUNDATION_WRAPPERS)
+#: --model name -> the look-back (--seq_len) a comparison row gives it: the whole context its default weights read
+#: (Fracast-0 2 048, Chronos-T5 512); for models whose context is longer (Chronos-2, TimesFM 2.5) or unbounded
+#: (TiRex), 2 048, the longest of the others, so the rows read the same history where they can.
+LOOKBACK: dict[str, int] = {"Chronos": 512, "Chronos2": 2048, "TimesFM": 2048, "TiRex": 2048, "Fracast": 2048}
 
 
 def foundation_class(name: str) -> type:
