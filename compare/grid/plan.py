@@ -311,7 +311,7 @@ def _plan_zero_shot(run: PlannedRun, protocol: list[str], overrides: list[str], 
         if data.stands_in:
             raise UserInputError(f"zero-shot row {row.name} on a user's own file is not planned yet; run it with "
                                  "run.py --task_name zero_shot_forecast")
-        base = zero_shot_argv(row.base, data, run.pred_len, getattr(args, "test_every", None))
+        base = zero_shot_argv(row.base, data, run.pred_len, args.test_every)
         run.recipe = Recipe(row=row.name, dataset=data.name, pred_len=run.pred_len, argv=tuple(base),
                             env=dict(book.env), fetch=data.fetch, script="")
         kept, dropped = every_run_flags(overrides)

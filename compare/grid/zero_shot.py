@@ -58,7 +58,7 @@ def check_zero_shot_rows(args: argparse.Namespace, rows: Sequence, zero_shot: se
     """UserInputError (one line) for a combination that cannot give a zero-shot row its meaning: --seeds (a
     foundation model is scored once; a seed changes nothing), a row's own flag that only training reads, or
     --test_every with no zero-shot row to read it."""
-    every = getattr(args, "test_every", None)
+    every = args.test_every
     if every is not None and every < 1:
         raise UserInputError(f"--test_every {every} must be at least 1 (1 scores every test window)")
     if not zero_shot:
