@@ -284,22 +284,9 @@ def _plan_one(run: PlannedRun, protocol: list[str], overrides: list[str], data_r
     try:
         run.recipe = book.recipe(row.base, dataset, pred_len)
         argv = merge_flags(merge_flags(run.recipe.argv, protocol), row.flags)
-        argv = merge_flags(argv, overrides)
-        argv = _tagged(run, argv, "model_id", dataset)
-        root_path = resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)
-        argv = merge_flags(argv, ["--root_path", root_path])
-        parsed = parse_run_args(argv)
-        run.config = run_config(parsed)
-        parsed = resolve_args(parsed)
-        data_file = Path(parsed.root_path) / parsed.data_path
-        if not data_file.is_file():
-            raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}`"
-                                 " from the repository root, or pass --root DIR (a folder laid out "
-                                 "like ./dataset)")
+        _forecast_planned(run, merge_flags(argv, overrides), dataset, data_root)
     except UserInputError as err:
         run.error = str(err)
-        return
-    _planned(run, argv, parsed)
 
 
 def _plan_zero_shot(run: PlannedRun, protocol: list[str], overrides: list[str], data_root: Path | None,
@@ -318,19 +305,23 @@ def _plan_zero_shot(run: PlannedRun, protocol: list[str], overrides: list[str], 
         if dropped:
             run.notes.append(dropped_note(row.name, dropped))
         argv = merge_flags(merge_flags(merge_flags(base, protocol), row.flags), kept)
-        argv = _tagged(run, argv, "model_id", data.name)
-        argv = merge_flags(argv, ["--root_path", resolve_root(flag_value(argv, "root_path") or "./dataset",
-                                                              data_root)])
-        parsed = parse_run_args(argv)
-        run.config = run_config(parsed)
-        parsed = resolve_args(parsed)
-        data_file = Path(parsed.root_path) / parsed.data_path
-        if not data_file.is_file():
-            raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}` from the "
-                                 "repository root, or pass --root DIR (a folder laid out like ./dataset)")
+        _forecast_planned(run, argv, data.name, data_root)
     except UserInputError as err:
         run.error = str(err)
-        return
+
+
+def _forecast_planned(run: PlannedRun, argv: list[str], dataset: str, data_root: Path | None) -> None:
+    """Finish a forecasting run's plan from its merged `argv`: tag its model id, root it at `data_root`, parse
+    and resolve it once, check that its data file exists (UserInputError naming the fetch command if not)."""
+    argv = _tagged(run, argv, "model_id", dataset)
+    argv = merge_flags(argv, ["--root_path", resolve_root(flag_value(argv, "root_path") or "./dataset", data_root)])
+    parsed = parse_run_args(argv)
+    run.config = run_config(parsed)
+    parsed = resolve_args(parsed)
+    data_file = Path(parsed.root_path) / parsed.data_path
+    if not data_file.is_file():
+        raise UserInputError(f"data file {data_file} is missing: run `{_fetch_hint(run.recipe)}` from the "
+                             "repository root, or pass --root DIR (a folder laid out like ./dataset)")
     _planned(run, argv, parsed)
 
 
