@@ -35,6 +35,7 @@ import csv
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -47,7 +48,6 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from benchmarks.bench_caps_cost import _commit, busy_processes  # noqa: E402
 from compare.grid.efficiency import TensorMemoryTracker, build_model  # noqa: E402
 from compare.grid.run_args import parse_run_args  # noqa: E402
 from compare.recipes.tables import RECIPES  # noqa: E402
@@ -61,6 +61,23 @@ T_VALUES = (96, 192, 384, 816, 1536, 3072, 6144, 12288, 16384)
 PATCH_LEN, PATCH_STRIDE = 16, 8  # models/PatchTST.py's defaults (TSLib's), with end padding = stride
 ROWS = ("CAPS", "softmax+RoPE (SDPA)", "PatchTST attention")
 COLUMNS = ("threads", "T", "row", "tokens", "step_ms", "peak_mib")
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
+                         check=False)
+    return out.stdout.strip() or "unknown"
+
+
+def busy_processes(threshold: float = 20.0) -> str:
+    """Other processes above `threshold` % CPU (ps's lifetime average), as 'pid %cpu command' items."""
+    out = subprocess.run(["ps", "-eo", "pid=,pcpu=,args="], capture_output=True, text=True, check=False).stdout
+    busy = []
+    for line in out.splitlines():
+        pid, cpu, *cmd = line.split(None, 2)
+        if int(pid) != os.getpid() and float(cpu) >= threshold:
+            busy.append(f"{pid} {cpu}% {' '.join(cmd)[:90]}")
+    return "; ".join(busy) or "none"
 
 
 class RoPESoftmaxAttention(nn.Module):
