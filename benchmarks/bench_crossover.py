@@ -53,6 +53,7 @@ from compare.grid.run_args import parse_run_args  # noqa: E402
 from compare.recipes.tables import RECIPES  # noqa: E402
 from layers.CAPS_Attention import CAPSAttention, rope_frequencies, rope_rotate  # noqa: E402
 from layers.SelfAttention_Family import AttentionLayer  # noqa: E402
+from utils.host_load import busy_processes, load_average  # noqa: E402
 from utils.host_memory import configure_host_malloc  # noqa: E402
 
 DATA, HORIZON = "ETTh1", 720
@@ -67,17 +68,6 @@ def _commit() -> str:
     out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
                          check=False)
     return out.stdout.strip() or "unknown"
-
-
-def busy_processes(threshold: float = 20.0) -> str:
-    """Other processes above `threshold` % CPU (ps's lifetime average), as 'pid %cpu command' items."""
-    out = subprocess.run(["ps", "-eo", "pid=,pcpu=,args="], capture_output=True, text=True, check=False).stdout
-    busy = []
-    for line in out.splitlines():
-        pid, cpu, *cmd = line.split(None, 2)
-        if int(pid) != os.getpid() and float(cpu) >= threshold:
-            busy.append(f"{pid} {cpu}% {' '.join(cmd)[:90]}")
-    return "; ".join(busy) or "none"
 
 
 class RoPESoftmaxAttention(nn.Module):
@@ -283,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     header = (f"bench_crossover {time.strftime('%Y-%m-%d %H:%M %Z')}, commit {_commit()}, torch {torch.__version__}, "
               f"{platform.machine()} ({os.cpu_count()} cores), batch {args.batch}, median of {args.repeats}")
-    print(f"# {header}\n# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"# {header}\n# load average before: {load_average()}")
     print(f"# other busy processes: {busy_processes()}")
     err = softmax_matches_attn_rope()
     print(f"# SDPA row vs the repository's Attn+RoPE (naive kernel), float64, T = 97: rel err {err:.1e}")
@@ -302,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                       else f"# {threads} thread(s), {key}: CAPS never below {other} in the measured range")
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(table, args.out / "crossover.csv")
-    load = ' '.join(f'{x:.2f}' for x in os.getloadavg())
+    load = load_average()
     paths = plot(table, args.out / "crossover", header + f"; load after {load}")
     print(f"# load average after: {load}; wall {time.perf_counter() - start:.0f} s; wrote {args.out / 'crossover.csv'}, "
           + ", ".join(str(p) for p in paths))
