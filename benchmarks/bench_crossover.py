@@ -294,8 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     write_csv(table, args.out / "crossover.csv")
     load = load_average()
     paths = plot(table, args.out / "crossover", header + f"; load after {load}")
-    print(f"# load average after: {load}; wall {time.perf_counter() - start:.0f} s; wrote {args.out / 'crossover.csv'}, "
-          + ", ".join(str(p) for p in paths))
+    shown = [str(path.resolve().relative_to(ROOT)) if path.resolve().is_relative_to(ROOT) else str(path)
+             for path in (args.out / "crossover.csv", *paths)]
+    print(f"# load average after: {load}; wall {time.perf_counter() - start:.0f} s; wrote {', '.join(shown)}")
     return 0
 
 
