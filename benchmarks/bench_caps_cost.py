@@ -36,6 +36,7 @@ from compare.grid.efficiency import TensorMemoryTracker, build_model, make_train
 from compare.grid.run_args import parse_run_args  # noqa: E402
 from compare.recipes.tables import RECIPES  # noqa: E402
 from models.CAPS import MLP, RMSNorm  # noqa: E402
+from utils.host_load import busy_processes, load_average  # noqa: E402
 from utils.host_memory import configure_host_malloc  # noqa: E402
 
 DATA, HORIZON = "ETTh1", 720
@@ -61,17 +62,6 @@ def _commit() -> str:
     out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
                          check=False)
     return out.stdout.strip() or "unknown"
-
-
-def busy_processes(threshold: float = 20.0) -> str:
-    """Other processes above `threshold` % CPU (ps's lifetime average), as 'pid %cpu command' items."""
-    out = subprocess.run(["ps", "-eo", "pid=,pcpu=,args="], capture_output=True, text=True, check=False).stdout
-    busy = []
-    for line in out.splitlines():
-        pid, cpu, *cmd = line.split(None, 2)
-        if int(pid) != os.getpid() and float(cpu) >= threshold:
-            busy.append(f"{pid} {cpu}% {' '.join(cmd)[:90]}")
-    return "; ".join(busy) or "none"
 
 
 def set_reference_blocks(model: torch.nn.Module) -> torch.nn.Module:
@@ -143,14 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# bench_caps_cost  {time.strftime('%Y-%m-%d %H:%M %Z')}  commit {_commit()}  torch {torch.__version__}  "
           f"{platform.machine()} ({os.cpu_count()} cores)  host_malloc retain")
     print(f"# {DATA} H = {HORIZON}, batch 32, each model's recipe; load average before: "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"{load_average()}")
     print(f"# other busy processes: {busy_processes()}")
     if not args.skip_tests and not run_exactness_tests():
         print("exactness tests failed: no timings reported")
         return 1
     for threads in args.threads:
         measure_threads(threads, args.pairs, not args.no_reference_row)
-    print(f"\n# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+    print(f"\n# load average after: {load_average()}; "
           f"wall {time.perf_counter() - start:.0f} s" + ("; exactness tests skipped" if args.skip_tests else ""))
     return 0
 
