@@ -17,7 +17,13 @@ from exp.trackers.options import TRACKERS, LoggerNames, check_logger_flags
 from exp.train_options import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
 from layers.caps.model_options import CAPS_MODEL_OPTIONS
 from layers.caps.options import CAPS_OPTIONS
-from layers.config_checks import EMBED_TYPES, OLINEAR_EMBED_SIZE, OUTPUT_LAYOUTS, PROB_EVAL_SAMPLING
+from layers.config_checks import (
+    EMBED_TYPES,
+    OLINEAR_EMBED_SIZE,
+    OUTPUT_LAYOUTS,
+    PROB_EVAL_SAMPLING,
+    check_label_len,
+)
 from utils.cli_parser import OneLineArgumentParser, did_you_mean
 from utils.errors import UserInputError
 from utils.flag_defaults import flag_default
@@ -498,7 +504,7 @@ def check_window_choices(args: argparse.Namespace) -> None:
 
 def check_lengths(args: argparse.Namespace) -> None:
     """The window lengths and counts are positive where the task reads them, and --label_len (the decoder's start
-    tokens, the last label_len input steps) lies in [0, --seq_len]: the one home of that rule."""
+    tokens, the last label_len input steps) lies in [0, --seq_len] (layers.config_checks.check_label_len)."""
     positive = ("seq_len", "pred_len", "batch_size", "train_epochs", "itr", "grad_accum", "patience")
     if args.task_name == "imputation":
         # Imputation reconstructs the input window; TSLib's scripts pass --pred_len 0 (or 96, unused).
@@ -517,9 +523,8 @@ def check_lengths(args: argparse.Namespace) -> None:
     if args.task_name == "anomaly_detection" and not 0.0 <= args.anomaly_ratio <= 100.0:
         raise UserInputError(f"--anomaly_ratio is a percentage in [0, 100], got {args.anomaly_ratio}")
     # --label_len (decoder start tokens) means nothing to reconstruction (anomaly detection).
-    if args.task_name != "anomaly_detection" and not 0 <= args.label_len <= args.seq_len:
-        raise UserInputError(f"--label_len must lie in [0, --seq_len={args.seq_len}], got {args.label_len}: the "
-                             "decoder starts from the last label_len input steps, so use --label_len <= --seq_len")
+    if args.task_name != "anomaly_detection":
+        check_label_len(args)
 
 
 def check_optimisation_numbers(args: argparse.Namespace) -> None:

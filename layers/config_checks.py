@@ -109,9 +109,18 @@ def check_output_channels(configs: argparse.Namespace, model: str) -> None:
             "variates, so use --c_out equal to --enc_in (M) or 1 (S, MS)")
 
 
+def check_label_len(configs: argparse.Namespace) -> None:
+    """0 <= `--label_len` <= `--seq_len`: the decoder's start tokens are the last label_len input steps. The one
+    home of that rule: run.py's argument check (exp/arguments.py) and the models that build their decoder
+    from the encoder input (a model built directly, as in a TSLib checkout) both call it."""
+    if not 0 <= configs.label_len <= configs.seq_len:
+        raise UserInputError(f"--label_len must lie in [0, --seq_len={configs.seq_len}], got {configs.label_len}: "
+                             "the decoder starts from the last label_len input steps, so use --label_len <= --seq_len")
+
+
 def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: str) -> None:
-    """For models whose decoder input is built from the encoder input: require `--dec_in` = `--enc_in`
-    (`--label_len` <= `--seq_len` is run.py's argument check, exp/arguments.py).
+    """For models whose decoder input is built from the encoder input: require `--dec_in` = `--enc_in` and
+    `check_label_len`.
 
     reason: what the decoder takes from the encoder input, for the message (e.g. "embeds the seasonal
     part of the encoder input").
@@ -119,6 +128,7 @@ def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: 
     if configs.dec_in != configs.enc_in:
         raise UserInputError(f"--dec_in {configs.dec_in} differs from --enc_in {configs.enc_in}: {model}'s "
                              f"decoder {reason}, so use --dec_in equal to --enc_in")
+    check_label_len(configs)
 
 
 def check_task_config(configs: argparse.Namespace, model: str, tasks: Iterable[str]) -> None:
