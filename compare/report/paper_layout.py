@@ -92,12 +92,13 @@ def layout_values(rows: list[str], datasets: list[str], cells: Cells, samples: S
         for h in [*sorted(set(ours_h).union(*paper_h.values())), AVG]:
             for i in shown:
                 paper = reference_value(reference, dataset, rows[i], h, paper_h[i])
+                # Our Avg over other horizons than the paper's is not comparable: shown as not run.
+                comparable = h != AVG or not paper_h[i] or set(ours_h) == set(paper_h[i])
                 for m, metric in enumerate(_METRICS):
-                    # Our Avg over other horizons than the paper's is not comparable: shown as not run.
-                    comparable = h != AVG or not paper_h[i] or set(ours_h) == set(paper_h[i])
                     mean, std, n = _ours(cells, samples, (dataset, h, metric), i) if comparable else (None, None, 0)
                     ref = paper[m] if paper else None
-                    values.append(LayoutValue(dataset, h, rows[i], metric, mean, std, n, ref, difference_pct(mean, ref)))
+                    values.append(LayoutValue(dataset, h, rows[i], metric, mean, std, n, ref,
+                                              difference_pct(mean, ref)))
     return values
 
 
@@ -128,8 +129,8 @@ def paper_layout_section(frame: pd.DataFrame, reference_name: str) -> list[str]:
             "Each cell: ours / the paper's (Δ = (ours − paper) / paper; negative means we measured a lower error). "
             "Ours is the mean ± sample standard deviation over the seeds, with (n=k), where the cell has two or more "
             "seeds, else the single run's value; — where we have no run (the paper's number still shows) or the "
-            "paper has none. *Avg*: ours only where we ran the paper's horizons (or the paper has none). The same in `paper_layout.csv` "
-            "(one line per dataset, horizon, model and metric) and `paper_layout.tex`.", "",
+            "paper has none. *Avg*: ours only where we ran the paper's horizons (or the paper has none). The same "
+            "in `paper_layout.csv` (one line per dataset, horizon, model and metric) and `paper_layout.tex`.", "",
             *markdown_grid(frame, tall=False), ""]
 
 
@@ -142,8 +143,9 @@ def write_paper_layout(out: Path, rows: list[str], datasets: list[str], cells: C
         return [], []
     records = [{**asdict(v), "pred_len": "avg" if v.pred_len == AVG else v.pred_len} for v in values]
     csv_path = write_long_csv(out / "paper_layout.csv", records, CSV_FIELDS)
-    caption = (f"Ours / {reference_name} (relative difference) per dataset and horizon, MSE and MAE, lower is better; "
-               "ours: mean ± sample standard deviation over n seeds where n ≥ 2; —: not run or not reported.")
+    caption = (f"Ours / {reference_name} (relative difference) per dataset and horizon, MSE and MAE, lower "
+               "is better; ours: mean ± sample standard deviation over n seeds where n ≥ 2; —: not run or not "
+               "reported.")
     frame = layout_frame(values)
     tex_paths = write_grid_latex(frame, out / "paper_layout", caption)
     return paper_layout_section(frame, reference_name), [csv_path, *tex_paths]
