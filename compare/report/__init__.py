@@ -14,6 +14,7 @@ compare/grid/ and compare/recipes/, never the runner:
     plots            the figures (matplotlib, Agg)
     cell_statistics  ranks, win rates and the Friedman / Nemenyi test over cells
     task_report      the report of imputation, anomaly detection, classification and M4
+    paper_layout     ours beside the reference's numbers in the paper's layout (`paper_layout.csv` / `.tex`)
     forecast_tables  `table.md` and `table.csv` of a forecasting comparison
     build            the whole report folder; `__main__.py` is its command
 """

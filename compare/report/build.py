@@ -9,6 +9,9 @@ Reads what `compare.run.runner` and `run.py` wrote under `DIR/runs/` (`results.j
   first-place count per model), and per-model comparisons with reference numbers from a CSV
   (`dataset,pred_len,model,mse,mae`) with the relative difference; `table.csv` holds the same in long
   form (one line per dataset, horizon or `avg`, and model, with ranks, reference and run statistics);
+  with reference numbers also `paper_layout.csv` / `paper_layout.tex` and their section in `table.md`: ours,
+  the reference's and the difference per model the reference has, in the paper's layout
+  (`compare.report.paper_layout`);
   from 9 models on (`--layout`) the markdown table turns to a line per model; below the tables, how the
   numbers were produced (the runner's commands, paths relative to the repository, and the machines);
 - with several seeds per cell (`python -m compare --seeds ...`): mean ± sample standard deviation per

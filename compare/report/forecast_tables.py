@@ -6,7 +6,8 @@ count per model; with seeds mean ± sd and marks tested over the seeds), then it
 produced (`compare.grid.provenance`), the seed section of each focus row (`compare.report.seeds`), the scores over
 (dataset, horizon) cells (relative to the naive forecasts, `compare.report.naive_scores`; skill vs seasonal naive,
 `compare.report.skill_scores`; ranks and win rates, `compare.report.cell_statistics`), the comparison with reference numbers
-per model and the runs without a result. `table.csv` holds the same in long form: one line
+per model and in the paper's layout (`compare.report.paper_layout`, with `paper_layout.csv` / `.tex`) and the runs
+without a result. `table.csv` holds the same in long form: one line
 per dataset, horizon or `avg`, and model, with ranks, reference and run statistics.
 """
 
@@ -48,6 +49,7 @@ from compare.report.markdown import (
     write_long_csv,
 )
 from compare.report.naive_scores import naive_section
+from compare.report.paper_layout import write_paper_layout
 from compare.report.ranking import AVG, competition_ranks
 from compare.report.reference import Reference, difference_pct, reference_value
 from compare.report.seeds import (
@@ -219,8 +221,8 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
                  reference: Reference | None, reference_name: str = "",
                  focus: str | Sequence[str] | None = None, layout: str = "auto",
                  unfinished: Sequence[dict] = ()) -> tuple[Path, ...]:
-    """Write `table.md`, `table.csv` and the accuracy table as LaTeX, `table.tex`, into `out`; returns their
-    paths.
+    """Write `table.md`, `table.csv` and the accuracy table as LaTeX, `table.tex`, into `out`, with a reference also
+    `paper_layout.csv` and `paper_layout.tex` (`compare.report.paper_layout`); returns their paths.
 
     focus: the row or rows each compared with every other one over seeds (default: the first row).
     unfinished: the manifest entries of interrupted runs (`latest_interrupted`), listed after the tables.
@@ -245,8 +247,12 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     md += naive_section(runs, rows, datasets, tall)
     md += skill_section(skill_scores(runs, rows, datasets), tall)
     md += statistics_section(cell_statistics(cells, rows, datasets))
+    layout_paths: list[Path] = []
     if reference:
         md += _reference_section(runs, rows, datasets, cells, reference, reference_name)
+        layout_md, layout_paths = write_paper_layout(out, rows, datasets, cells, view.samples, reference,
+                                                     reference_name)
+        md += layout_md
     md += tuning_section(out / "tuning.json")
     md += run_status_sections(failed, unfinished)
 
@@ -255,4 +261,4 @@ def write_tables(out: Path, runs: list[RunResult], failed: list[dict], config: d
     csv_path = write_long_csv(out / "table.csv", table_records(runs, rows, datasets, cells, view, reference),
                               ["dataset", "pred_len", "model", "mse", "mae"])
     tex_paths = write_grid_latex(frame, out / "table", f"{md[0][2:]}. {latex_marks_caption(view.seeded)}")
-    return md_path, csv_path, *tex_paths
+    return md_path, csv_path, *tex_paths, *layout_paths

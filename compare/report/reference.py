@@ -14,7 +14,7 @@ from compare.recipes.tables import RECIPES, name_key
 from compare.report.ranking import AVG
 from utils.errors import UserInputError
 
-__all__ = ["Reference", "difference_pct", "load_reference", "reference_for", "reference_value"]
+__all__ = ["Reference", "difference_pct", "load_reference", "reference_for", "reference_horizons", "reference_value"]
 
 #: (normalised dataset, normalised model, pred_len or 'Avg') -> (mse, mae)
 Reference = dict[tuple[str, str, int | str], tuple[float, float]]
@@ -60,6 +60,19 @@ def reference_for(reference: Reference, dataset: str, row: str, pred_len: int) -
     return None
 
 
+def _by_horizon(reference: Reference, dataset: str, row: str) -> dict[int | str, tuple[float, float]]:
+    """Horizon (or 'Avg') -> the reference (mse, mae) of `row` on `dataset`, under any of their names."""
+    keys, model = RECIPES.dataset_keys(dataset), name_key(row)
+    return {k[2]: v for k, v in reference.items() if k[0] in keys and k[1] == model}
+
+
+def reference_horizons(reference: Reference | None, dataset: str, row: str) -> list[int]:
+    """The horizons the reference has for `row` on `dataset` (its Avg aside), ascending; [] when none."""
+    if not reference:
+        return []
+    return sorted(h for h in _by_horizon(reference, dataset, row) if h != AVG)
+
+
 def reference_value(reference: Reference | None, dataset: str, row: str, h: int | str,
                     horizons: Sequence[int] = ()) -> tuple[float, float] | None:
     """Reference (mse, mae) at horizon h. For Avg, only when the reference covers exactly our
@@ -68,8 +81,7 @@ def reference_value(reference: Reference | None, dataset: str, row: str, h: int 
         return None
     if h != AVG:
         return reference_for(reference, dataset, row, int(h))
-    keys, model = RECIPES.dataset_keys(dataset), name_key(row)
-    by_h = {k[2]: v for k, v in reference.items() if k[0] in keys and k[1] == model}
+    by_h = _by_horizon(reference, dataset, row)
     numeric = {k: v for k, v in by_h.items() if k != AVG}
     if not numeric or set(numeric) != set(horizons):
         return None

@@ -100,7 +100,8 @@ def test_every_report_file_is_written(comparison):
                                             "forecast_ETTh1_12", "forecast_ETTh1_24", "mse_by_horizon")
                for ext in ("pdf", "png")]
     assert names == sorted(["cell_statistics.json", "compare_runs.jsonl", "efficiency.csv", "efficiency.md",
-                            "efficiency.tex", *figures, "results.jsonl", "table.csv", "table.md", "table.tex"])
+                            "efficiency.tex", *figures, "paper_layout.csv", "paper_layout.tex", "results.jsonl",
+                            "table.csv", "table.md", "table.tex"])
     # The run records are copied beside the report (runs/ is git-ignored), byte for byte.
     for name in ("results.jsonl", "compare_runs.jsonl"):
         assert (root / name).read_text() == (root / "runs" / name).read_text()
