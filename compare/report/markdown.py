@@ -82,7 +82,8 @@ def percent_text(ours: float | None, ref: float | None) -> str:
     """(ours − ref) / ref as a signed percentage; — when either is missing or ref is 0."""
     if ours is None or ref is None or ref == 0:
         return "—"
-    return f"{100.0 * (ours - ref) / ref:+.1f}%"
+    shown = round(100.0 * (ours - ref) / ref, 1)
+    return f"{shown + 0.0:+.1f}%"  # + 0.0: a difference that rounds to zero prints +0.0%, never -0.0%
 
 
 def is_tall(layout: str, rows: Sequence[str]) -> bool:

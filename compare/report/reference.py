@@ -94,4 +94,4 @@ def difference_pct(ours: float | None, ref: float | None) -> float | None:
     """(ours − ref) / ref in percent at 3 decimals (table.csv's `*_diff_pct`); None when not defined."""
     if ours is None or ref is None or ref == 0:
         return None
-    return round(100.0 * (ours - ref) / ref, 3)
+    return round(100.0 * (ours - ref) / ref, 3) + 0.0  # + 0.0: no -0.0 in the CSV

@@ -193,3 +193,12 @@ def test_our_average_stands_where_the_paper_has_no_number_of_that_model_on_that_
     # The paper's Avg of A on ETTh1 is over 96 alone, ours over 96 and 192: not comparable, ours is left out.
     assert (values[("ETTh1", AVG, "A", "mse")].ours_mean, values[("ETTh1", AVG, "A", "mse")].paper) == (None, 0.3)
     assert values[("ETTh1", 96, "A", "mae")].delta_pct == pytest.approx(delta(0.4, 0.35))
+
+
+def test_a_difference_that_rounds_to_zero_has_no_minus_sign():
+    from compare.report.markdown import percent_text
+    from compare.report.reference import difference_pct
+
+    assert percent_text(0.4499999, 0.45) == "+0.0%"
+    assert str(difference_pct(0.44999999, 0.45)) == "0.0"
+    assert percent_text(0.441, 0.45) == "-2.0%" and difference_pct(0.441, 0.45) == -2.0
