@@ -80,7 +80,7 @@ def check_explainable(args: argparse.Namespace) -> None:
                              "+1e-8, clipped cumsum) that the naive path weights do not model; explain a "
                              "--caps_numerics paper run")
     for flag, paper in (("caps_path1_max", "running"), ("caps_path2_decay", "exact"), ("caps_rope_layout", "paper")):
-        value = getattr(args, flag, "auto")
+        value = getattr(args, flag, flag_default(flag))
         if value not in ("auto", paper):
             raise UserInputError(f"--{flag} {value}: the official arithmetic is not modelled by the naive path "
                                  f"weights; explain a run with --{flag} {paper} (or auto)")
