@@ -40,6 +40,7 @@ from utils.augmentation import augment_series
 from utils.errors import MissingDataError, UserInputError
 from utils.flag_defaults import flag_default
 from utils.timefeatures import calendar_features, num_calendar_features, num_time_features, time_marks
+from utils.window_lengths import check_label_len
 
 __all__ = ["Dataset_Custom", "Dataset_ETT_hour", "Dataset_ETT_minute", "Dataset_PEMS", "Dataset_Solar", "WindowDataset",
            "custom_split_sizes", "split_windows", "window_marks"]
@@ -257,6 +258,7 @@ class WindowDataset(Dataset):
         if self.seq_len < 1 or self.pred_len < 0:
             raise UserInputError(f"--seq_len {self.seq_len} must be at least 1 and --pred_len {self.pred_len} "
                                  "at least 0")
+        check_label_len(self.label_len, self.seq_len)
 
     def _load(self, path: Path) -> tuple[pd.DataFrame, pd.DatetimeIndex | None, Callable[[int], str]]:
         """Read the file: feature columns (no date), the timestamps or None, and a formatter that

@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Iterable
 
 from utils.errors import UserInputError
+from utils.window_lengths import check_label_len as check_window_label_len
 
 FORECAST_TASKS = ("long_term_forecast", "short_term_forecast")
 IMPUTATION = "imputation"
@@ -110,12 +111,10 @@ def check_output_channels(configs: argparse.Namespace, model: str) -> None:
 
 
 def check_label_len(configs: argparse.Namespace) -> None:
-    """0 <= `--label_len` <= `--seq_len`: the decoder's start tokens are the last label_len input steps. The one
-    home of that rule: run.py's argument check (exp/arguments.py) and the models that build their decoder
-    from the encoder input (a model built directly, as in a TSLib checkout) both call it."""
-    if not 0 <= configs.label_len <= configs.seq_len:
-        raise UserInputError(f"--label_len must lie in [0, --seq_len={configs.seq_len}], got {configs.label_len}: "
-                             "the decoder starts from the last label_len input steps, so use --label_len <= --seq_len")
+    """0 <= `--label_len` <= `--seq_len` (`utils.window_lengths.check_label_len`, the rule's one home) on a
+    configuration: run.py's argument check (exp/arguments.py) and the models that build their decoder from the
+    encoder input (a model built directly, as in a TSLib checkout) call it."""
+    check_window_label_len(configs.label_len, configs.seq_len)
 
 
 def check_decoder_from_encoder(configs: argparse.Namespace, model: str, reason: str) -> None:

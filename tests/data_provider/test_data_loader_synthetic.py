@@ -342,3 +342,21 @@ def test_pred_len_zero_serves_input_windows_only(tmp_path):
         x, y, x_mark, y_mark = dataset[len(dataset) - 1]
         assert x.shape == (24, 3) and y.shape == (0, 3) and x_mark.shape[0] == 24 and y_mark.shape[0] == 0
         np.testing.assert_array_equal(x, dataset.data_x[-24:])
+
+
+@pytest.mark.parametrize("label_len", [-1, 25])
+def test_label_len_outside_the_window_is_refused_before_reading(tmp_path, label_len):
+    # A dataset built directly in Python (no run.py) keeps the rule: label_len 25 > seq_len 24 would start the
+    # decoder slice one step before the window, and a negative index would wrap around silently.
+    write_custom(tmp_path / "data.csv")
+    with pytest.raises(UserInputError, match=rf"--label_len must lie in \[0, --seq_len=24\], got {label_len}"):
+        custom(tmp_path / "data.csv", size=[24, label_len, 12])
+
+
+def test_label_len_equal_to_seq_len_starts_the_decoder_at_the_window_start(tmp_path):
+    frame = write_custom(tmp_path / "data.csv")
+    dataset = custom(tmp_path / "data.csv", size=[24, 24, 12])
+    x, y, _, _ = dataset[0]
+    assert y.shape == (36, 3)
+    np.testing.assert_allclose(dataset.inverse_transform(y)[:24], frame[["a", "b", "OT"]].to_numpy()[:24], atol=1e-4)
+    np.testing.assert_allclose(y[:24], x)
