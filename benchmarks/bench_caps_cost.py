@@ -70,7 +70,7 @@ def set_reference_blocks(model: torch.nn.Module) -> torch.nn.Module:
         if isinstance(module, RMSNorm):
             module.fused = False
         elif isinstance(module, MLP):
-            module.lean = False
+            module.tiled = False
     return model
 
 

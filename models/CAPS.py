@@ -152,18 +152,19 @@ class RMSNorm(nn.Module):
 class MLP(nn.Module):
     """x ↦ Dropout(W_down GELU(W_up x)), bias-free, hidden width 4·D; W_down is named `c_proj`.
 
-    `lean` (default): `layers.caps.mlp.gelu_mlp_lean`, the same forward keeping only x and W_up x for backward
-    (GELU recomputed there); False: the plain modules under autograd (`gelu_mlp_reference`)."""
+    `tiled` (default): `layers.caps.mlp.gelu_mlp_tiled`, the same forward in cache-sized tiles of token rows,
+    keeping only x for backward (W_up x and GELU recomputed there, tile by tile); False: the plain modules under
+    autograd (`gelu_mlp_reference`)."""
 
-    def __init__(self, dim: int, dropout: float, lean: bool = True) -> None:
+    def __init__(self, dim: int, dropout: float, tiled: bool = True) -> None:
         super().__init__()
         self.c_fc = nn.Linear(dim, 4 * dim, bias=False)
         self.c_proj = nn.Linear(4 * dim, dim, bias=False)
         self.dropout = nn.Dropout(dropout)
-        self.lean = lean
+        self.tiled = tiled
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(gelu_mlp(x, self.c_fc.weight, self.c_proj.weight, self.lean))
+        return self.dropout(gelu_mlp(x, self.c_fc.weight, self.c_proj.weight, self.tiled))
 
 
 def reverse_time(x: torch.Tensor, reverse: torch.Tensor) -> torch.Tensor:

@@ -4,10 +4,13 @@
     backward:  dW_proj = dyᵀ GELU(a),  da = GELU'(a) ⊙ (dy W_proj),  dW_fc = daᵀ h,  dh = da W_fc
 
 `gelu_mlp_reference` runs it under torch's autograd, which keeps h, a and GELU(a) (9 token-sized tensors of
-width D for one layer). `gelu_mlp_lean` computes the same forward, bit for bit, keeps h and a, and recomputes
-GELU(a) in backward (one elementwise pass) for the weight gradient of W_proj: 4 of the 9 widths fewer per
-layer. The gradients are the same products, summed by the same matmuls. Under autocast the lean form is not
-used (`gelu_mlp`): its backward would run outside the autocast state the forward saw.
+width D for one layer, written to and read back from memory at every step). `gelu_mlp_tiled` computes the same
+rows in tiles of `MLP_TILE_ROWS` token rows: the 4D-wide a and GELU(a) of one tile stay in the CPU's cache, and
+backward keeps h alone, recomputing a and GELU(a) tile by tile (one more [rows, D] x [D, 4D] product) before
+the four products above. The weight gradients are summed tile by tile (`addmm_`), so they differ from the
+reference's one-matmul sums only in summation order (float32 rounding). Each output row is the same
+row-by-row product, so the forward matches the reference. Under autocast the tiled form is not used
+(`gelu_mlp`): its backward would run outside the autocast state the forward saw.
 """
 
 from __future__ import annotations
@@ -15,41 +18,68 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+#: token rows per tile: 1024 x 4D = 128 floats is 512 KiB at D = 32, one core's L2 on the project's CPU
+#: (the fastest of 256 / 1024 / 4096 there; benchmarks/README.md, "CAPS against PatchTST")
+MLP_TILE_ROWS = 1024
+
 
 def gelu_mlp_reference(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor) -> torch.Tensor:
     """y = GELU(h W_fcᵀ) W_projᵀ under autograd; h `[..., D]`, w_fc `[4D, D]`, w_proj `[D, 4D]`."""
     return F.linear(F.gelu(F.linear(h, w_fc)), w_proj)
 
 
-class _LeanGeluMLP(torch.autograd.Function):
-    """Forward as `gelu_mlp_reference`; saves h and a, recomputes GELU(a) in backward."""
+def _tiles(rows: int, size: int) -> range:
+    return range(0, rows, size)
+
+
+class _TiledGeluMLP(torch.autograd.Function):
+    """Forward as `gelu_mlp_reference`, tile by tile; saves h only and recomputes each tile's a in backward."""
 
     @staticmethod
-    def forward(ctx, h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
-        a = F.linear(h, w_fc)  # [..., 4D]
-        ctx.save_for_backward(h, a, w_fc, w_proj)
-        return F.linear(F.gelu(a), w_proj)  # [..., D]
+    def forward(ctx, h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor,  # noqa: ANN001
+                tile_rows: int) -> torch.Tensor:
+        flat = h.reshape(-1, h.shape[-1])  # [N, D]
+        y = flat.new_empty(flat.shape[0], w_proj.shape[0])  # [N, D]
+        for start in _tiles(flat.shape[0], tile_rows):
+            part = slice(start, start + tile_rows)
+            torch.mm(F.gelu(F.linear(flat[part], w_fc)), w_proj.t(), out=y[part])
+        ctx.save_for_backward(h, w_fc, w_proj)
+        ctx.tile_rows = tile_rows
+        return y.view(*h.shape[:-1], w_proj.shape[0])
 
     @staticmethod
     def backward(ctx, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:  # noqa: ANN001
-        h, a, w_fc, w_proj = ctx.saved_tensors
+        h, w_fc, w_proj = ctx.saved_tensors
+        flat = h.reshape(-1, h.shape[-1])  # [N, D]
         rows_dy = dy.reshape(-1, dy.shape[-1])  # [N, D]
-        dw_proj = rows_dy.t().mm(F.gelu(a).reshape(-1, a.shape[-1])) if ctx.needs_input_grad[2] else None  # [D, 4D]
-        da = torch.ops.aten.gelu_backward(dy.matmul(w_proj), a)  # [..., 4D]
-        rows_da = da.reshape(-1, da.shape[-1])  # [N, 4D]
-        dw_fc = rows_da.t().mm(h.reshape(-1, h.shape[-1])) if ctx.needs_input_grad[1] else None  # [4D, D]
-        dh = da.matmul(w_fc) if ctx.needs_input_grad[0] else None  # [..., D]
-        return dh, dw_fc, dw_proj
+        dh = torch.empty_like(flat) if ctx.needs_input_grad[0] else None
+        dw_fc = torch.zeros_like(w_fc) if ctx.needs_input_grad[1] else None  # [4D, D]
+        dw_proj = torch.zeros_like(w_proj) if ctx.needs_input_grad[2] else None  # [D, 4D]
+        for start in _tiles(flat.shape[0], ctx.tile_rows):
+            part = slice(start, start + ctx.tile_rows)
+            h_part, dy_part = flat[part], rows_dy[part]
+            a = F.linear(h_part, w_fc)  # [rows, 4D], recomputed
+            if dw_proj is not None:
+                dw_proj.addmm_(dy_part.t(), F.gelu(a))
+            da = torch.ops.aten.gelu_backward(dy_part.mm(w_proj), a)  # [rows, 4D]
+            if dw_fc is not None:
+                dw_fc.addmm_(da.t(), h_part)
+            if dh is not None:
+                torch.mm(da, w_fc, out=dh[part])
+        return (None if dh is None else dh.view_as(h)), dw_fc, dw_proj, None
 
 
-def gelu_mlp_lean(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor) -> torch.Tensor:
-    """`gelu_mlp_reference` keeping h and a only for backward (GELU(a) recomputed); shapes as there."""
-    return _LeanGeluMLP.apply(h, w_fc, w_proj)
+def gelu_mlp_tiled(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor,
+                   tile_rows: int = MLP_TILE_ROWS) -> torch.Tensor:
+    """`gelu_mlp_reference` in tiles of `tile_rows` token rows, keeping only h for backward; shapes as there."""
+    if tile_rows < 1:
+        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
+    return _TiledGeluMLP.apply(h, w_fc, w_proj, tile_rows)
 
 
-def gelu_mlp(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor, lean: bool = True) -> torch.Tensor:
-    """The block MLP: `gelu_mlp_lean` when `lean` and autocast is off for h's device, else
+def gelu_mlp(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor, tiled: bool = True) -> torch.Tensor:
+    """The block MLP: `gelu_mlp_tiled` when `tiled` and autocast is off for h's device, else
     `gelu_mlp_reference` (same forward values)."""
-    if lean and not torch.is_autocast_enabled(h.device.type):
-        return gelu_mlp_lean(h, w_fc, w_proj)
+    if tiled and not torch.is_autocast_enabled(h.device.type):
+        return gelu_mlp_tiled(h, w_fc, w_proj)
     return gelu_mlp_reference(h, w_fc, w_proj)

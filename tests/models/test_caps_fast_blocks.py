@@ -1,4 +1,4 @@
-"""The CAPS model with its fast blocks (fused RMSNorm, lean MLP: `layers/caps/rmsnorm.py`, `layers/caps/mlp.py`)
+"""The CAPS model with its fast blocks (fused RMSNorm, tiled MLP: `layers/caps/rmsnorm.py`, `layers/caps/mlp.py`)
 against the same model on the autograd references: the forecast bit for bit in float32, every parameter
 gradient to 1e-12 in float64 and, in float32, to 1e-5 of the float64 reference (relative to each gradient's
 scale), for the paper's default and an awkward horizon.
@@ -15,12 +15,12 @@ from tests.numerics import assert_close_to_scale
 
 
 def set_fast_blocks(model: Model, on: bool) -> Model:
-    """Switch every block's fused RMSNorm and lean MLP on or off (the default is on)."""
+    """Switch every block's fused RMSNorm and tiled MLP on or off (the default is on)."""
     for module in model.modules():
         if isinstance(module, RMSNorm):
             module.fused = on
         elif isinstance(module, MLP):
-            module.lean = on
+            module.tiled = on
     return model
 
 
@@ -54,4 +54,4 @@ def test_fast_blocks_are_the_default(make_configs) -> None:
     model = Model(small(make_configs))
     norms = [m for m in model.modules() if isinstance(m, RMSNorm)]
     mlps = [m for m in model.modules() if isinstance(m, MLP)]
-    assert norms and mlps and all(m.fused for m in norms) and all(m.lean for m in mlps)
+    assert norms and mlps and all(m.fused for m in norms) and all(m.tiled for m in mlps)
