@@ -28,10 +28,6 @@ def gelu_mlp_reference(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor
     return F.linear(F.gelu(F.linear(h, w_fc)), w_proj)
 
 
-def _tiles(rows: int, size: int) -> range:
-    return range(0, rows, size)
-
-
 class _TiledGeluMLP(torch.autograd.Function):
     """Forward as `gelu_mlp_reference`, tile by tile; saves h only and recomputes each tile's a in backward."""
 
@@ -40,7 +36,7 @@ class _TiledGeluMLP(torch.autograd.Function):
                 tile_rows: int) -> torch.Tensor:
         flat = h.reshape(-1, h.shape[-1])  # [N, D]
         y = flat.new_empty(flat.shape[0], w_proj.shape[0])  # [N, D]
-        for start in _tiles(flat.shape[0], tile_rows):
+        for start in range(0, flat.shape[0], tile_rows):
             part = slice(start, start + tile_rows)
             torch.mm(F.gelu(F.linear(flat[part], w_fc)), w_proj.t(), out=y[part])
         ctx.save_for_backward(h, w_fc, w_proj)
@@ -55,7 +51,7 @@ class _TiledGeluMLP(torch.autograd.Function):
         dh = torch.empty_like(flat) if ctx.needs_input_grad[0] else None
         dw_fc = torch.zeros_like(w_fc) if ctx.needs_input_grad[1] else None  # [4D, D]
         dw_proj = torch.zeros_like(w_proj) if ctx.needs_input_grad[2] else None  # [D, 4D]
-        for start in _tiles(flat.shape[0], ctx.tile_rows):
+        for start in range(0, flat.shape[0], ctx.tile_rows):
             part = slice(start, start + ctx.tile_rows)
             h_part, dy_part = flat[part], rows_dy[part]
             a = F.linear(h_part, w_fc)  # [rows, 4D], recomputed
