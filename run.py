@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     level = logging.INFO if int(os.environ.get("RANK", "0")) == 0 else logging.WARNING
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stdout, force=True)
     args = build_parser().parse_args(argv)
+    finished = False
     try:
         validate_args(args)
         configure_host_malloc(args.host_malloc)
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             distributed.init_distributed(use_cuda=args.use_gpu and args.gpu_type == "cuda")
         with deterministic_mode(args.deterministic):
             _run(args)
+        finished = True
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{err.prefix}: {err}", file=sys.stderr)
         return err.exit_code
     finally:
-        distributed.shutdown()
+        distributed.shutdown(clean=finished)
     return 0
 
 

@@ -69,9 +69,18 @@ def context() -> DistContext:
     return DistContext(dist.get_rank(), dist.get_world_size(), local_rank, device)
 
 
-def shutdown() -> None:
-    if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
+def shutdown(clean: bool) -> None:
+    """Leave the process group (no-op outside torchrun).
+
+    After a clean run every rank first meets at a barrier, so no rank tears its connections down while a
+    message to or from it is still in flight (a rank that left early could abort at exit with "terminate
+    called without an active exception"). After an error the barrier is skipped: a failed peer never arrives.
+    """
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    if clean:
+        dist.barrier()
+    dist.destroy_process_group()
 
 
 def all_reduce_sum(values: list[float], ctx: DistContext) -> list[float]:

@@ -40,6 +40,7 @@ import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
 
 from layers.caps.mlp import gelu_mlp
+from layers.caps.mlp_branch import residual_gelu_mlp_tiled
 from layers.caps.model_options import (
     CAPS_MODEL_OPTIONS,
     MARK_NORM_CHOICES,
@@ -196,7 +197,9 @@ def bidirectional_attention(attn: nn.Module, x: torch.Tensor, reverse: torch.Ten
 class CAPSBlock(nn.Module):
     """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`.
 
-    With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer."""
+    With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer.
+    The MLP half runs as one tiled function (`layers.caps.mlp_branch.residual_gelu_mlp_tiled`, same forward)
+    when the norm is fused, the MLP tiled, its dropout inactive and autocast off; else module by module."""
 
     def __init__(self, dim: int, attention: nn.Module, dropout: float) -> None:
         super().__init__()
@@ -210,7 +213,15 @@ class CAPSBlock(nn.Module):
             x = x + self.attn(self.norm1(x))
         else:
             x = x + bidirectional_attention(self.attn, self.norm1(x), reverse)
+        if self._mlp_half_in_tiles(x):
+            return residual_gelu_mlp_tiled(x, self.norm2.weight, self.norm2.eps, self.mlp.c_fc.weight,
+                                           self.mlp.c_proj.weight)
         return x + self.mlp(self.norm2(x))
+
+    def _mlp_half_in_tiles(self, x: torch.Tensor) -> bool:
+        dropout_on = self.training and self.mlp.dropout.p > 0
+        return (self.norm2.fused and self.mlp.tiled and not dropout_on
+                and not torch.is_autocast_enabled(x.device.type))
 
 
 def _option(name: str) -> CAPSOption:

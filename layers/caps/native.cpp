@@ -83,18 +83,26 @@ struct Inputs {
   double c(int64_t b, int64_t t, int64_t h) const { return static_cast<double>(clock[(b * T + t) * H + h]); }
 };
 
+// Head widths with a compile-time specialisation W (their loops unroll; E = Ev = W); W = 0: the widths
+// read at run time.
+template <int64_t W>
+inline int64_t value_width(int64_t width) {
+  return W > 0 ? W : width;
+}
+
 // x [E] of step t as doubles, rotated pairwise by the step's RoPE angles when the tables are given.
-template <typename scalar_t>
+template <typename scalar_t, int64_t W>
 inline void load_rotated(const Inputs<scalar_t>& in, const scalar_t* x, int64_t t, double* dst) {
+  const int64_t E = value_width<W>(in.E);
   if (in.cos == nullptr) {
-    for (int64_t e = 0; e < in.E; ++e) {
+    for (int64_t e = 0; e < E; ++e) {
       dst[e] = static_cast<double>(x[e]);
     }
     return;
   }
-  const scalar_t* cs = in.cos + t * (in.E / 2);
-  const scalar_t* sn = in.sin + t * (in.E / 2);
-  for (int64_t j = 0; j < in.E / 2; ++j) {
+  const scalar_t* cs = in.cos + t * (E / 2);
+  const scalar_t* sn = in.sin + t * (E / 2);
+  for (int64_t j = 0; j < E / 2; ++j) {
     const double a = static_cast<double>(x[2 * j]), b = static_cast<double>(x[2 * j + 1]);
     const double c = static_cast<double>(cs[j]), s = static_cast<double>(sn[j]);
     dst[2 * j] = a * c - b * s;
@@ -104,9 +112,9 @@ inline void load_rotated(const Inputs<scalar_t>& in, const scalar_t* x, int64_t 
 
 // Back through the rotation of step t: dr [E] is the gradient of the rotated x, overwritten with the
 // gradient of x; the table gradients of the step are added to dtrig [2, T, E / 2] (cos, then sin).
-template <typename scalar_t>
+template <typename scalar_t, int64_t W>
 inline void unrotate(const Inputs<scalar_t>& in, const scalar_t* x, int64_t t, double* dr, double* dtrig) {
-  const int64_t half = in.E / 2;
+  const int64_t half = value_width<W>(in.E) / 2;
   const scalar_t* cs = in.cos + t * half;
   const scalar_t* sn = in.sin + t * half;
   for (int64_t j = 0; j < half; ++j) {
@@ -122,9 +130,10 @@ inline void unrotate(const Inputs<scalar_t>& in, const scalar_t* x, int64_t t, d
 
 // The features of step t of row (b, h) as J vectors each: qt, kt, decay (padding zero), given the
 // (rotated) q, k [E] and the reciprocals of the scans 1 / z_t [E] and 1 / C_t.
-template <typename scalar_t>
+template <typename scalar_t, int64_t W>
 inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, const double* q, const double* k,
                      const double* inv_z, double inv_C, vec4* Q, vec4* K, vec4* D) {
+  const int64_t E = value_width<W>(in.E);
   double* qt = reinterpret_cast<double*>(Q);
   double* kt = reinterpret_cast<double*>(K);
   double* decay = reinterpret_cast<double*>(D);
@@ -132,7 +141,7 @@ inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h
   if (in.on(1)) {
     const scalar_t* w = in.w.at(b, t, h);
     const scalar_t* r = in.r.at(b, t, h);
-    for (int64_t e = 0; e < in.E; ++e, ++f) {
+    for (int64_t e = 0; e < E; ++e, ++f) {
       qt[f] = q[e] * inv_z[e];
       kt[f] = k[e] * static_cast<double>(w[e]);
       decay[f] = static_cast<double>(r[e]);
@@ -140,7 +149,7 @@ inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h
   }
   if (in.on(2)) {
     const scalar_t* d2m1 = in.d2m1.at(b, t, h);
-    for (int64_t e = 0; e < in.E; ++e, ++f) {
+    for (int64_t e = 0; e < E; ++e, ++f) {
       qt[f] = q[e];
       kt[f] = k[e];
       decay[f] = 1.0 + static_cast<double>(d2m1[e]);
@@ -148,7 +157,7 @@ inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h
   }
   if (in.on(3)) {
     const double c = in.c(b, t, h);
-    for (int64_t e = 0; e < in.E; ++e, ++f) {
+    for (int64_t e = 0; e < E; ++e, ++f) {
       qt[f] = q[e] * inv_C;
       kt[f] = k[e] * c;
       decay[f] = 1.0;
@@ -160,12 +169,13 @@ inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h
 }
 
 // Advances the scans to step t: z_t = r_t z_{t-1} + w_t (path 1), C_t = C_{t-1} + c_t (path 3).
-template <typename scalar_t>
+template <typename scalar_t, int64_t W>
 inline void advance_scans(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, double* z, double& C) {
+  const int64_t E = value_width<W>(in.E);
   if (in.on(1)) {
     const scalar_t* w = in.w.at(b, t, h);
     const scalar_t* r = in.r.at(b, t, h);
-    for (int64_t e = 0; e < in.E; ++e) {
+    for (int64_t e = 0; e < E; ++e) {
       z[e] = static_cast<double>(r[e]) * z[e] + static_cast<double>(w[e]);
     }
   }
@@ -188,21 +198,15 @@ inline void load_values(const scalar_t* src, int64_t n, double* dst) {
   }
 }
 
-// Widths with a compile-time specialisation (their loops unroll); others use EVT = 0, Ev at run time.
-template <int64_t EVT>
-inline int64_t value_width(int64_t Ev) {
-  return EVT > 0 ? EVT : Ev;
-}
-
-template <typename scalar_t, int64_t EVT>
+template <typename scalar_t, int64_t W>
 void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out, vec4* ckpt_state,
                  double* ckpt_scan) {
-  const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J;
+  const int64_t Ev = value_width<W>(in.Ev), J = in.J, E = value_width<W>(in.E), size = Ev * J;
   std::vector<vec4> state(size, vec4{0.0, 0.0, 0.0, 0.0});
   vec4* __restrict__ S = state.data();
   double z[kMaxHeadDim] = {0.0}, inv_z[kMaxHeadDim], C = 0.0, inv_C = 0.0, qr[kMaxHeadDim], kr[kMaxHeadDim];
-  vec4 Q[kMaxGroups], K[kMaxGroups], D[kMaxGroups], acc[EVT > 0 ? EVT : kMaxHeadDim];
-  double vt[EVT > 0 ? EVT : kMaxHeadDim];
+  vec4 Q[kMaxGroups], K[kMaxGroups], D[kMaxGroups], acc[W > 0 ? W : kMaxHeadDim];
+  double vt[W > 0 ? W : kMaxHeadDim];
   for (int64_t t = 0; t < in.T; ++t) {
     if (t % in.segment == 0) {
       const int64_t s = t / in.segment;
@@ -210,11 +214,11 @@ void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out
       std::copy(z, z + E, ckpt_scan + s * (E + 1));
       ckpt_scan[s * (E + 1) + E] = C;
     }
-    advance_scans(in, b, t, h, z, C);
+    advance_scans<scalar_t, W>(in, b, t, h, z, C);
     reciprocals(z, C, E, inv_z, inv_C);
-    load_rotated(in, in.q.at(b, t, h), t, qr);
-    load_rotated(in, in.k.at(b, t, h), t, kr);
-    features(in, b, t, h, qr, kr, inv_z, inv_C, Q, K, D);
+    load_rotated<scalar_t, W>(in, in.q.at(b, t, h), t, qr);
+    load_rotated<scalar_t, W>(in, in.k.at(b, t, h), t, kr);
+    features<scalar_t, W>(in, b, t, h, qr, kr, inv_z, inv_C, Q, K, D);
     load_values(in.v.at(b, t, h), Ev, vt);
     for (int64_t e = 0; e < Ev; ++e) {
       acc[e] = vec4{0.0, 0.0, 0.0, 0.0};
@@ -240,10 +244,10 @@ struct Grads {
   scalar_t *dq, *dk, *dv, *dw, *dd2m1, *dc;
 };
 
-template <typename scalar_t, int64_t EVT>
+template <typename scalar_t, int64_t W>
 void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar_t* dout, const vec4* ckpt_state,
                   const double* ckpt_scan, const Grads<scalar_t>& g, double* dtrig) {
-  const int64_t Ev = value_width<EVT>(in.Ev), J = in.J, E = in.E, size = Ev * J, segment = in.segment;
+  const int64_t Ev = value_width<W>(in.Ev), J = in.J, E = value_width<W>(in.E), size = Ev * J, segment = in.segment;
   // Per step i of the current segment (t = start + i - 1): states[i] = S_t (states[0] = S_{start-1},
   // the checkpoint), feats[i] = (Q, K, D), scans[i] = (1 / z_t, 1 / C_t) and qks[i] = (q, k) rotated.
   std::vector<vec4> states((segment + 1) * size), feats((segment + 1) * 3 * J);
@@ -253,8 +257,8 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
   vec4 D_next[kMaxGroups], dQ[kMaxGroups], dK[kMaxGroups], dD[kMaxGroups];
   std::fill(D_next, D_next + J, vec4{0.0, 0.0, 0.0, 0.0});
   double z[kMaxHeadDim], C, Gz[kMaxHeadDim] = {0.0}, GC = 0.0, dq[kMaxHeadDim], dk[kMaxHeadDim];
-  vec4 acc[EVT > 0 ? EVT : kMaxHeadDim];
-  double vt[EVT > 0 ? EVT : kMaxHeadDim], dt[EVT > 0 ? EVT : kMaxHeadDim];
+  vec4 acc[W > 0 ? W : kMaxHeadDim];
+  double vt[W > 0 ? W : kMaxHeadDim], dt[W > 0 ? W : kMaxHeadDim];
   for (int64_t seg = in.segments() - 1; seg >= 0; --seg) {
     const int64_t start = seg * segment, stop = std::min(in.T, start + segment);
     std::copy(ckpt_state + seg * size, ckpt_state + (seg + 1) * size, states.begin());
@@ -265,11 +269,11 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       double* inv = scans.data() + i * (E + 1);
       vec4* Q = feats.data() + i * 3 * J;
       double* q = qks.data() + i * 2 * E;
-      advance_scans(in, b, t, h, z, C);
+      advance_scans<scalar_t, W>(in, b, t, h, z, C);
       reciprocals(z, C, E, inv, inv[E]);
-      load_rotated(in, in.q.at(b, t, h), t, q);
-      load_rotated(in, in.k.at(b, t, h), t, q + E);
-      features(in, b, t, h, q, q + E, inv, inv[E], Q, Q + J, Q + 2 * J);
+      load_rotated<scalar_t, W>(in, in.q.at(b, t, h), t, q);
+      load_rotated<scalar_t, W>(in, in.k.at(b, t, h), t, q + E);
+      features<scalar_t, W>(in, b, t, h, q, q + E, inv, inv[E], Q, Q + J, Q + 2 * J);
       load_values(in.v.at(b, t, h), Ev, vt);
       const vec4* __restrict__ prev = states.data() + (i - 1) * size;
       vec4* __restrict__ next = states.data() + i * size;
@@ -296,20 +300,21 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       }
       for (int64_t j = 0; j < J; ++j) {
         const vec4 Dn = D_next[j], Qj = Q[j], Kj = K[j];
-        vec4 gq{0.0, 0.0, 0.0, 0.0}, gk = gq, gd = gq;
+        // Two partial sums per reduction (even and odd e): half the length of each dependent add chain.
+        vec4 gq[2] = {}, gk[2] = {}, gd[2] = {};
         vec4* __restrict__ r = R + j * Ev;
         const vec4* __restrict__ s = S + j * Ev;
         const vec4* __restrict__ sp = S_prev + j * Ev;
         for (int64_t e = 0; e < Ev; ++e) {
           r[e] = Dn * r[e] + Qj * dt[e];  // R_t = qt do^T + diag(decay_{t+1}) R_{t+1}
-          gq += s[e] * dt[e];
-          gk += r[e] * vt[e];
-          gd += r[e] * sp[e];
+          gq[e & 1] += s[e] * dt[e];
+          gk[e & 1] += r[e] * vt[e];
+          gd[e & 1] += r[e] * sp[e];
           acc[e] += r[e] * Kj;
         }
-        dQ[j] = gq;
-        dK[j] = gk;
-        dD[j] = gd;
+        dQ[j] = gq[0] + gq[1];
+        dK[j] = gk[0] + gk[1];
+        dD[j] = gd[0] + gd[1];
       }
       for (int64_t e = 0; e < Ev; ++e) {
         g.dv[row * Ev + e] = static_cast<scalar_t>(hsum(acc[e]));
@@ -358,8 +363,8 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
         dc += GC;
       }
       if (in.cos != nullptr) {
-        unrotate(in, in.q.at(b, t, h), t, dq, dtrig);
-        unrotate(in, in.k.at(b, t, h), t, dk, dtrig);
+        unrotate<scalar_t, W>(in, in.q.at(b, t, h), t, dq, dtrig);
+        unrotate<scalar_t, W>(in, in.k.at(b, t, h), t, dk, dtrig);
       }
       for (int64_t e = 0; e < E; ++e) {
         g.dq[row * E + e] = static_cast<scalar_t>(dq[e]);
@@ -371,10 +376,12 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
   }
 }
 
-// Calls body(std::integral_constant<int64_t, EVT>) with EVT = Ev for the specialised widths, else 0.
+// Calls body(std::integral_constant<int64_t, W>) with W = E for the specialised widths (E = Ev = 8 or 16),
+// else W = 0 (widths read at run time).
 template <typename Body>
-void dispatch_value_width(int64_t Ev, const Body& body) {
-  switch (Ev) {
+void dispatch_width(int64_t E, int64_t Ev, const Body& body) {
+  const int64_t width = E == Ev ? E : 0;
+  switch (width) {
     case 8: body(std::integral_constant<int64_t, 8>{}); break;
     case 16: body(std::integral_constant<int64_t, 16>{}); break;
     default: body(std::integral_constant<int64_t, 0>{}); break;
@@ -442,10 +449,10 @@ std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& 
     auto ckpt_scan = torch::empty({in.B, in.H, in.segments(), in.E + 1}, f64);
     auto* states = reinterpret_cast<vec4*>(ckpt_state.data_ptr<double>());
     double* scans = ckpt_scan.data_ptr<double>();
-    dispatch_value_width(in.Ev, [&](auto evt) {
+    dispatch_width(in.E, in.Ev, [&](auto width) {
       at::parallel_for(0, in.B * in.H, 1, [&](int64_t begin, int64_t end) {
         for (int64_t n = begin; n < end; ++n) {
-          forward_row<scalar_t, decltype(evt)::value>(in, n / in.H, n % in.H, out.data_ptr<scalar_t>(),
+          forward_row<scalar_t, decltype(width)::value>(in, n / in.H, n % in.H, out.data_ptr<scalar_t>(),
                                                       states + n * in.segments() * in.Ev * in.J,
                                                       scans + n * in.segments() * (in.E + 1));
         }
@@ -486,11 +493,11 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
     auto dtrig = in.cos != nullptr ? torch::zeros({at::get_num_threads(), 2, in.T, in.E / 2}, opts.dtype(torch::kFloat64))
                                    : torch::empty({0}, opts.dtype(torch::kFloat64));
     double* trig = dtrig.data_ptr<double>();
-    dispatch_value_width(in.Ev, [&](auto evt) {
+    dispatch_width(in.E, in.Ev, [&](auto width) {
       at::parallel_for(0, in.B * in.H, 1, [&](int64_t begin, int64_t end) {
         double* own = in.cos != nullptr ? trig + at::get_thread_num() * trig_size : nullptr;
         for (int64_t n = begin; n < end; ++n) {
-          backward_row<scalar_t, decltype(evt)::value>(in, n / in.H, n % in.H, dout.data_ptr<scalar_t>(),
+          backward_row<scalar_t, decltype(width)::value>(in, n / in.H, n % in.H, dout.data_ptr<scalar_t>(),
                                                        states + n * in.segments() * in.Ev * in.J,
                                                        scans + n * in.segments() * (in.E + 1), g, own);
         }

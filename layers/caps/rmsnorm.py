@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 
-def _inverse_rms(xf: torch.Tensor, eps: float) -> torch.Tensor:
+def inverse_rms(xf: torch.Tensor, eps: float) -> torch.Tensor:
     """r = (mean(x²) + eps)^(-1/2) over the last axis: `[..., D]` → `[..., 1]`."""
     return torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps)
 
@@ -24,7 +24,7 @@ def _inverse_rms(xf: torch.Tensor, eps: float) -> torch.Tensor:
 def rms_norm_reference(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """y = (x · r) · w under autograd; x `[..., D]`, weight `[D]`."""
     xf = x.float() if x.dtype != torch.float64 else x
-    normed = xf * _inverse_rms(xf, eps)
+    normed = xf * inverse_rms(xf, eps)
     return normed.to(x.dtype) * weight
 
 
@@ -34,7 +34,7 @@ class _RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:  # noqa: ANN001
         xf = x.float() if x.dtype != torch.float64 else x
-        rstd = _inverse_rms(xf, eps)  # [..., 1]
+        rstd = inverse_rms(xf, eps)  # [..., 1]
         ctx.save_for_backward(x, rstd, weight)
         return (xf * rstd).to(x.dtype) * weight
 

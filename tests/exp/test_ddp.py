@@ -55,3 +55,17 @@ def test_torchrun_two_processes_match_one_process(in_tmp, toy, results):
     np.testing.assert_allclose(ddp_pred, single_pred, rtol=0, atol=1e-6)
     for key in ("mse", "mae", "rmse"):
         assert distributed[0][key] == pytest.approx(single[key], rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("clean", [True, False], ids=["after-a-run", "after-an-error"])
+def test_shutdown_leaves_the_process_group(tmp_path, clean):
+    import torch.distributed as dist
+
+    from exp import distributed
+
+    distributed.shutdown(clean=clean)  # no group: nothing to leave
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    assert distributed.context().enabled is False and dist.is_initialized()
+    distributed.shutdown(clean=clean)
+    assert not dist.is_initialized()

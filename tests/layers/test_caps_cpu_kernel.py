@@ -104,6 +104,19 @@ def test_native_rope_inside_kernel_float64(paths: str) -> None:
 
 
 @needs_native_kernel
+@pytest.mark.parametrize("width", [8, 16])
+def test_native_specialised_widths_float64(width: int) -> None:
+    """E = Ev = 8 and 16 run the kernel's compile-time-width code (`dispatch_width`): outputs and every gradient
+    equal the naive reference in float64, RoPE in the kernel, three checkpoint segments, all three paths."""
+    T = 2 * native.SEGMENT + 9
+    inputs = make_inputs(2, T, 2, width, seed=7)
+    omega = caps.rope_frequencies(width).double() * 1.3
+    weight = torch.randn(2, T, 2, width, dtype=torch.float64)
+    got = _rope_grads(inputs, omega, weight, paths="123", impl="native")
+    _check_rope(got, _rope_grads(inputs, omega, weight, paths="123", impl="naive"), 1e-12, f"E = Ev = {width}")
+
+
+@needs_native_kernel
 def test_native_rope_long_sequence_float32() -> None:
     """T = 4096 with RoPE in the kernel, float32, against recurrent float64 (which rotates beforehand); one head
     (several heads: the float64 test above)."""
