@@ -95,6 +95,7 @@ from layers.caps.options import (
     parse_paths,
     resolve_attn_impl,
 )
+from layers.caps.projection import normed_projections_tiled
 from layers.caps.recurrent import CAPSState, caps_attention_recurrent, caps_attention_step
 from layers.caps.rope import rope_angles, rope_frequencies, rope_rotate
 
@@ -200,12 +201,15 @@ class CAPSAttention(nn.Module):
                 f"rope={self.rope}, numerics={self.numerics}, impl={self.impl}, chunk={self.chunk_size or 'auto'}, "
                 f"path1_max={self.path1_max}, path2_decay={self.path2_decay}, rope_layout={self.rope_layout}")
 
+    def _projections(self) -> tuple[nn.Linear, ...]:
+        """The six input projections in the order of their stacked weight: q, k, v, p, gate, clock."""
+        return (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
+
     def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x [B, T, D] -> q, k, v, p, g [B, T, H, E] (views; q, k unrotated) and clock [B, T, H]."""
         D = x.shape[-1]
         # One matmul for the six input projections (forward and backward) instead of six passes over x.
-        projs = (self.q_proj, self.k_proj, self.v_proj, self.p_proj, self.gate_proj, self.clock_proj)
-        weight = torch.cat([proj.weight for proj in projs])  # [5 D + H, D]
+        weight = torch.cat([proj.weight for proj in self._projections()])  # [5 D + H, D]
         # Zero rows pad the output width to a multiple of 8: MKL's CPU GEMM is slower on other widths
         # (5 D + H = 164 at the recipe's D = 32, H = 4). Their outputs are dropped.
         pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
@@ -215,9 +219,29 @@ class CAPSAttention(nn.Module):
         clock = F.softplus(c.contiguous()) + CLOCK_EPS  # [B, T, H]
         return q, k, v, p, g, clock
 
+    def _project_normed(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, ...]:
+        """As `_project(RMSNorm(x))` with the norm's weight and eps, by `normed_projections_tiled`: the same
+        values, each piece its own contiguous tensor, only x kept for backward."""
+        D = x.shape[-1]
+        weight = torch.cat([proj.weight for proj in self._projections()])
+        pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
+        widths = (D,) * 5 + (self.n_heads,) + ((pad,) if pad else ())
+        *qkvpg, c = normed_projections_tiled(x, norm_weight, eps, F.pad(weight, (0, 0, 0, pad)), widths)[:6]
+        q, k, v, p, g = (piece.unflatten(-1, (self.n_heads, self.head_dim)) for piece in qkvpg)  # [B, T, H, E]
+        return q, k, v, p, g, F.softplus(c) + CLOCK_EPS
+
+    def forward_prenormed(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> torch.Tensor:
+        """forward(RMSNorm(x)) for a pre-norm block, the norm folded into the projections
+        (`layers.caps.projection`): x [B, T, D] -> [B, T, D]. Outside autocast only (the caller's check)."""
+        return self._attend_projected(*self._project_normed(x, norm_weight, eps))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: [B, T, D] -> [B, T, D]."""
-        q, k, v, p, g, clock = self._project(x)
+        return self._attend_projected(*self._project(x))
+
+    def _attend_projected(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+                          clock: torch.Tensor) -> torch.Tensor:
+        """Attention over projected q, k, v, p, g [B, T, H, E] and clock [B, T, H], then c_proj -> [B, T, D]."""
         rope_freq = self.rope_freq if self.rope != "none" else None
         if self.attn == NORMALISED_ATTN:
             def attend(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, omega: torch.Tensor | None) -> torch.Tensor:

@@ -198,7 +198,8 @@ class CAPSBlock(nn.Module):
     """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`.
 
     With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer.
-    The MLP half runs as one tiled function (`layers.caps.mlp_branch.residual_gelu_mlp_tiled`, same forward)
+    The causal attention half folds the norm into the layer's input projections (`CAPSAttention.forward_prenormed`)
+    when the norm is fused and autocast off. The MLP half runs as one tiled function (`layers.caps.mlp_branch.residual_gelu_mlp_tiled`, same forward)
     when the norm is fused, the MLP tiled, its dropout inactive and autocast off; else module by module."""
 
     def __init__(self, dim: int, attention: nn.Module, dropout: float) -> None:
@@ -209,7 +210,9 @@ class CAPSBlock(nn.Module):
         self.mlp = MLP(dim, dropout)
 
     def forward(self, x: torch.Tensor, reverse: torch.Tensor | None = None) -> torch.Tensor:
-        if reverse is None:
+        if reverse is None and self._attention_half_prenormed(x):
+            x = x + self.attn.forward_prenormed(x, self.norm1.weight, self.norm1.eps)
+        elif reverse is None:
             x = x + self.attn(self.norm1(x))
         else:
             x = x + bidirectional_attention(self.attn, self.norm1(x), reverse)
@@ -217,6 +220,10 @@ class CAPSBlock(nn.Module):
             return residual_gelu_mlp_tiled(x, self.norm2.weight, self.norm2.eps, self.mlp.c_fc.weight,
                                            self.mlp.c_proj.weight)
         return x + self.mlp(self.norm2(x))
+
+    def _attention_half_prenormed(self, x: torch.Tensor) -> bool:
+        return (self.norm1.fused and hasattr(self.attn, "forward_prenormed")
+                and not torch.is_autocast_enabled(x.device.type))
 
     def _mlp_half_in_tiles(self, x: torch.Tensor) -> bool:
         dropout_on = self.training and self.mlp.dropout.p > 0

@@ -22,23 +22,14 @@ import torch
 import torch.nn.functional as F
 
 from layers.caps.mlp import MLP_TILE_ROWS
-from layers.caps.rmsnorm import inverse_rms
+from layers.caps.rmsnorm import rms_norm_input_grad, rms_norm_parts, rms_norm_weight_grad
 
 
 def residual_gelu_mlp_reference(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, w_fc: torch.Tensor,
                                 w_proj: torch.Tensor) -> torch.Tensor:
     """y = x + GELU(RMSNorm(x) W_fcᵀ) W_projᵀ under autograd (the formula of the module docstring)."""
-    xf = x.float() if x.dtype != torch.float64 else x
-    h = (xf * inverse_rms(xf, eps)).to(x.dtype) * norm_weight
+    h = rms_norm_parts(x, norm_weight, eps)[2]
     return x + F.linear(F.gelu(F.linear(h, w_fc)), w_proj)
-
-
-def _normed(x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(r [rows, 1], n = x r computed in float32 or float64, h = n w in x's dtype) of a tile x [rows, D]."""
-    xf = x.float() if x.dtype != torch.float64 else x
-    r = inverse_rms(xf, eps)
-    n = xf * r
-    return r, n, n.to(x.dtype) * norm_weight
 
 
 class _ResidualGeluMLP(torch.autograd.Function):
@@ -51,7 +42,7 @@ class _ResidualGeluMLP(torch.autograd.Function):
         y = torch.empty_like(flat)
         for start in range(0, flat.shape[0], tile_rows):
             part = slice(start, start + tile_rows)
-            _, _, h = _normed(flat[part], norm_weight, eps)
+            _, _, h = rms_norm_parts(flat[part], norm_weight, eps)
             torch.addmm(flat[part], F.gelu(F.linear(h, w_fc)), w_proj.t(), out=y[part])
         ctx.save_for_backward(x, norm_weight, w_fc, w_proj)
         ctx.eps, ctx.tile_rows = eps, tile_rows
@@ -63,23 +54,20 @@ class _ResidualGeluMLP(torch.autograd.Function):
         flat = x.reshape(-1, x.shape[-1])  # [N, D]
         rows_dy = dy.reshape(-1, dy.shape[-1])  # [N, D]
         dx = torch.empty_like(flat) if ctx.needs_input_grad[0] else None
-        # Summed in float32 (float64 for float64 x), as the norm computes.
-        dw_norm = flat.new_zeros(flat.shape[-1], dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
+        dw_norm = torch.zeros(flat.shape[-1], dtype=torch.promote_types(x.dtype, torch.float32))
         dw_fc, dw_proj = torch.zeros_like(w_fc), torch.zeros_like(w_proj)
         for start in range(0, flat.shape[0], ctx.tile_rows):
             part = slice(start, start + ctx.tile_rows)
             dy_part = rows_dy[part]
-            r, n, h = _normed(flat[part], norm_weight, ctx.eps)
+            r, n, h = rms_norm_parts(flat[part], norm_weight, ctx.eps)
             a = F.linear(h, w_fc)  # [rows, 4D]
             dw_proj.addmm_(dy_part.t(), F.gelu(a))
             da = torch.ops.aten.gelu_backward(dy_part.mm(w_proj), a)  # [rows, 4D]
             dw_fc.addmm_(da.t(), h)
             dh = da.mm(w_fc)  # [rows, D]
-            dw_norm += (dh * n.to(x.dtype)).sum(0)
+            dw_norm += rms_norm_weight_grad(dh, n)
             if dx is not None:
-                g = (dh * norm_weight).to(n.dtype)
-                mean_gn = (g * n).mean(dim=-1, keepdim=True)  # [rows, 1]
-                torch.add(dy_part, (r * torch.addcmul(g, n, mean_gn, value=-1.0)).to(x.dtype), out=dx[part])
+                torch.add(dy_part, rms_norm_input_grad(dh, norm_weight, r, n).to(x.dtype), out=dx[part])
         dx = None if dx is None else dx.view_as(x)
         return dx, dw_norm.to(norm_weight.dtype), None, dw_fc, dw_proj, None
 

@@ -23,9 +23,28 @@ def inverse_rms(xf: torch.Tensor, eps: float) -> torch.Tensor:
 
 def rms_norm_reference(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """y = (x · r) · w under autograd; x `[..., D]`, weight `[D]`."""
+    return rms_norm_parts(x, weight, eps)[2]
+
+
+def rms_norm_parts(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(r `[..., 1]`, n = x · r, y = n · w) of x `[..., D]`: r and n in float32 (float64 for float64 x), y cast
+    back to x's dtype before the weight, as `rms_norm_reference`."""
     xf = x.float() if x.dtype != torch.float64 else x
-    normed = xf * inverse_rms(xf, eps)
-    return normed.to(x.dtype) * weight
+    r = inverse_rms(xf, eps)
+    n = xf * r
+    return r, n, n.to(x.dtype) * weight
+
+
+def rms_norm_input_grad(dy: torch.Tensor, weight: torch.Tensor, r: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    """dx = r · (g − n · mean_D(g · n)), g = dy · w, in n's dtype (cast to x's by the caller)."""
+    g = (dy * weight).to(n.dtype)  # [..., D]
+    mean_gn = (g * n).mean(dim=-1, keepdim=True)  # [..., 1]
+    return r * torch.addcmul(g, n, mean_gn, value=-1.0)
+
+
+def rms_norm_weight_grad(dy: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    """dw = Σ_rows dy · n `[D]`, summed in float32 (float64 for float64 dy)."""
+    return (dy * n.to(dy.dtype)).reshape(-1, n.shape[-1]).sum(0, dtype=torch.promote_types(dy.dtype, torch.float32))
 
 
 class _RMSNormFunction(torch.autograd.Function):
@@ -33,24 +52,17 @@ class _RMSNormFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:  # noqa: ANN001
-        xf = x.float() if x.dtype != torch.float64 else x
-        rstd = inverse_rms(xf, eps)  # [..., 1]
+        rstd, _, y = rms_norm_parts(x, weight, eps)  # r: [..., 1]
         ctx.save_for_backward(x, rstd, weight)
-        return (xf * rstd).to(x.dtype) * weight
+        return y
 
     @staticmethod
     def backward(ctx, dy: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:  # noqa: ANN001
         x, rstd, weight = ctx.saved_tensors
         xf = x.float() if x.dtype != torch.float64 else x
         normed = xf * rstd  # [..., D], recomputed
-        dweight = None
-        if ctx.needs_input_grad[1]:
-            dweight = (dy * normed.to(x.dtype)).reshape(-1, x.shape[-1]).sum(0).to(weight.dtype)  # [D]
-        dx = None
-        if ctx.needs_input_grad[0]:
-            g = (dy * weight).to(xf.dtype)  # [..., D]
-            mean_gn = (g * normed).mean(dim=-1, keepdim=True)  # [..., 1]
-            dx = (rstd * torch.addcmul(g, normed, mean_gn, value=-1.0)).to(x.dtype)
+        dweight = rms_norm_weight_grad(dy, normed).to(weight.dtype) if ctx.needs_input_grad[1] else None
+        dx = rms_norm_input_grad(dy, weight, rstd, normed).to(x.dtype) if ctx.needs_input_grad[0] else None
         return dx, dweight, None
 
 
