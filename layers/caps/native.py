@@ -188,21 +188,43 @@ def _packed(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 and x.stride(-2) == x.shape[-1] else x.contiguous()
 
 
+def _gates(p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor, mask: int
+           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The kernel's per-element inputs from p, g [B, T, H, E] and clock [B, T, H] (no autograd):
+    (w, r, d2m1, softplus(g) or None) with w = exp(pt - m), pt = p + log clock, m its running max and
+    r = exp(m_{t-1} - m_t) (path 1), d2m1 = expm1(-softplus(g) clock) (path 2). A path that is off gets p in its
+    place (never read by the kernel)."""
+    w = r = d2m1 = p
+    gate = None
+    c = clock[..., None]
+    if mask & 1:
+        pt = p + torch.log(c)  # [B, T, H, E]
+        m, r = running_max_ratio(pt)  # r_0 = 1 (z and S start at 0)
+        w = torch.exp(pt.sub_(m))
+    if mask & 2:
+        gate = softplus(g)
+        d2m1 = torch.expm1(gate * -c)  # decay - 1: exact for weak gates
+    return w, r, d2m1, gate
+
+
 # The extension's functions as torch.library ops: opaque to torch.compile (a fake implementation gives
 # their output shapes), differentiable through `register_autograd`. The extension loads on first call.
 @torch.library.custom_op("caps_tslib::native_forward", mutates_args=())
-def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, r: torch.Tensor,
-                   d2m1: torch.Tensor, clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
+def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+                   clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
                    segment: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, E+1] f64),
-    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); inputs as `native.cpp`
-    describes them (cos, sin: RoPE tables [T, E/2] applied to q and k inside the kernel, or empty)."""
+    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); q, k, p, g [B, T, H, E], v [B, T, H, Ev]
+    with packed heads, clock [B, T, H] contiguous, cos, sin: RoPE tables [T, E/2] applied to q and k inside
+    the kernel, or empty. The gates w, r, d2m1 (`_gates`) are computed here and dropped: backward recomputes
+    them from p, g and clock, so autograd keeps none of them."""
+    w, r, d2m1, _ = _gates(p, g, clock, mask)
     out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment)
     return out, ckpt_state, ckpt_scan
 
 
 @native_forward.register_fake
-def _native_forward_shapes(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment):  # noqa: ANN001, ANN202 (fake impl)
+def _native_forward_shapes(q, k, v, p, g, clock, cos, sin, mask, segment):  # noqa: ANN001, ANN202 (fake impl)
     b, t, h, e = q.shape
     ev, segments = v.shape[-1], -(-t // segment)
     groups = -(-bin(mask).count("1") * e // 4)  # F = n_paths E features in vectors of 4
@@ -211,39 +233,52 @@ def _native_forward_shapes(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment):
 
 
 @torch.library.custom_op("caps_tslib::native_backward", mutates_args=())
-def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, r: torch.Tensor,
-                    d2m1: torch.Tensor, clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
-                    segment: int, ckpt_state: torch.Tensor, ckpt_scan: torch.Tensor,
+def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+                    clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int, segment: int,
+                    ckpt_state: torch.Tensor, ckpt_scan: torch.Tensor,
                     dout: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                                  torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(dq, dk, dv, dw, dd2m1, dclock, dtrig) from `native_forward`'s checkpoints and dout [B, T, H, Ev];
-    dtrig [2, T, E/2] f64: the gradients of (cos, sin), empty without RoPE."""
-    grads = load().backward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout)
-    return tuple(grads)
+    """(dq, dk, dv, dp, dg, dclock, dtrig) from `native_forward`'s checkpoints and dout [B, T, H, Ev];
+    dtrig [2, T, E/2] f64: the gradients of (cos, sin), empty without RoPE. Through the recomputed gates:
+
+        dpt = dw w,  dp = dpt,  dclock += Σ_e dpt / clock                            (path 1)
+        da = dd2m1 (d2m1 + 1),  dg = softplus'(g) (-clock) da,  dclock += Σ_e -softplus(g) da   (path 2)
+    """
+    w, r, d2m1, gate = _gates(p, g, clock, mask)
+    dq, dk, dv, dw, dd2m1, dc, dtrig = load().backward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment,
+                                                        ckpt_state, ckpt_scan, dout)
+    dp, dg = torch.zeros_like(p), torch.zeros_like(g)
+    if mask & 1:
+        dp = dw.mul_(w)  # dpt
+        dc = dc.add_(dp.sum(-1).div_(clock))
+    if mask & 2:
+        da = dd2m1.mul_(d2m1.add_(1.0))  # d/da expm1(a) = exp(a), a = -softplus(g) clock
+        dc = dc.sub_((da * gate).sum(-1))
+        dg = torch.ops.aten.softplus_backward(da.mul_(-clock[..., None]), g, 1.0, 20.0)
+    return dq, dk, dv, dp, dg, dc, dtrig
 
 
 @native_backward.register_fake
-def _native_backward_shapes(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout):  # noqa: ANN001, ANN202
+def _native_backward_shapes(q, k, v, p, g, clock, cos, sin, mask, segment, ckpt_state, ckpt_scan, dout):  # noqa: ANN001, ANN202
     trig = q.new_empty(2, *cos.shape, dtype=torch.float64) if cos.numel() else q.new_empty(0, dtype=torch.float64)
-    return (torch.empty_like(q), torch.empty_like(q), torch.empty_like(v), torch.empty_like(q),
-            torch.empty_like(q), torch.empty_like(clock), trig)
+    return (torch.empty_like(q), torch.empty_like(q), torch.empty_like(v), torch.empty_like(p),
+            torch.empty_like(g), torch.empty_like(clock), trig)
 
 
 def _save_for_backward(ctx, inputs, output) -> None:  # noqa: ANN001 (register_autograd protocol)
-    q, k, v, w, r, d2m1, clock, cos, sin, ctx.mask, ctx.segment = inputs
-    ctx.save_for_backward(q, k, v, w, r, d2m1, clock, cos, sin, output[1], output[2])
+    q, k, v, p, g, clock, cos, sin, ctx.mask, ctx.segment = inputs
+    ctx.save_for_backward(q, k, v, p, g, clock, cos, sin, output[1], output[2])
 
 
 def _native_grad(ctx, dout, _dstate, _dscan):  # noqa: ANN001, ANN202 (register_autograd protocol)
-    q, k, v, w, r, d2m1, clock, cos, sin, ckpt_state, ckpt_scan = ctx.saved_tensors
-    dq, dk, dv, dw, dd2m1, dc, dtrig = native_backward(q, k, v, w, r, d2m1, clock, cos, sin, ctx.mask, ctx.segment,
-                                                       ckpt_state, ckpt_scan, dout.contiguous())
+    q, k, v, p, g, clock, cos, sin, ckpt_state, ckpt_scan = ctx.saved_tensors
+    dq, dk, dv, dp, dg, dc, dtrig = native_backward(q, k, v, p, g, clock, cos, sin, ctx.mask, ctx.segment,
+                                                    ckpt_state, ckpt_scan, dout.contiguous())
     dcos = dsin = None
     if cos.numel():
         dcos, dsin = dtrig.to(cos.dtype).unbind(0)  # [T, E/2] each
-    # w, r, d2m1 stand in for one another (or for q) when their path is off: no gradient then.
-    return (dq, dk, dv, dw if ctx.mask & 1 else None, None, dd2m1 if ctx.mask & 2 else None, dc, dcos, dsin,
-            None, None)
+    # p and g stand in for each other when their path is off: no gradient then.
+    return (dq, dk, dv, dp if ctx.mask & 1 else None, dg if ctx.mask & 2 else None, dc, dcos, dsin, None, None)
 
 
 native_forward.register_autograd(_native_grad, setup_context=_save_for_backward)
@@ -275,11 +310,12 @@ def caps_attention_native(
     rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j from
     `rope.rope_angles`) inside the kernel, as `rope.rope_rotate` would rotate them;
     ω gets its gradient.
-    The per-element inputs of the recurrence are computed here by torch (vectorised, differentiated by
-    autograd): w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output
-    does not depend on m), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one; the
-    extension's `running_max_ratio` gives m and r = exp(m_{t-1} - m_t) in one pass. Call only when
-    `available()`.
+    The per-element inputs of the recurrence (`_gates`) are computed by torch inside the op (vectorised):
+    w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output does not depend
+    on m), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one; the extension's
+    `running_max_ratio` gives m and r = exp(m_{t-1} - m_t) in one pass. The op's backward recomputes them
+    and applies their chain rule itself, so autograd keeps p, g and clock instead of four gate tensors.
+    Call only when `available()`.
     """
     if attn != "linear":
         raise ValueError(f"--caps_attn {attn} has no native form (linear only); pass --caps_impl naive")
@@ -288,19 +324,13 @@ def caps_attention_native(
     if max(q.shape[-1], v.shape[-1]) > MAX_HEAD_DIM:
         raise ValueError(f"caps_attention_native holds head widths up to MAX_HEAD_DIM = {MAX_HEAD_DIM}, got "
                          f"E = {q.shape[-1]}, Ev = {v.shape[-1]}; use the chunked kernel")
-    w = r = d2m1 = q  # placeholders, never read by the kernel when their path is off
-    if 1 in paths:
-        pt = p.contiguous() + torch.log(clock)[..., None]  # [B, T, H, E]; contiguous: as g below
-        m, r = running_max_ratio(_packed(pt.detach()))  # r_0 = 1 (z and S start at 0)
-        w = torch.exp(pt - m)
-    if 2 in paths:
-        # g.contiguous(): g is usually a view of the fused projection, and elementwise ops on such views
-        # run 2-3x slower than a copy followed by the op.
-        d2m1 = torch.expm1(softplus(g.contiguous()) * -clock[..., None])  # decay - 1: exact for weak gates
     cos = sin = q.new_empty(0)
     if rope_freq is not None:
         angle = rope_angles(q.shape[1], rope_freq)  # [T, E/2], float64
         cos, sin = angle.cos().to(q.dtype), angle.sin().to(q.dtype)
     mask = sum(1 << (path - 1) for path in set(paths))
-    return native_forward(*(_packed(x) for x in (q, k, v, w, r, d2m1)), clock.contiguous(), cos, sin, mask,
-                          SEGMENT)[0]
+    # contiguous: p and g are usually views of the stacked projection, and elementwise ops on such views run
+    # 2-3x slower than a copy followed by the op. q stands in for a path that is off (never read then).
+    p = p.contiguous() if 1 in paths else q
+    g = g.contiguous() if 2 in paths else q
+    return native_forward(*(_packed(x) for x in (q, k, v)), p, g, clock.contiguous(), cos, sin, mask, SEGMENT)[0]

@@ -157,15 +157,13 @@ def test_native_ops_pass_opcheck(mask: int, rope: bool) -> None:
     B, T, H, E, Ev = 2, native.SEGMENT + 5, 2, 4 if rope else 3, 5
     q, k = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64, requires_grad=True) for _ in range(2))
     v = torch.randn(B, T, H, Ev, generator=gen, dtype=torch.float64, requires_grad=True)
-    w = torch.rand(B, T, H, E, generator=gen, dtype=torch.float64).requires_grad_()
-    r = torch.rand(B, T, H, E, generator=gen, dtype=torch.float64) + 0.5
-    d2m1 = (-torch.rand(B, T, H, E, generator=gen, dtype=torch.float64)).requires_grad_()
+    p, g = (torch.randn(B, T, H, E, generator=gen, dtype=torch.float64, requires_grad=True) for _ in range(2))
     clock = (torch.rand(B, T, H, generator=gen, dtype=torch.float64) + 0.1).requires_grad_()
     angle = torch.rand(T, E // 2, generator=gen, dtype=torch.float64) * 6.0
     cos, sin = (angle.cos(), angle.sin()) if rope else (q.new_empty(0), q.new_empty(0))
     if rope:
         cos, sin = cos.requires_grad_(), sin.requires_grad_()
-    torch.library.opcheck(native.native_forward, (q, k, v, w, r, d2m1, clock, cos, sin, mask, native.SEGMENT))
+    torch.library.opcheck(native.native_forward, (q, k, v, p, g, clock, cos, sin, mask, native.SEGMENT))
     torch.library.opcheck(native.running_max_ratio, (torch.randn(B, T, H, E, generator=gen),))
 
 
