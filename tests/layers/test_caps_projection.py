@@ -9,7 +9,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from layers.caps.projection import PROJECTION_TILE_ROWS, normed_projections_reference, normed_projections_tiled
+from layers.caps.projection import (
+    PROJECTION_TILE_ROWS,
+    normed_projections_reference,
+    normed_projections_tiled,
+)
 from layers.caps.rmsnorm import rms_norm_fused
 from tests.layers.test_caps_block_ops import TILES, _saved_bytes
 from tests.numerics import assert_close_to_scale
