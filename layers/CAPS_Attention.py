@@ -96,7 +96,9 @@ from layers.caps.options import (
     resolve_attn_impl,
 )
 from layers.caps.projection import normed_projections_tiled
+from layers.caps.recomputed import recomputed_native_attention
 from layers.caps.recurrent import CAPSState, caps_attention_recurrent, caps_attention_step
+from layers.caps.residual_linear import residual_linear_tiled
 from layers.caps.rope import rope_angles, rope_frequencies, rope_rotate
 
 __all__ = [
@@ -219,38 +221,72 @@ class CAPSAttention(nn.Module):
         clock = F.softplus(c.contiguous()) + CLOCK_EPS  # [B, T, H]
         return q, k, v, p, g, clock
 
+    def _stacked_weight(self, D: int) -> tuple[torch.Tensor, tuple[int, ...]]:
+        """The six projections' weights stacked and zero-padded to a multiple of GEMM_WIDTH_MULTIPLE rows, and
+        the widths of its pieces (q, k, v, p, g, clock, padding)."""
+        weight = torch.cat([proj.weight for proj in self._projections()])
+        pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
+        return F.pad(weight, (0, 0, 0, pad)), (D,) * 5 + (self.n_heads,) + ((pad,) if pad else ())
+
     def _project_normed(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, ...]:
         """As `_project(RMSNorm(x))` with the norm's weight and eps, by `normed_projections_tiled`: the same
         values, each piece its own contiguous tensor, only x kept for backward."""
-        D = x.shape[-1]
-        weight = torch.cat([proj.weight for proj in self._projections()])
-        pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
-        widths = (D,) * 5 + (self.n_heads,) + ((pad,) if pad else ())
-        *qkvpg, c = normed_projections_tiled(x, norm_weight, eps, F.pad(weight, (0, 0, 0, pad)), widths)[:6]
+        weight, widths = self._stacked_weight(x.shape[-1])
+        *qkvpg, c = normed_projections_tiled(x, norm_weight, eps, weight, widths)[:6]
         q, k, v, p, g = (piece.unflatten(-1, (self.n_heads, self.head_dim)) for piece in qkvpg)  # [B, T, H, E]
         return q, k, v, p, g, F.softplus(c) + CLOCK_EPS
 
-    def forward_prenormed(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> torch.Tensor:
-        """forward(RMSNorm(x)) for a pre-norm block, the norm folded into the projections
-        (`layers.caps.projection`): x [B, T, D] -> [B, T, D]. Outside autocast only (the caller's check)."""
-        return self._attend_projected(*self._project_normed(x, norm_weight, eps))
+    def pre_norm_residual(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> torch.Tensor:
+        """x + forward(RMSNorm(x)) with the norm's weight and eps: the attention half of a pre-norm block,
+        x [B, T, D] -> [B, T, D], outside autocast only (the caller's check). The norm is folded into the input
+        projections (`layers.caps.projection`); where the native CPU kernel runs the paper's linear paths,
+        projections and kernel are one function that recomputes the projections in backward
+        (`layers.caps.recomputed`, keeping x instead of five pieces); without active dropout, c_proj and the
+        residual add run in tiles (`layers.caps.residual_linear`)."""
+        if self._recomputes_on_native(x):
+            o = self._recomputed_attention(x, norm_weight, eps)
+        else:
+            o = self._attention_output(*self._project_normed(x, norm_weight, eps))
+        o = rearrange(o, "b t h e -> b t (h e)")
+        if self.training and self.dropout.p > 0:
+            return x + self.dropout(self.c_proj(o))
+        return residual_linear_tiled(x, o, self.c_proj.weight)
+
+    def _recomputed_attention(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> torch.Tensor:
+        """o [B, T, H, E] of the paper's linear paths from the block input x by `recomputed_native_attention`."""
+        weight, widths = self._stacked_weight(x.shape[-1])
+        cos = sin = x.new_empty(0)
+        if self.rope != "none":
+            angle = rope_angles(x.shape[1], self.rope_freq)  # [T, E/2], float64
+            cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+        mask = sum(1 << (path - 1) for path in self.paper_paths)
+        return recomputed_native_attention(x.contiguous(), norm_weight, eps, weight, widths, self.n_heads, CLOCK_EPS,
+                                           cos, sin, mask)
+
+    def _recomputes_on_native(self, x: torch.Tensor) -> bool:
+        """Whether `pre_norm_residual` takes the recomputing native path: the paper's linear attention with at
+        least one path, float32/float64 input, and `resolve_impl` choosing the native kernel for it."""
+        if self.attn != "linear" or self.official_paths or not self.paper_paths or self.rope_layout == "official":
+            return False
+        if x.dtype not in (torch.float32, torch.float64) or x.device.type != "cpu":
+            return False
+        return resolve_impl(self.impl, x.device, head_dim=self.head_dim) == "native"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: [B, T, D] -> [B, T, D]."""
-        return self._attend_projected(*self._project(x))
+        o = self._attention_output(*self._project(x))
+        return self.dropout(self.c_proj(rearrange(o, "b t h e -> b t (h e)")))  # [B, T, D]
 
-    def _attend_projected(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
+    def _attention_output(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
                           clock: torch.Tensor) -> torch.Tensor:
-        """Attention over projected q, k, v, p, g [B, T, H, E] and clock [B, T, H], then c_proj -> [B, T, D]."""
+        """Attention over projected q, k, v, p, g [B, T, H, E] and clock [B, T, H] -> o [B, T, H, Ev] (before c_proj)."""
         rope_freq = self.rope_freq if self.rope != "none" else None
         if self.attn == NORMALISED_ATTN:
             def attend(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, omega: torch.Tensor | None) -> torch.Tensor:
                 return self._attend(a, b, c, p, g, clock, "linear", omega)
 
-            o = normalise_linear(attend, q, k, v, rope_freq)
-        else:
-            o = self._attend(q, k, v, p, g, clock, self.attn, rope_freq)
-        return self.dropout(self.c_proj(rearrange(o, "b t h e -> b t (h e)")))  # [B, T, D]
+            return normalise_linear(attend, q, k, v, rope_freq)
+        return self._attend(q, k, v, p, g, clock, self.attn, rope_freq)
 
     def _attend(
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,

@@ -198,7 +198,7 @@ class CAPSBlock(nn.Module):
     """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`.
 
     With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer.
-    The causal attention half folds the norm into the layer's input projections (`CAPSAttention.forward_prenormed`)
+    The causal attention half folds the norm into the layer's input projections (`CAPSAttention.pre_norm_residual`)
     when the norm is fused and autocast off. The MLP half runs as one tiled function (`layers.caps.mlp_branch.residual_gelu_mlp_tiled`, same forward)
     when the norm is fused, the MLP tiled, its dropout inactive and autocast off; else module by module."""
 
@@ -211,7 +211,7 @@ class CAPSBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, reverse: torch.Tensor | None = None) -> torch.Tensor:
         if reverse is None and self._attention_half_prenormed(x):
-            x = x + self.attn.forward_prenormed(x, self.norm1.weight, self.norm1.eps)
+            x = self.attn.pre_norm_residual(x, self.norm1.weight, self.norm1.eps)
         elif reverse is None:
             x = x + self.attn(self.norm1(x))
         else:
@@ -222,7 +222,7 @@ class CAPSBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
     def _attention_half_prenormed(self, x: torch.Tensor) -> bool:
-        return (self.norm1.fused and hasattr(self.attn, "forward_prenormed")
+        return (self.norm1.fused and hasattr(self.attn, "pre_norm_residual")
                 and not torch.is_autocast_enabled(x.device.type))
 
     def _mlp_half_in_tiles(self, x: torch.Tensor) -> bool:

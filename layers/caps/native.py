@@ -247,7 +247,7 @@ def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.
     w, r, d2m1, gate = _gates(p, g, clock, mask)
     dq, dk, dv, dw, dd2m1, dc, dtrig = load().backward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment,
                                                         ckpt_state, ckpt_scan, dout)
-    dp, dg = torch.zeros_like(p), torch.zeros_like(g)
+    dp, dg = dw, dd2m1  # zeros from the kernel where the path is off (their gradient is dropped then)
     if mask & 1:
         dp = dw.mul_(w)  # dpt
         dc = dc.add_(dp.sum(-1).div_(clock))

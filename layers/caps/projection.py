@@ -34,19 +34,51 @@ def normed_projections_reference(x: torch.Tensor, norm_weight: torch.Tensor, eps
     return F.linear(h, weight).split(list(widths), dim=-1)
 
 
+def project_tiles(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
+                  widths: tuple[int, ...], tile_rows: int) -> list[torch.Tensor]:
+    """The pieces `[N, widths[i]]` (N = rows of x), each contiguous, of RMSNorm(x) Wᵀ computed tile by tile
+    (no autograd)."""
+    flat = x.reshape(-1, x.shape[-1])  # [N, D]
+    pieces = [flat.new_empty(flat.shape[0], width) for width in widths]
+    for start in range(0, flat.shape[0], tile_rows):
+        part = slice(start, start + tile_rows)
+        _, _, h = rms_norm_parts(flat[part], norm_weight, eps)
+        for piece, column in zip(pieces, F.linear(h, weight).split(list(widths), dim=-1), strict=True):
+            piece[part] = column
+    return pieces
+
+
+def project_tiles_backward(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
+                           dpieces: list[torch.Tensor | None], widths: tuple[int, ...], tile_rows: int,
+                           need_dx: bool = True) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor]:
+    """(dx like x or None, d norm_weight, d weight) from the pieces' gradients (None: zero), tile by tile
+    (the module docstring's formulas; no autograd)."""
+    flat = x.reshape(-1, x.shape[-1])  # [N, D]
+    rows = [None if d is None else d.reshape(-1, d.shape[-1]) for d in dpieces]
+    dx = torch.empty_like(flat) if need_dx else None
+    dw_norm = torch.zeros(flat.shape[-1], dtype=torch.promote_types(x.dtype, torch.float32))
+    dweight = torch.zeros_like(weight)
+    for start in range(0, flat.shape[0], tile_rows):
+        part = slice(start, start + tile_rows)
+        r, n, h = rms_norm_parts(flat[part], norm_weight, eps)
+        columns = [h.new_zeros(h.shape[0], width) if d is None else d[part]
+                   for d, width in zip(rows, widths, strict=True)]
+        dp = torch.cat(columns, dim=-1)  # [rows, Σ widths], in cache
+        dweight.addmm_(dp.t(), h)
+        dh = dp.mm(weight)  # [rows, D]
+        dw_norm += rms_norm_weight_grad(dh, n)
+        if dx is not None:
+            dx[part] = rms_norm_input_grad(dh, norm_weight, r, n).to(x.dtype)
+    return None if dx is None else dx.view_as(x), dw_norm.to(norm_weight.dtype), dweight
+
+
 class _NormedProjections(torch.autograd.Function):
     """Forward as `normed_projections_reference`, tile by tile, into contiguous pieces; saves x only."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,  # noqa: ANN001
                 widths: tuple[int, ...], tile_rows: int) -> tuple[torch.Tensor, ...]:
-        flat = x.reshape(-1, x.shape[-1])  # [N, D]
-        pieces = [flat.new_empty(flat.shape[0], width) for width in widths]
-        for start in range(0, flat.shape[0], tile_rows):
-            part = slice(start, start + tile_rows)
-            _, _, h = rms_norm_parts(flat[part], norm_weight, eps)
-            for piece, column in zip(pieces, F.linear(h, weight).split(list(widths), dim=-1), strict=True):
-                piece[part] = column
+        pieces = project_tiles(x, norm_weight, eps, weight, widths, tile_rows)
         ctx.save_for_backward(x, norm_weight, weight)
         ctx.eps, ctx.widths, ctx.tile_rows = eps, widths, tile_rows
         return tuple(piece.view(*x.shape[:-1], piece.shape[-1]) for piece in pieces)
@@ -54,24 +86,9 @@ class _NormedProjections(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *dpieces: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:  # noqa: ANN001
         x, norm_weight, weight = ctx.saved_tensors
-        flat = x.reshape(-1, x.shape[-1])  # [N, D]
-        rows = [None if d is None else d.reshape(-1, d.shape[-1]) for d in dpieces]
-        dx = torch.empty_like(flat) if ctx.needs_input_grad[0] else None
-        dw_norm = torch.zeros(flat.shape[-1], dtype=torch.promote_types(x.dtype, torch.float32))
-        dweight = torch.zeros_like(weight)
-        for start in range(0, flat.shape[0], ctx.tile_rows):
-            part = slice(start, start + ctx.tile_rows)
-            r, n, h = rms_norm_parts(flat[part], norm_weight, ctx.eps)
-            columns = [h.new_zeros(h.shape[0], width) if d is None else d[part]
-                       for d, width in zip(rows, ctx.widths, strict=True)]
-            dp = torch.cat(columns, dim=-1)  # [rows, Σ widths], in cache
-            dweight.addmm_(dp.t(), h)
-            dh = dp.mm(weight)  # [rows, D]
-            dw_norm += rms_norm_weight_grad(dh, n)
-            if dx is not None:
-                dx[part] = rms_norm_input_grad(dh, norm_weight, r, n).to(x.dtype)
-        dx = None if dx is None else dx.view_as(x)
-        return dx, dw_norm.to(norm_weight.dtype), None, dweight, None, None
+        dx, dw_norm, dweight = project_tiles_backward(x, norm_weight, ctx.eps, weight, list(dpieces), ctx.widths,
+                                                      ctx.tile_rows, ctx.needs_input_grad[0])
+        return dx, dw_norm, None, dweight, None, None
 
 
 def normed_projections_tiled(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
