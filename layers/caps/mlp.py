@@ -5,7 +5,7 @@
 
 `gelu_mlp_reference` runs it under torch's autograd, which keeps h, a and GELU(a) (9 token-sized tensors of
 width D for one layer, written to and read back from memory at every step). `gelu_mlp_tiled` computes the same
-rows in tiles of `MLP_TILE_ROWS` token rows: the 4D-wide a and GELU(a) of one tile stay in the CPU's cache, and
+rows in tiles of `tiles.tile_rows()` token rows: the 4D-wide a and GELU(a) of one tile stay in the CPU's cache, and
 backward keeps h alone, recomputing a and GELU(a) tile by tile (one more [rows, D] x [D, 4D] product) before
 the four products above. The weight gradients are summed tile by tile (`addmm_`), so they differ from the
 reference's one-matmul sums only in summation order (float32 rounding). Each output row is the same
@@ -18,9 +18,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-#: token rows per tile: 1024 x 4D = 128 floats is 512 KiB at D = 32, one core's L2 on the project's CPU
-#: (the fastest of 256 / 1024 / 4096 there; benchmarks/README.md, "CAPS against PatchTST")
-MLP_TILE_ROWS = 1024
+from layers.caps.tiles import checked_tile_rows
 
 
 def gelu_mlp_reference(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor) -> torch.Tensor:
@@ -66,11 +64,9 @@ class _TiledGeluMLP(torch.autograd.Function):
 
 
 def gelu_mlp_tiled(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor,
-                   tile_rows: int = MLP_TILE_ROWS) -> torch.Tensor:
-    """`gelu_mlp_reference` in tiles of `tile_rows` token rows, keeping only h for backward; shapes as there."""
-    if tile_rows < 1:
-        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
-    return _TiledGeluMLP.apply(h, w_fc, w_proj, tile_rows)
+                   tile_rows: int | None = None) -> torch.Tensor:
+    """`gelu_mlp_reference` in tiles of `tile_rows` token rows (None: `tiles.tile_rows()`), keeping only h for backward; shapes as there."""
+    return _TiledGeluMLP.apply(h, w_fc, w_proj, checked_tile_rows(tile_rows))
 
 
 def gelu_mlp(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor, tiled: bool = True) -> torch.Tensor:

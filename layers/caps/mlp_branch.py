@@ -5,7 +5,7 @@
 
 The block's modules compute the same thing as three steps (`rmsnorm.rms_norm_fused`, `mlp.gelu_mlp_tiled`,
 the residual add), each one pass over token-sized tensors in memory, and the MLP keeps its input h for
-backward. `residual_gelu_mlp_tiled` runs all three per tile of `MLP_TILE_ROWS` rows, so n, h, a and GELU(a)
+backward. `residual_gelu_mlp_tiled` runs all three per tile of `tiles.tile_rows()` rows, so n, h, a and GELU(a)
 of a tile stay in the CPU's cache, and keeps x alone for backward: r, n, h and a are recomputed per tile
 before the MLP's four products and the norm's closed-form backward,
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from layers.caps.mlp import MLP_TILE_ROWS
 from layers.caps.rmsnorm import rms_norm_input_grad, rms_norm_parts, rms_norm_weight_grad
+from layers.caps.tiles import checked_tile_rows
 
 
 def residual_gelu_mlp_reference(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, w_fc: torch.Tensor,
@@ -73,8 +73,6 @@ class _ResidualGeluMLP(torch.autograd.Function):
 
 
 def residual_gelu_mlp_tiled(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, w_fc: torch.Tensor,
-                            w_proj: torch.Tensor, tile_rows: int = MLP_TILE_ROWS) -> torch.Tensor:
-    """`residual_gelu_mlp_reference` in tiles of `tile_rows` token rows, keeping only x for backward."""
-    if tile_rows < 1:
-        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
-    return _ResidualGeluMLP.apply(x, norm_weight, eps, w_fc, w_proj, tile_rows)
+                            w_proj: torch.Tensor, tile_rows: int | None = None) -> torch.Tensor:
+    """`residual_gelu_mlp_reference` in tiles of `tile_rows` token rows (None: `tiles.tile_rows()`), keeping only x for backward."""
+    return _ResidualGeluMLP.apply(x, norm_weight, eps, w_fc, w_proj, checked_tile_rows(tile_rows))

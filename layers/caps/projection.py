@@ -6,7 +6,7 @@
 `CAPSAttention` computes P as one matmul on the normed tensor and hands the kernel views of it: autograd then
 keeps P whole for backward (q, k, v are views of it), the norm keeps x and the projection keeps h, and
 backward concatenates the pieces' gradients into a full [N, Σ widths] tensor before its two matmuls.
-`normed_projections_tiled` runs norm and matmul per tile of `PROJECTION_TILE_ROWS` rows and writes each piece
+`normed_projections_tiled` runs norm and matmul per tile of `tiles.tile_rows()` rows and writes each piece
 into its own contiguous tensor; it keeps x alone. Backward gathers the pieces' gradients one tile at a time
 (the tile's dP stays in cache) and runs, per tile,
 
@@ -22,9 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from layers.caps.rmsnorm import rms_norm_input_grad, rms_norm_parts, rms_norm_weight_grad
-
-#: token rows per tile: 1024 x 168 floats (the recipe's stacked width) is 672 KiB, within one core's L2 here
-PROJECTION_TILE_ROWS = 1024
+from layers.caps.tiles import checked_tile_rows
 
 
 def normed_projections_reference(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
@@ -92,10 +90,8 @@ class _NormedProjections(torch.autograd.Function):
 
 
 def normed_projections_tiled(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
-                             widths: tuple[int, ...], tile_rows: int = PROJECTION_TILE_ROWS) -> tuple[torch.Tensor, ...]:
-    """`normed_projections_reference` in tiles of `tile_rows` rows, each piece contiguous; keeps only x."""
-    if tile_rows < 1:
-        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
+                             widths: tuple[int, ...], tile_rows: int | None = None) -> tuple[torch.Tensor, ...]:
+    """`normed_projections_reference` in tiles of `tile_rows` rows (None: `tiles.tile_rows()`), each piece contiguous; keeps only x."""
     if sum(widths) != weight.shape[0] or min(widths, default=0) < 1:
         raise ValueError(f"widths {widths} must be positive and sum to the weight's {weight.shape[0]} rows")
-    return _NormedProjections.apply(x, norm_weight, eps, weight, tuple(widths), tile_rows)
+    return _NormedProjections.apply(x, norm_weight, eps, weight, tuple(widths), checked_tile_rows(tile_rows))

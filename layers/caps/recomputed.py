@@ -17,7 +17,8 @@ import torch
 from torch.nn.functional import softplus
 
 from layers.caps.native import SEGMENT, native_backward, native_forward
-from layers.caps.projection import PROJECTION_TILE_ROWS, project_tiles, project_tiles_backward
+from layers.caps.projection import project_tiles, project_tiles_backward
+from layers.caps.tiles import tile_rows
 
 
 def _kernel_inputs(pieces: list[torch.Tensor], shape: tuple[int, int, int, int], mask: int, clock_eps: float
@@ -38,7 +39,7 @@ class _RecomputedNativeAttention(torch.autograd.Function):
                 widths: tuple[int, ...], heads: int, clock_eps: float, cos: torch.Tensor, sin: torch.Tensor,
                 mask: int) -> torch.Tensor:
         shape = (*x.shape[:2], heads, widths[0] // heads)
-        pieces = project_tiles(x, norm_weight, eps, weight, widths, PROJECTION_TILE_ROWS)
+        pieces = project_tiles(x, norm_weight, eps, weight, widths, tile_rows())
         q, k, v, p, g, _, clock = _kernel_inputs(pieces, shape, mask, clock_eps)
         o, ckpt_state, ckpt_scan = native_forward(q, k, v, p, g, clock, cos, sin, mask, SEGMENT)
         ctx.save_for_backward(x, norm_weight, weight, cos, sin, ckpt_state, ckpt_scan)
@@ -49,7 +50,7 @@ class _RecomputedNativeAttention(torch.autograd.Function):
     def backward(ctx, do: torch.Tensor) -> tuple[torch.Tensor | None, ...]:  # noqa: ANN001
         x, norm_weight, weight, cos, sin, ckpt_state, ckpt_scan = ctx.saved_tensors
         mask = ctx.mask
-        pieces = project_tiles(x, norm_weight, ctx.eps, weight, ctx.widths, PROJECTION_TILE_ROWS)
+        pieces = project_tiles(x, norm_weight, ctx.eps, weight, ctx.widths, tile_rows())
         q, k, v, p, g, c, clock = _kernel_inputs(pieces, ctx.shape, mask, ctx.clock_eps)
         dq, dk, dv, dp, dg, dclock, dtrig = native_backward(q, k, v, p, g, clock, cos, sin, mask, SEGMENT,
                                                             ckpt_state, ckpt_scan, do.contiguous())
@@ -58,7 +59,7 @@ class _RecomputedNativeAttention(torch.autograd.Function):
         dpieces += [None] * (len(ctx.widths) - len(dpieces))  # padding rows of the stacked weight
         dpieces = [None if d is None else d.reshape(-1, width) for d, width in zip(dpieces, ctx.widths, strict=True)]
         dx, dnorm_weight, dweight = project_tiles_backward(x, norm_weight, ctx.eps, weight, dpieces, ctx.widths,
-                                                           PROJECTION_TILE_ROWS, ctx.needs_input_grad[0])
+                                                           tile_rows(), ctx.needs_input_grad[0])
         dcos = dsin = None
         if cos.numel():
             dcos, dsin = dtrig.to(cos.dtype).unbind(0)  # [T, E/2] each

@@ -3,7 +3,7 @@
     y = x + a Wᵀ,   dx = dy,   da = dy W,   dW = Σ_rows dyᵀ a           x, y: [..., D], a: [..., K], W: [D, K]
 
 On this project's CPU torch runs the tall, narrow product [N, 32] x [32, 32] of the recipe several times slower
-per FLOP as one call over all N = 183 K token rows than in tiles of ~1 000 rows (benchmarks/README.md), and the
+per FLOP as one call over all N = 183 K token rows than in tiles of ~1 000 rows per thread (benchmarks/README.md), and the
 residual add is one more pass over memory. `residual_linear_tiled` computes each tile's product and add in one
 `addmm` and its backward tile by tile; it keeps a and W (x is not needed for backward). Each output row is the
 same row-wise product and add as `residual_linear_reference`; dW is summed tile by tile (float32 rounding).
@@ -14,8 +14,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-#: token rows per tile (see `layers.caps.mlp.MLP_TILE_ROWS`)
-RESIDUAL_TILE_ROWS = 1024
+from layers.caps.tiles import checked_tile_rows
 
 
 def residual_linear_reference(x: torch.Tensor, a: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -52,11 +51,9 @@ class _ResidualLinear(torch.autograd.Function):
 
 
 def residual_linear_tiled(x: torch.Tensor, a: torch.Tensor, weight: torch.Tensor,
-                          tile_rows: int = RESIDUAL_TILE_ROWS) -> torch.Tensor:
+                          tile_rows: int | None = None) -> torch.Tensor:
     """`residual_linear_reference` in tiles of `tile_rows` token rows; shapes as there, x and a with the same
     leading shape."""
-    if tile_rows < 1:
-        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
     if x.shape[:-1] != a.shape[:-1]:
         raise ValueError(f"x {tuple(x.shape)} and a {tuple(a.shape)} must share their leading shape")
-    return _ResidualLinear.apply(x, a, weight, tile_rows)
+    return _ResidualLinear.apply(x, a, weight, checked_tile_rows(tile_rows))

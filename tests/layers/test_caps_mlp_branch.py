@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from layers.caps.mlp import MLP_TILE_ROWS, gelu_mlp_tiled
+from layers.caps.mlp import gelu_mlp_tiled
 from layers.caps.mlp_branch import residual_gelu_mlp_reference, residual_gelu_mlp_tiled
 from layers.caps.rmsnorm import rms_norm_fused
+from layers.caps.tiles import tile_rows as default_tile_rows
 from tests.layers.test_caps_block_ops import SHAPE_IDS, SHAPES, TILES, _saved_bytes
 from tests.numerics import assert_close_to_scale
 
@@ -49,7 +50,7 @@ def test_tiled_half_matches_the_reference(lead: tuple[int, ...], dim: int, tile_
     fast64 = _grads(tiled, *_inputs(lead, dim, torch.float64))
     fast32 = _grads(tiled, *_inputs(lead, dim, torch.float32))
     steps32 = _grads(_module_steps, *_inputs(lead, dim, torch.float32))
-    if tile_rows == MLP_TILE_ROWS:  # the module steps' MLP tiles: the same GEMM calls, so the same bits
+    if tile_rows == default_tile_rows():  # the module steps' MLP tiles: the same GEMM calls, so the same bits
         assert torch.equal(fast32[0], steps32[0]), "forward differs from the block's module steps (float32)"
     else:  # a GEMM's row results may depend on its row count
         assert_close_to_scale(fast32[0], steps32[0], 1e-6, "y tiled vs the module steps, float32")

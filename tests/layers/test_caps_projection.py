@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from layers.caps.projection import (
-    PROJECTION_TILE_ROWS,
     normed_projections_reference,
     normed_projections_tiled,
 )
 from layers.caps.rmsnorm import rms_norm_fused
+from layers.caps.tiles import tile_rows as default_tile_rows
 from tests.layers.test_caps_block_ops import TILES, _saved_bytes
 from tests.numerics import assert_close_to_scale
 
@@ -60,7 +60,7 @@ def test_tiled_projections_match_the_reference(lead: tuple[int, ...], dim: int, 
     module32 = _grads(_module_path, *_inputs(lead, dim, widths, torch.float32), widths)
     for got, want, ref in zip(fast32[0], module32[0], ref64[0], strict=True):
         assert got.is_contiguous() and got.shape == want.shape
-        if tile_rows == PROJECTION_TILE_ROWS:
+        if tile_rows == default_tile_rows():
             assert torch.equal(got, want), "a piece differs from the module path (float32)"
         assert_close_to_scale(got, ref, 1e-5, "piece float32 vs reference float64")
     for got, ref in zip(fast64[0], ref64[0], strict=True):
