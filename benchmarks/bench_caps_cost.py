@@ -43,6 +43,8 @@ DATA, HORIZON = "ETTh1", 720
 # The exactness tests gating the timings: fast blocks vs references (outputs and gradients), the native kernel
 # vs float64 references and gradcheck, and the layer's native path vs the chunked kernel.
 EXACTNESS_TESTS = ["tests/layers/test_caps_block_ops.py", "tests/models/test_caps_fast_blocks.py",
+                   "tests/layers/test_caps_mlp_branch.py", "tests/layers/test_caps_projection.py",
+                   "tests/layers/test_caps_residual_linear.py", "tests/layers/test_caps_recomputed.py",
                    "tests/layers/test_caps_cpu_kernel.py", "-k",
                    "not build and not lock and not guard and not meta and not opcheck or reference or matches"]
 
@@ -65,7 +67,8 @@ def _commit() -> str:
 
 
 def set_reference_blocks(model: torch.nn.Module) -> torch.nn.Module:
-    """CAPS with RMSNorm and MLP on their autograd references (the forms before the fast blocks)."""
+    """CAPS with RMSNorm and MLP on their autograd references (the forms before the fast blocks; with the norms
+    unfused the blocks also run their attention half module by module: no folded norm, no recomputation)."""
     for module in model.modules():
         if isinstance(module, RMSNorm):
             module.fused = False
