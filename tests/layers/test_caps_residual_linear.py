@@ -10,8 +10,13 @@ import torch
 
 from layers.caps.residual_linear import residual_linear_reference, residual_linear_tiled
 from layers.caps.tiles import tile_rows as default_tile_rows
-from tests.layers.test_caps_block_ops import SHAPE_IDS, SHAPES, TILES, _saved_bytes
-from tests.numerics import assert_close_to_scale
+from tests.layers.test_caps_block_ops import (
+    SHAPE_IDS,
+    SHAPES,
+    TILES,
+    _saved_bytes,
+    check_tiled_against_reference,
+)
 
 
 def _inputs(lead: tuple[int, ...], dim: int, dtype: torch.dtype) -> list[torch.Tensor]:
@@ -23,27 +28,16 @@ def _inputs(lead: tuple[int, ...], dim: int, dtype: torch.dtype) -> list[torch.T
     return [t.to(dtype) for t in (x, a, weight, dy)]
 
 
-def _grads(fn, x, a, weight, dy) -> list[torch.Tensor]:  # noqa: ANN001
-    leaves = [t.detach().requires_grad_() for t in (x, a, weight)]
-    out = fn(*leaves)
-    return [out.detach(), *torch.autograd.grad(out, leaves, dy)]
-
-
 @pytest.mark.parametrize("tile_rows", TILES)
 @pytest.mark.parametrize(("lead", "dim"), SHAPES, ids=SHAPE_IDS)
 def test_tiled_residual_linear_matches_the_reference(lead: tuple[int, ...], dim: int, tile_rows: int) -> None:
     def tiled(x, a, w):  # noqa: ANN001, ANN202
         return residual_linear_tiled(x, a, w, tile_rows)
 
-    ref64 = _grads(residual_linear_reference, *_inputs(lead, dim, torch.float64))
-    fast64 = _grads(tiled, *_inputs(lead, dim, torch.float64))
-    fast32 = _grads(tiled, *_inputs(lead, dim, torch.float32))
-    ref32 = _grads(residual_linear_reference, *_inputs(lead, dim, torch.float32))
-    if fast32[0].numel() <= min(tile_rows, default_tile_rows()) * dim:  # one tile: one GEMM
-        assert torch.equal(fast32[0], ref32[0]), "forward differs from the reference (float32)"
-    for name, f64, r64, f32 in zip(["y", "dx", "da", "dw"], fast64, ref64, fast32, strict=True):
-        assert_close_to_scale(f64, r64, 1e-12, f"{name} tiled vs reference, float64")
-        assert_close_to_scale(f32, r64, 1e-5, f"{name} tiled float32 vs reference float64")
+    fast32, ref32 = check_tiled_against_reference(tiled, residual_linear_reference, _inputs, lead, dim,
+                                                  ["y", "dx", "da", "dw"])
+    if fast32.numel() <= min(tile_rows, default_tile_rows()) * dim:  # one tile: one GEMM
+        assert torch.equal(fast32, ref32), "forward differs from the reference (float32)"
 
 
 def test_tiled_residual_linear_passes_gradcheck() -> None:
