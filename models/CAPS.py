@@ -198,7 +198,7 @@ class CAPSBlock(nn.Module):
     """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`.
 
     With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer.
-    The causal attention half folds the norm into the layer's input projections (`CAPSAttention.pre_norm_residual`)
+    Both fast halves step aside for modules with forward hooks. The causal attention half folds the norm into the layer's input projections (`CAPSAttention.pre_norm_residual`)
     when the norm is fused and autocast off. The MLP half runs as one tiled function (`layers.caps.mlp_branch.residual_gelu_mlp_tiled`, same forward)
     when the norm is fused, the MLP tiled, its dropout inactive and autocast off; else module by module."""
 
@@ -222,13 +222,19 @@ class CAPSBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
     def _attention_half_prenormed(self, x: torch.Tensor) -> bool:
-        return (self.norm1.fused and hasattr(self.attn, "pre_norm_residual")
+        return (self.norm1.fused and hasattr(self.attn, "pre_norm_residual") and not _hooked(self.norm1, self.attn)
                 and not torch.is_autocast_enabled(x.device.type))
 
     def _mlp_half_in_tiles(self, x: torch.Tensor) -> bool:
         dropout_on = self.training and self.mlp.dropout.p > 0
-        return (self.norm2.fused and self.mlp.tiled and not dropout_on
+        return (self.norm2.fused and self.mlp.tiled and not dropout_on and not _hooked(self.norm2, self.mlp)
                 and not torch.is_autocast_enabled(x.device.type))
+
+
+def _hooked(*modules: nn.Module) -> bool:
+    """True when a forward (pre-)hook is registered on one of `modules`: the block then calls them one by one,
+    so hooks (`python -m explain`, a user's own) see each module's input and output."""
+    return any(module._forward_hooks or module._forward_pre_hooks for module in modules)
 
 
 def _option(name: str) -> CAPSOption:

@@ -55,3 +55,24 @@ def test_fast_blocks_are_the_default(make_configs) -> None:
     norms = [m for m in model.modules() if isinstance(m, RMSNorm)]
     mlps = [m for m in model.modules() if isinstance(m, MLP)]
     assert norms and mlps and all(m.fused for m in norms) and all(m.tiled for m in mlps)
+
+
+def test_forward_hooks_see_every_block_module(make_configs) -> None:
+    """A hook on a block's attention or MLP (as `python -m explain` registers) makes the block call its modules one
+    by one, so the hook sees each call; the forecast is the fast halves' one."""
+    torch.manual_seed(0)
+    model = randomise(Model(small(make_configs))).eval()
+    inputs = batch(torch.float32)
+    with torch.no_grad():
+        fast = model(*inputs)
+    seen = []
+    blocks = [m for m in model.modules() if isinstance(m, MLP)]
+    hooks = [m.register_forward_hook(lambda mod, args, out: seen.append(type(mod).__name__)) for m in blocks]
+    hooks += [layer.register_forward_hook(lambda mod, args, out: seen.append(type(mod).__name__))
+              for layer in model.modules() if type(layer).__name__ == "CAPSAttention"]
+    with torch.no_grad():
+        hooked = model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    assert sorted(seen) == sorted(["MLP"] * len(blocks) + ["CAPSAttention"] * len(blocks))
+    assert_close_to_scale(hooked, fast, 1e-6, "forecast with hooks (module by module) vs the fast halves")
