@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--device cuda: no CUDA device is visible to torch; run with --device cpu")
     if args.attention == "identity":
         caps_layer.dispatch_kernel = _value_passthrough
+        # The recomputing native path calls the kernel itself, not through dispatch_kernel: take the other path.
+        caps_layer.CAPSAttention._recomputes_on_native = lambda self, x: False
     torch.set_num_threads(args.threads)
     configure_host_malloc(args.host_malloc)
     recipe = RECIPES.recipe("CAPS", "ETTh1", args.pred_len)
