@@ -198,9 +198,11 @@ class CAPSBlock(nn.Module):
     """Pre-norm block: x ← x + Attn(RMSNorm(x)); x ← x + MLP(RMSNorm(x)). Shapes `[B, T, D]`.
 
     With `reverse` (`[B, T]`, see `time_reversal`) Attn is `bidirectional_attention`; without it, the causal layer.
-    Both fast halves step aside for modules with forward hooks. The causal attention half folds the norm into the layer's input projections (`CAPSAttention.pre_norm_residual`)
-    when the norm is fused and autocast off. The MLP half runs as one tiled function (`layers.caps.mlp_branch.residual_gelu_mlp_tiled`, same forward)
-    when the norm is fused, the MLP tiled, its dropout inactive and autocast off; else module by module."""
+    On the CPU, with fused norms, autocast off and no forward hook on the modules, each half runs as tiled
+    functions with the same forward: the causal attention half by `CAPSAttention.pre_norm_residual` (norm folded
+    into the input projections), the MLP half, with its dropout inactive and the MLP tiled, by
+    `layers.caps.mlp_branch.residual_gelu_mlp_tiled`. Otherwise module by module (the GPU: tiles would only add
+    kernel launches)."""
 
     def __init__(self, dim: int, attention: nn.Module, dropout: float) -> None:
         super().__init__()
@@ -222,13 +224,13 @@ class CAPSBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
     def _attention_half_prenormed(self, x: torch.Tensor) -> bool:
-        return (self.norm1.fused and hasattr(self.attn, "pre_norm_residual") and not _hooked(self.norm1, self.attn)
-                and not torch.is_autocast_enabled(x.device.type))
+        return (x.device.type == "cpu" and self.norm1.fused and hasattr(self.attn, "pre_norm_residual")
+                and not _hooked(self.norm1, self.attn) and not torch.is_autocast_enabled("cpu"))
 
     def _mlp_half_in_tiles(self, x: torch.Tensor) -> bool:
         dropout_on = self.training and self.mlp.dropout.p > 0
-        return (self.norm2.fused and self.mlp.tiled and not dropout_on and not _hooked(self.norm2, self.mlp)
-                and not torch.is_autocast_enabled(x.device.type))
+        return (x.device.type == "cpu" and self.norm2.fused and self.mlp.tiled and not dropout_on
+                and not _hooked(self.norm2, self.mlp) and not torch.is_autocast_enabled("cpu"))
 
 
 def _hooked(*modules: nn.Module) -> bool:

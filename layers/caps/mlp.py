@@ -70,8 +70,8 @@ def gelu_mlp_tiled(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor,
 
 
 def gelu_mlp(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor, tiled: bool = True) -> torch.Tensor:
-    """The block MLP: `gelu_mlp_tiled` when `tiled` and autocast is off for h's device, else
-    `gelu_mlp_reference` (same forward values)."""
-    if tiled and not torch.is_autocast_enabled(h.device.type):
+    """The block MLP: `gelu_mlp_tiled` when `tiled`, h on the CPU and autocast off, else `gelu_mlp_reference`
+    (same forward values; on a GPU tiles would only add kernel launches)."""
+    if tiled and h.device.type == "cpu" and not torch.is_autocast_enabled("cpu"):
         return gelu_mlp_tiled(h, w_fc, w_proj)
     return gelu_mlp_reference(h, w_fc, w_proj)
