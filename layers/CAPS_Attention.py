@@ -71,6 +71,7 @@ from layers.caps.fla import (
 )
 from layers.caps.maths import MAX_FACTORISED_SPREAD, factorised_is_safe
 from layers.caps.naive import NAIVE_BLOCK_ELEMENTS, caps_attention_naive, path_weights
+from layers.caps.native import path_mask, rope_tables
 from layers.caps.normalised import elu_feature_map, normalise_linear
 from layers.caps.official import official_features, rope_official
 from layers.caps.options import (
@@ -209,21 +210,18 @@ class CAPSAttention(nn.Module):
 
     def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x [B, T, D] -> q, k, v, p, g [B, T, H, E] (views; q, k unrotated) and clock [B, T, H]."""
-        D = x.shape[-1]
         # One matmul for the six input projections (forward and backward) instead of six passes over x.
-        weight = torch.cat([proj.weight for proj in self._projections()])  # [5 D + H, D]
-        # Zero rows pad the output width to a multiple of 8: MKL's CPU GEMM is slower on other widths
-        # (5 D + H = 164 at the recipe's D = 32, H = 4). Their outputs are dropped.
-        pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
-        *qkvpg, c, _ = F.linear(x, F.pad(weight, (0, 0, 0, pad))).split([D] * 5 + [self.n_heads, pad], dim=-1)
+        weight, widths = self._stacked_weight(x.shape[-1])
+        *qkvpg, c = F.linear(x, weight).split(list(widths), dim=-1)[:6]  # the padding's outputs dropped
         q, k, v, p, g = (x.unflatten(-1, (self.n_heads, self.head_dim)) for x in qkvpg)  # [B, T, H, E] views
         # contiguous first: torch's elementwise kernels on this narrow strided view run ~10x slower.
         clock = F.softplus(c.contiguous()) + CLOCK_EPS  # [B, T, H]
         return q, k, v, p, g, clock
 
     def _stacked_weight(self, D: int) -> tuple[torch.Tensor, tuple[int, ...]]:
-        """The six projections' weights stacked and zero-padded to a multiple of GEMM_WIDTH_MULTIPLE rows, and
-        the widths of its pieces (q, k, v, p, g, clock, padding)."""
+        """The six projections' weights stacked ([5 D + H, D]) and zero-padded to a multiple of GEMM_WIDTH_MULTIPLE
+        rows, and the widths of its pieces (q, k, v, p, g, clock, padding). MKL's CPU GEMM is slower on other output
+        widths (5 D + H = 164 at the recipe's D = 32, H = 4); the padding's outputs are dropped."""
         weight = torch.cat([proj.weight for proj in self._projections()])
         pad = -weight.shape[0] % GEMM_WIDTH_MULTIPLE
         return F.pad(weight, (0, 0, 0, pad)), (D,) * 5 + (self.n_heads,) + ((pad,) if pad else ())
@@ -255,13 +253,9 @@ class CAPSAttention(nn.Module):
     def _recomputed_attention(self, x: torch.Tensor, norm_weight: torch.Tensor, eps: float) -> torch.Tensor:
         """o [B, T, H, E] of the paper's linear paths from the block input x by `recomputed_native_attention`."""
         weight, widths = self._stacked_weight(x.shape[-1])
-        cos = sin = x.new_empty(0)
-        if self.rope != "none":
-            angle = rope_angles(x.shape[1], self.rope_freq)  # [T, E/2], float64
-            cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
-        mask = sum(1 << (path - 1) for path in self.paper_paths)
+        cos, sin = rope_tables(x.shape[1], self.rope_freq if self.rope != "none" else None, x.dtype)
         return recomputed_native_attention(x.contiguous(), norm_weight, eps, weight, widths, self.n_heads, CLOCK_EPS,
-                                           cos, sin, mask)
+                                           cos, sin, path_mask(self.paper_paths))
 
     def _recomputes_on_native(self, x: torch.Tensor) -> bool:
         """Whether `pre_norm_residual` takes the recomputing native path: the paper's linear attention with at

@@ -51,16 +51,23 @@ class _TiledGeluMLP(torch.autograd.Function):
         dw_proj = torch.zeros_like(w_proj) if ctx.needs_input_grad[2] else None  # [D, 4D]
         for start in range(0, flat.shape[0], ctx.tile_rows):
             part = slice(start, start + ctx.tile_rows)
-            h_part, dy_part = flat[part], rows_dy[part]
-            a = F.linear(h_part, w_fc)  # [rows, 4D], recomputed
-            if dw_proj is not None:
-                dw_proj.addmm_(dy_part.t(), F.gelu(a))
-            da = torch.ops.aten.gelu_backward(dy_part.mm(w_proj), a)  # [rows, 4D]
-            if dw_fc is not None:
-                dw_fc.addmm_(da.t(), h_part)
+            da = gelu_mlp_tile_backward(flat[part], rows_dy[part], w_fc, w_proj, dw_fc, dw_proj)
             if dh is not None:
                 torch.mm(da, w_fc, out=dh[part])
         return (None if dh is None else dh.view_as(h)), dw_fc, dw_proj, None
+
+
+def gelu_mlp_tile_backward(h: torch.Tensor, dy: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor,
+                           dw_fc: torch.Tensor | None, dw_proj: torch.Tensor | None) -> torch.Tensor:
+    """One tile's backward (module docstring): recomputes a = h W_fcᵀ, adds the tile's dW_proj and dW_fc into the
+    accumulators (None: not wanted) and returns da [rows, 4D] (dh = da W_fc is the caller's)."""
+    a = F.linear(h, w_fc)  # [rows, 4D], recomputed
+    if dw_proj is not None:
+        dw_proj.addmm_(dy.t(), F.gelu(a))
+    da = torch.ops.aten.gelu_backward(dy.mm(w_proj), a)  # [rows, 4D]
+    if dw_fc is not None:
+        dw_fc.addmm_(da.t(), h)
+    return da
 
 
 def gelu_mlp_tiled(h: torch.Tensor, w_fc: torch.Tensor, w_proj: torch.Tensor,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from layers.caps.mlp import gelu_mlp_tile_backward
 from layers.caps.rmsnorm import rms_norm_input_grad, rms_norm_parts, rms_norm_weight_grad
 from layers.caps.tiles import checked_tile_rows
 
@@ -60,11 +61,7 @@ class _ResidualGeluMLP(torch.autograd.Function):
             part = slice(start, start + ctx.tile_rows)
             dy_part = rows_dy[part]
             r, n, h = rms_norm_parts(flat[part], norm_weight, ctx.eps)
-            a = F.linear(h, w_fc)  # [rows, 4D]
-            dw_proj.addmm_(dy_part.t(), F.gelu(a))
-            da = torch.ops.aten.gelu_backward(dy_part.mm(w_proj), a)  # [rows, 4D]
-            dw_fc.addmm_(da.t(), h)
-            dh = da.mm(w_fc)  # [rows, D]
+            dh = gelu_mlp_tile_backward(h, dy_part, w_fc, w_proj, dw_fc, dw_proj).mm(w_fc)  # [rows, D]
             dw_norm += rms_norm_weight_grad(dh, n)
             if dx is not None:
                 torch.add(dy_part, rms_norm_input_grad(dh, norm_weight, r, n).to(x.dtype), out=dx[part])

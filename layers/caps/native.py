@@ -188,6 +188,21 @@ def _packed(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 and x.stride(-2) == x.shape[-1] else x.contiguous()
 
 
+def path_mask(paths: tuple[int, ...]) -> int:
+    """The kernel's bit mask of the selected paths: bit p - 1 for path p."""
+    return sum(1 << (path - 1) for path in set(paths))
+
+
+def rope_tables(steps: int, rope_freq: torch.Tensor | None, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The kernel's RoPE tables cos, sin [T, E/2] in `dtype` for frequencies ω [E/2] (angles t ω_j from
+    `rope.rope_angles`, differentiable in ω); empty tensors without RoPE (rope_freq None)."""
+    if rope_freq is None:
+        empty = torch.empty(0, dtype=dtype)
+        return empty, empty
+    angle = rope_angles(steps, rope_freq)  # [T, E/2], float64
+    return angle.cos().to(dtype), angle.sin().to(dtype)
+
+
 def _gates(p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor, mask: int
            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """The kernel's per-element inputs from p, g [B, T, H, E] and clock [B, T, H] (no autograd):
@@ -324,11 +339,8 @@ def caps_attention_native(
     if max(q.shape[-1], v.shape[-1]) > MAX_HEAD_DIM:
         raise ValueError(f"caps_attention_native holds head widths up to MAX_HEAD_DIM = {MAX_HEAD_DIM}, got "
                          f"E = {q.shape[-1]}, Ev = {v.shape[-1]}; use the chunked kernel")
-    cos = sin = q.new_empty(0)
-    if rope_freq is not None:
-        angle = rope_angles(q.shape[1], rope_freq)  # [T, E/2], float64
-        cos, sin = angle.cos().to(q.dtype), angle.sin().to(q.dtype)
-    mask = sum(1 << (path - 1) for path in set(paths))
+    cos, sin = rope_tables(q.shape[1], rope_freq, q.dtype)
+    mask = path_mask(paths)
     # contiguous: p and g are usually views of the stacked projection, and elementwise ops on such views run
     # 2-3x slower than a copy followed by the op. q stands in for a path that is off (never read then).
     p = p.contiguous() if 1 in paths else q
