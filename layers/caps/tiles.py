@@ -3,9 +3,8 @@
 
 A tile's wide intermediates should stay in one core's L2 cache: 1 024 rows x 4D = 128 floats is 512 KiB at the
 recipe's D = 32, and 1 024 was the fastest of 256 / 1 024 / 4 096 rows on this project's CPU with one thread.
-With several intra-op threads every thread needs such a tile: torch splits an op over its threads (each split
-a fork and a join) and a tile sized for one thread leaves each thread a sliver, so one thread's tiles made
-the 2-thread step slower than the untiled one (benchmarks/README.md, "CAPS against PatchTST").
+With several intra-op threads every thread should get such a tile: torch splits each op over its threads (each
+split a fork and a join), and a tile sized for one thread would leave each thread a sliver per split.
 """
 
 from __future__ import annotations
