@@ -30,6 +30,7 @@ from compare.grid.tasks import TaskSpec
 from exp.naive_forecast import NAIVE_METHODS
 from exp.result_record import RESULTS_JSONL
 from utils.record_paths import relative_text
+from utils.tools import atomic_write_text
 
 __all__ = [
     "CONFIG_FILE",
@@ -319,6 +320,6 @@ def copy_records(runs_dir: Path, out: Path) -> list[Path]:
     copies = []
     for name in (RESULTS_JSONL, MANIFEST_FILE):
         if (runs_dir / name).is_file() and (runs_dir / name).resolve() != (out / name).resolve():
-            (out / name).write_text(relative_text((runs_dir / name).read_text()))
+            atomic_write_text(out / name, relative_text((runs_dir / name).read_text()))
             copies.append(out / name)
     return copies

@@ -9,7 +9,9 @@ wall-time slot therefore restarts from scratch on a machine without the old `run
 `--resume` continues at the saved batch. `last.pth` carries the best weights so far, so run.py writes the
 missing `checkpoint.pth` again from it (a copy made before that, without them, is refused up front when
 its run has a best epoch). A finished run's copy is deleted (by an invocation with the
-flag). For folders carried whole between machines, `python -m compare pack` does the same for every run.
+flag); with the flag the runner also rewrites the committed record copies (`<out>/results.jsonl`,
+`<out>/compare_runs.jsonl`) after every run, so the finished record is committed with the same folder even
+under --no-report. For folders carried whole between machines, `python -m compare pack` does the same for every run.
 
     <out>/resume/<setting>/last.pth   (the run's `runs/<checkpoints>/<setting>/last.pth`)
 """

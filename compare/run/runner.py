@@ -235,7 +235,8 @@ def _add_schedule_flags(p: argparse.ArgumentParser) -> None:
                    help="with --time_budget: start no run when less than this remains before the stop time")
     p.add_argument("--resume_copies", "--resume-copies", type=float, default=0.0, metavar="MIB",
                    help="copy a stopped run's last.pth (if at most MIB MiB) to OUT/resume/ so that committing OUT keeps "
-                        "its resume point; delete the copy when the run finishes (default 0: no copies)")
+                        "its resume point; delete the copy when the run finishes, and keep OUT/results.jsonl and "
+                        "OUT/compare_runs.jsonl in step with runs/ after every run (default 0: no copies)")
     p.add_argument("--max-crashes", type=int, default=2,
                    help="do not start again a run that crashed this many times (see --retry-failed)")
     p.add_argument("--retry-failed", action="store_true", help="start runs again whatever their crash count")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compare.grid.plan import PlannedRun
-from compare.grid.records import finished_settings
+from compare.grid.records import copy_records, finished_settings
 from compare.grid.run_state import append_manifest, has_last, last_files, result_line, saved_progress
 from compare.run.eta import RunTimes
 from compare.run.local_process import INTERRUPTED_CODES, RunOutcome, RunStopper
@@ -117,6 +117,11 @@ class Grid:
         elif status == "ok" and self.options.resume_copies:
             drop_resume_copies(self.options.out, run.settings)
         append_manifest(self.runs_dir, entry)
+        if self.options.resume_copies:
+            # runs/ is git-ignored: the committed copies of its records follow every ended attempt, so a finished
+            # run whose resume copy was just dropped is never known only to runs/.
+            with self._lock:
+                copy_records(self.runs_dir, self.options.out)
         if self.times is not None:
             self.times.ended(run, seconds if status == "ok" else None)
         with self._lock:

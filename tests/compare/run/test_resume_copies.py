@@ -16,6 +16,7 @@ from compare.run.resume_copies import (
     restore_resume_copies,
 )
 from tests.compare.run.test_time_budget import CueClock, argv_for, data, invoke, manifest, results  # noqa: F401
+from utils.record_paths import relative_text
 
 
 @pytest.fixture(autouse=True)
@@ -42,8 +43,8 @@ def test_a_committed_resume_copy_resumes_the_run_in_a_fresh_clone(data, tmp_path
     saved = first / "runs" / "checkpoints" / setting / "last.pth"
     copy = first / RESUME_DIR / setting / "last.pth"
     assert copy.read_bytes() == saved.read_bytes()
-    # The report's committed copies of the records, as `python -m compare.report` writes them.
-    (first / "compare_runs.jsonl").write_text((first / "runs" / "compare_runs.jsonl").read_text())
+    # --no-report, yet the committed copies of the records follow runs/.
+    assert (first / "compare_runs.jsonl").read_text() == relative_text((first / "runs" / "compare_runs.jsonl").read_text())
 
     second = tmp_path / "clone" / "zoo"
     committed_part(first, second)
@@ -53,8 +54,14 @@ def test_a_committed_resume_copy_resumes_the_run_in_a_fresh_clone(data, tmp_path
     assert [e["status"] for e in manifest(second)] == ["interrupted", "ok"] and manifest(second)[1]["resumed"]
     ours, theirs = results(second)[setting], results(reference)[setting]
     assert (ours["mse"], ours["mae"], ours["epochs_run"]) == (theirs["mse"], theirs["mae"], theirs["epochs_run"])
-    # Finished: the copy is gone, so the next commit drops it.
+    # Finished: the copy is gone, so the next commit drops it, and the record it leaves is in the committed copy:
+    # a fresh clone of this commit knows the run finished and does not run it again.
     assert not (second / RESUME_DIR).exists()
+    third = tmp_path / "clone2" / "zoo"
+    committed_part(second, third)
+    code, log = invoke(argv_for(data, third, "--resume_copies", "16"))
+    assert code == 0 and "1 already finished, 0 to run" in log, log
+    assert results(third)[setting]["mse"] == ours["mse"]
 
 
 def test_without_the_flag_no_copy_is_written(data, tmp_path):  # noqa: F811
