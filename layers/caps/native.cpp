@@ -1,10 +1,12 @@
 // Linear CAPS attention as one recurrence per sequence and head on the CPU (layers/caps/README.md).
 //
-// Inputs per step t (heads packed, [B, T, H, X] with any batch/time strides): q, k [E], v [Ev],
-// w = exp(pt - m) and r = exp(m_{t-1} - m_t) [E] (path 1, m = cummax of pt = p + log clock, a
-// constant: the output does not depend on it), d2m1 = d2 - 1 = expm1(-softplus(g) clock) [E] (path 2:
-// its decay d2 = 1 + d2m1 keeps float32's relative precision in 1 - d2, which for weak gates is far
-// below float32's resolution next to 1), clock c.
+// Inputs per step t (heads packed, [B, T, H, X] with any batch/time strides): q, k, p, g [E], v [Ev],
+// clock c. The gates are computed here, a segment at a time, in the input's precision (as torch computes them):
+//     path 1: pt = p + log c,  m_t = max(m_{t-1}, pt) (running max, per feature; a constant: the output
+//             does not depend on it),  w = exp(pt - m_t),  r = exp(m_{t-1} - m_t) (in double, r_0 = 1)
+//     path 2: sp = softplus(g) (g above 20: g),  d2m1 = d2 - 1 = expm1(-sp c) (its decay d2 = 1 + d2m1 keeps
+//             float32's relative precision in 1 - d2, which for weak gates is far below float32's
+//             resolution next to 1)
 // Features f = (path, e), F = n_paths E, concatenated in path order 1, 2, 3:
 //     path 1: z_t = r_t z_{t-1} + w_t,   qt = q / z_t,   kt = k w_t,   decay r_t
 //     path 2:                           qt = q,         kt = k,       decay d2_t
@@ -13,16 +15,21 @@
 // Backward, with R_t = dL/dS_t = qt_t do_t^T + diag(decay_{t+1}) R_{t+1}:
 //     dqt = S_t do_t, dkt = R_t v_t, dv_t = R_t^T kt_t, d decay_t = rowsum(R_t * S_{t-1}),
 // then through qt, kt: the normalisers z and C get reverse scans Gz_t = dz_t + r_{t+1} Gz_{t+1} and
-// GC_t = dC_t + GC_{t+1}; gradients are returned for q, k, v, w, d2m1 and c (r carries none).
+// GC_t = dC_t + GC_{t+1}; and through the gates (m held constant, r carries no gradient):
+//     dw = Gz + dkt k,  dp = dw w,  dc += sum_e dp / c                                   (path 1)
+//     da = d d2m1 (1 + d2m1),  dg = -c da softplus'(g),  dc -= sum_e da sp                (path 2)
+// with softplus'(g) = e / (1 + e), e = exp(g) (1 above 20). Gradients are returned for q, k, v, p, g and c.
 //
 // The states and every sum are kept in double whatever the input type, so a float32 call is the
-// float64 recurrence rounded once per output. States are stored as [J, Ev] vectors of four features
-// (F padded to J = ceil(F / 4) groups; zero features contribute nothing): every per-feature quantity
-// is a short array of 4-double vectors, the loops run over groups outside and values inside (the
+// float64 recurrence on float32 gates, rounded once per output. States are stored as [J, Ev] vectors of
+// four features (F padded to J = ceil(F / 4) groups; zero features contribute nothing): every per-feature
+// quantity is a short array of 4-double vectors, the loops run over groups outside and values inside (the
 // group's factors stay in registers), and only the Ev outputs need horizontal sums. Forward stores the
-// states entering every segment of `segment` steps; backward recomputes each segment from them
-// (exactly the forward's values) and runs the reverse recurrence. (b, h) rows are independent and
-// split across ATen's threads.
+// states, scans and running max entering every segment of `segment` steps; backward recomputes each
+// segment from them (exactly the forward's values, gates included) and runs the reverse recurrence.
+// (b, h) rows are independent and split across ATen's threads. The gates' exp, expm1 and log1p are
+// SLEEF's vectorised functions (those ATen's own CPU kernels call, 1-ULP accuracy) where AVX2 is
+// compiled in, the C library's elsewhere.
 //
 // RoPE inside the kernel (optional): with tables cos, sin [T, E/2] the kernel reads q and k unrotated
 // and rotates pair (2j, 2j+1) of step t by the angle whose cosine and sine are cos[t, j], sin[t, j]
@@ -42,6 +49,11 @@
 #include <cmath>
 #include <type_traits>
 #include <vector>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#include <sleef.h>
+#endif
 
 namespace {
 
@@ -70,10 +82,103 @@ Rows<T> rows_of(const torch::Tensor& x) {
   return Rows<T>{x.data_ptr<std::remove_const_t<T>>(), x.stride(0), x.stride(1), x.size(3)};
 }
 
+// The gates' elementwise functions.
+enum class Fn { kExp, kExpm1, kLog1p, kLog };
+
+#if defined(__AVX512F__)
+// One register of SLEEF lanes: 16 floats or 8 doubles (AVX-512), else 8 floats or 4 doubles (AVX2).
+template <typename scalar_t>
+struct Lanes;
+
+template <>
+struct Lanes<float> {
+  static constexpr int64_t kWidth = 16;
+  template <Fn fn>
+  static void call(float* x) {
+    const __m512 v = _mm512_loadu_ps(x);
+    _mm512_storeu_ps(x, fn == Fn::kExp     ? Sleef_expf16_u10(v)
+                        : fn == Fn::kExpm1 ? Sleef_expm1f16_u10(v)
+                        : fn == Fn::kLog1p ? Sleef_log1pf16_u10(v)
+                                           : Sleef_logf16_u10(v));
+  }
+};
+
+template <>
+struct Lanes<double> {
+  static constexpr int64_t kWidth = 8;
+  template <Fn fn>
+  static void call(double* x) {
+    const __m512d v = _mm512_loadu_pd(x);
+    _mm512_storeu_pd(x, fn == Fn::kExp     ? Sleef_expd8_u10(v)
+                        : fn == Fn::kExpm1 ? Sleef_expm1d8_u10(v)
+                        : fn == Fn::kLog1p ? Sleef_log1pd8_u10(v)
+                                           : Sleef_logd8_u10(v));
+  }
+};
+#elif defined(__AVX2__)
+template <typename scalar_t>
+struct Lanes;
+
+template <>
+struct Lanes<float> {
+  static constexpr int64_t kWidth = 8;
+  template <Fn fn>
+  static void call(float* x) {
+    const __m256 v = _mm256_loadu_ps(x);
+    _mm256_storeu_ps(x, fn == Fn::kExp     ? Sleef_expf8_u10(v)
+                        : fn == Fn::kExpm1 ? Sleef_expm1f8_u10(v)
+                        : fn == Fn::kLog1p ? Sleef_log1pf8_u10(v)
+                                           : Sleef_logf8_u10(v));
+  }
+};
+
+template <>
+struct Lanes<double> {
+  static constexpr int64_t kWidth = 4;
+  template <Fn fn>
+  static void call(double* x) {
+    const __m256d v = _mm256_loadu_pd(x);
+    _mm256_storeu_pd(x, fn == Fn::kExp     ? Sleef_expd4_u10(v)
+                        : fn == Fn::kExpm1 ? Sleef_expm1d4_u10(v)
+                        : fn == Fn::kLog1p ? Sleef_log1pd4_u10(v)
+                                           : Sleef_logd4_u10(v));
+  }
+};
+#else
+template <Fn fn, typename scalar_t>
+inline scalar_t call_scalar(scalar_t x) {
+  return fn == Fn::kExp ? std::exp(x) : fn == Fn::kExpm1 ? std::expm1(x) : fn == Fn::kLog1p ? std::log1p(x) : std::log(x);
+}
+#endif
+
+// x[i] <- fn(x[i]) for i < n, in x's precision: SLEEF's vectorised function a register at a time (the tail
+// padded with ones) where AVX2 or AVX-512 is compiled in, the C library's elsewhere.
+template <Fn fn, typename scalar_t>
+inline void apply_inplace(scalar_t* x, int64_t n) {
+#if defined(__AVX2__) || defined(__AVX512F__)
+  constexpr int64_t L = Lanes<scalar_t>::kWidth;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    Lanes<scalar_t>::template call<fn>(x + i);
+  }
+  if (i < n) {
+    scalar_t tail[L];
+    std::fill(tail, tail + L, scalar_t(1));  // a value every function takes
+    std::copy(x + i, x + n, tail);
+    Lanes<scalar_t>::template call<fn>(tail);
+    std::copy(tail, tail + (n - i), x + i);
+  }
+#else
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = call_scalar<fn>(x[i]);
+  }
+#endif
+}
+
 // Inputs of one call; path p is on when paths & (1 << (p - 1)). J groups of 4 features (F padded).
 template <typename scalar_t>
 struct Inputs {
-  Rows<const scalar_t> q, k, v, w, r, d2m1;
+  Rows<const scalar_t> q, k, v, p, g;
   const scalar_t* clock;  // [B, T, H] contiguous
   const scalar_t* cos;    // [T, E / 2] contiguous, or nullptr: no rotation
   const scalar_t* sin;
@@ -128,31 +233,118 @@ inline void unrotate(const Inputs<scalar_t>& in, const scalar_t* x, int64_t t, d
   }
 }
 
+// The gates of a block of up to `cap` steps as doubles, one [cap, E] array per quantity: path 1's w, r;
+// path 2's d2m1, sp = softplus(g) and its derivative sig (sp and sig are read by backward only), plus two
+// [cap, E] scratch arrays of the input type.
+template <typename scalar_t>
+struct GateBlock {
+  static constexpr int64_t kRows = 5;
+  int64_t cap, E;
+  std::vector<double> values;
+  std::vector<scalar_t> scratch;
+  GateBlock(int64_t cap, int64_t E) : cap(cap), E(E), values(kRows * cap * E), scratch(2 * cap * E) {}
+  double* row(int64_t quantity) { return values.data() + quantity * cap * E; }
+};
+
+// The gates of step i of a block: pointers to its E values of each quantity.
+struct Gates {
+  const double *w, *r, *d2m1, *sp, *sig;
+  template <typename scalar_t>
+  Gates(GateBlock<scalar_t>& block, int64_t i)
+      : w(block.row(0) + i * block.E),
+        r(block.row(1) + i * block.E),
+        d2m1(block.row(2) + i * block.E),
+        sp(block.row(3) + i * block.E),
+        sig(block.row(4) + i * block.E) {}
+};
+
+// The gates of steps start..stop-1 of row (b, h) (module comment) into `out` (step t at t - start), computed
+// in the input's precision as torch computes them elementwise (r in double), a whole block per vectorised
+// call; m [E] holds path 1's running max up to step start - 1 and is advanced to step stop - 1 (read only
+// when start > 0).
+template <typename scalar_t, int64_t W>
+void compute_gates(const Inputs<scalar_t>& in, int64_t b, int64_t h, int64_t start, int64_t stop, scalar_t* m,
+                   GateBlock<scalar_t>& out) {
+  const int64_t E = value_width<W>(in.E), n = (stop - start) * E;
+  scalar_t* x = out.scratch.data();
+  scalar_t* y = x + out.cap * E;
+  for (int64_t t = start; t < stop; ++t) {  // y[i] = log c_t, then -c_t
+    y[t - start] = in.clock[(b * in.T + t) * in.H + h];
+  }
+  if (in.on(1)) {
+    apply_inplace<Fn::kLog>(y, stop - start);
+    double* r = out.row(1);
+    for (int64_t t = start; t < stop; ++t) {
+      const scalar_t* p = in.p.at(b, t, h);
+      const int64_t i = (t - start) * E;
+      for (int64_t e = 0; e < E; ++e) {
+        const scalar_t pt = p[e] + y[t - start];
+        const scalar_t prev = t == 0 ? pt : m[e];
+        m[e] = std::max(prev, pt);
+        r[i + e] = m[e] == prev ? 1.0 : std::exp(static_cast<double>(prev) - static_cast<double>(m[e]));
+        x[i + e] = pt - m[e];
+      }
+    }
+    apply_inplace<Fn::kExp>(x, n);
+    std::copy(x, x + n, out.row(0));
+    for (int64_t t = start; t < stop; ++t) {
+      y[t - start] = -in.clock[(b * in.T + t) * in.H + h];
+    }
+  } else {
+    for (int64_t t = start; t < stop; ++t) {
+      y[t - start] = -y[t - start];
+    }
+  }
+  if (in.on(2)) {
+    double* sig = out.row(4);
+    double* sp = out.row(3);
+    for (int64_t t = start; t < stop; ++t) {
+      std::copy(in.g.at(b, t, h), in.g.at(b, t, h) + E, x + (t - start) * E);
+    }
+    apply_inplace<Fn::kExp>(x, n);  // exp(g)
+    for (int64_t i = 0; i < n; ++i) {
+      sig[i] = static_cast<double>(x[i]) / (1.0 + static_cast<double>(x[i]));
+    }
+    apply_inplace<Fn::kLog1p>(x, n);  // softplus below torch's threshold 20
+    for (int64_t t = start; t < stop; ++t) {
+      const scalar_t* g = in.g.at(b, t, h);
+      const int64_t i = (t - start) * E;
+      for (int64_t e = 0; e < E; ++e) {
+        if (g[e] > scalar_t(20)) {
+          x[i + e] = g[e];
+          sig[i + e] = 1.0;
+        }
+        sp[i + e] = static_cast<double>(x[i + e]);
+        x[i + e] = x[i + e] * y[t - start];  // -softplus(g) c
+      }
+    }
+    apply_inplace<Fn::kExpm1>(x, n);
+    std::copy(x, x + n, out.row(2));
+  }
+}
+
 // The features of step t of row (b, h) as J vectors each: qt, kt, decay (padding zero), given the
-// (rotated) q, k [E] and the reciprocals of the scans 1 / z_t [E] and 1 / C_t.
+// (rotated) q, k [E], the step's gates and the reciprocals of the scans 1 / z_t [E] and 1 / C_t.
 template <typename scalar_t, int64_t W>
 inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, const double* q, const double* k,
-                     const double* inv_z, double inv_C, vec4* Q, vec4* K, vec4* D) {
+                     const Gates& gate, const double* inv_z, double inv_C, vec4* Q, vec4* K, vec4* D) {
   const int64_t E = value_width<W>(in.E);
   double* qt = reinterpret_cast<double*>(Q);
   double* kt = reinterpret_cast<double*>(K);
   double* decay = reinterpret_cast<double*>(D);
   int64_t f = 0;
   if (in.on(1)) {
-    const scalar_t* w = in.w.at(b, t, h);
-    const scalar_t* r = in.r.at(b, t, h);
     for (int64_t e = 0; e < E; ++e, ++f) {
       qt[f] = q[e] * inv_z[e];
-      kt[f] = k[e] * static_cast<double>(w[e]);
-      decay[f] = static_cast<double>(r[e]);
+      kt[f] = k[e] * gate.w[e];
+      decay[f] = gate.r[e];
     }
   }
   if (in.on(2)) {
-    const scalar_t* d2m1 = in.d2m1.at(b, t, h);
     for (int64_t e = 0; e < E; ++e, ++f) {
       qt[f] = q[e];
       kt[f] = k[e];
-      decay[f] = 1.0 + static_cast<double>(d2m1[e]);
+      decay[f] = 1.0 + gate.d2m1[e];
     }
   }
   if (in.on(3)) {
@@ -170,13 +362,12 @@ inline void features(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h
 
 // Advances the scans to step t: z_t = r_t z_{t-1} + w_t (path 1), C_t = C_{t-1} + c_t (path 3).
 template <typename scalar_t, int64_t W>
-inline void advance_scans(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, double* z, double& C) {
+inline void advance_scans(const Inputs<scalar_t>& in, int64_t b, int64_t t, int64_t h, const Gates& gate,
+                          double* z, double& C) {
   const int64_t E = value_width<W>(in.E);
   if (in.on(1)) {
-    const scalar_t* w = in.w.at(b, t, h);
-    const scalar_t* r = in.r.at(b, t, h);
     for (int64_t e = 0; e < E; ++e) {
-      z[e] = static_cast<double>(r[e]) * z[e] + static_cast<double>(w[e]);
+      z[e] = gate.r[e] * z[e] + gate.w[e];
     }
   }
   if (in.on(3)) {
@@ -189,6 +380,11 @@ inline void reciprocals(const double* z, double C, int64_t E, double* inv_z, dou
     inv_z[e] = 1.0 / z[e];
   }
   inv_C = 1.0 / C;
+}
+
+// Doubles per checkpoint of the scans: z [E], C, path 1's running max m [E].
+inline int64_t scan_size(int64_t E) {
+  return 2 * E + 1;
 }
 
 template <typename scalar_t>
@@ -205,20 +401,25 @@ void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out
   std::vector<vec4> state(size, vec4{0.0, 0.0, 0.0, 0.0});
   vec4* __restrict__ S = state.data();
   double z[kMaxHeadDim] = {0.0}, inv_z[kMaxHeadDim], C = 0.0, inv_C = 0.0, qr[kMaxHeadDim], kr[kMaxHeadDim];
+  scalar_t m[kMaxHeadDim] = {};
+  GateBlock<scalar_t> block(std::min(in.segment, in.T), E);
   vec4 Q[kMaxGroups], K[kMaxGroups], D[kMaxGroups], acc[W > 0 ? W : kMaxHeadDim];
   double vt[W > 0 ? W : kMaxHeadDim];
   for (int64_t t = 0; t < in.T; ++t) {
     if (t % in.segment == 0) {
-      const int64_t s = t / in.segment;
-      std::copy(S, S + size, ckpt_state + s * size);
-      std::copy(z, z + E, ckpt_scan + s * (E + 1));
-      ckpt_scan[s * (E + 1) + E] = C;
+      double* scan = ckpt_scan + (t / in.segment) * scan_size(E);
+      std::copy(S, S + size, ckpt_state + (t / in.segment) * size);
+      std::copy(z, z + E, scan);
+      scan[E] = C;
+      std::copy(m, m + E, scan + E + 1);
+      compute_gates<scalar_t, W>(in, b, h, t, std::min(in.T, t + in.segment), m, block);
     }
-    advance_scans<scalar_t, W>(in, b, t, h, z, C);
+    const Gates gate(block, t % in.segment);
+    advance_scans<scalar_t, W>(in, b, t, h, gate, z, C);
     reciprocals(z, C, E, inv_z, inv_C);
     load_rotated<scalar_t, W>(in, in.q.at(b, t, h), t, qr);
     load_rotated<scalar_t, W>(in, in.k.at(b, t, h), t, kr);
-    features<scalar_t, W>(in, b, t, h, qr, kr, inv_z, inv_C, Q, K, D);
+    features<scalar_t, W>(in, b, t, h, qr, kr, gate, inv_z, inv_C, Q, K, D);
     load_values(in.v.at(b, t, h), Ev, vt);
     for (int64_t e = 0; e < Ev; ++e) {
       acc[e] = vec4{0.0, 0.0, 0.0, 0.0};
@@ -238,10 +439,10 @@ void forward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, scalar_t* out
   }
 }
 
-// Gradient outputs, contiguous: dq, dk, dw, dd2m1 [B, T, H, E], dv [B, T, H, Ev], dc [B, T, H].
+// Gradient outputs, contiguous: dq, dk, dp, dg [B, T, H, E], dv [B, T, H, Ev], dc [B, T, H].
 template <typename scalar_t>
 struct Grads {
-  scalar_t *dq, *dk, *dv, *dw, *dd2m1, *dc;
+  scalar_t *dq, *dk, *dv, *dp, *dg, *dc;
 };
 
 template <typename scalar_t, int64_t W>
@@ -249,10 +450,13 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
                   const double* ckpt_scan, const Grads<scalar_t>& g, double* dtrig) {
   const int64_t Ev = value_width<W>(in.Ev), J = in.J, E = value_width<W>(in.E), size = Ev * J, segment = in.segment;
   // Per step i of the current segment (t = start + i - 1): states[i] = S_t (states[0] = S_{start-1},
-  // the checkpoint), feats[i] = (Q, K, D), scans[i] = (1 / z_t, 1 / C_t) and qks[i] = (q, k) rotated.
+  // the checkpoint), feats[i] = (Q, K, D), scans[i] = (1 / z_t, 1 / C_t), qks[i] = (q, k) rotated and
+  // gates[i] the step's gates.
   std::vector<vec4> states((segment + 1) * size), feats((segment + 1) * 3 * J);
   std::vector<vec4> grad_state(size, vec4{0.0, 0.0, 0.0, 0.0});
   std::vector<double> scans((segment + 1) * (E + 1)), qks((segment + 1) * 2 * E);
+  GateBlock<scalar_t> block(std::min(segment, in.T), E);
+  scalar_t m[kMaxHeadDim];
   vec4* __restrict__ R = grad_state.data();
   vec4 D_next[kMaxGroups], dQ[kMaxGroups], dK[kMaxGroups], dD[kMaxGroups];
   std::fill(D_next, D_next + J, vec4{0.0, 0.0, 0.0, 0.0});
@@ -261,19 +465,25 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
   double vt[W > 0 ? W : kMaxHeadDim], dt[W > 0 ? W : kMaxHeadDim];
   for (int64_t seg = in.segments() - 1; seg >= 0; --seg) {
     const int64_t start = seg * segment, stop = std::min(in.T, start + segment);
+    const double* scan = ckpt_scan + seg * scan_size(E);
     std::copy(ckpt_state + seg * size, ckpt_state + (seg + 1) * size, states.begin());
-    std::copy(ckpt_scan + seg * (E + 1), ckpt_scan + seg * (E + 1) + E, z);
-    C = ckpt_scan[seg * (E + 1) + E];
+    std::copy(scan, scan + E, z);
+    C = scan[E];
+    for (int64_t e = 0; e < E; ++e) {
+      m[e] = static_cast<scalar_t>(scan[E + 1 + e]);  // stored exactly
+    }
+    compute_gates<scalar_t, W>(in, b, h, start, stop, m, block);
     for (int64_t t = start; t < stop; ++t) {
       const int64_t i = t - start + 1;
       double* inv = scans.data() + i * (E + 1);
       vec4* Q = feats.data() + i * 3 * J;
       double* q = qks.data() + i * 2 * E;
-      advance_scans<scalar_t, W>(in, b, t, h, z, C);
+      const Gates gate(block, t - start);
+      advance_scans<scalar_t, W>(in, b, t, h, gate, z, C);
       reciprocals(z, C, E, inv, inv[E]);
       load_rotated<scalar_t, W>(in, in.q.at(b, t, h), t, q);
       load_rotated<scalar_t, W>(in, in.k.at(b, t, h), t, q + E);
-      features<scalar_t, W>(in, b, t, h, q, q + E, inv, inv[E], Q, Q + J, Q + 2 * J);
+      features<scalar_t, W>(in, b, t, h, q, q + E, gate, inv, inv[E], Q, Q + J, Q + 2 * J);
       load_values(in.v.at(b, t, h), Ev, vt);
       const vec4* __restrict__ prev = states.data() + (i - 1) * size;
       vec4* __restrict__ next = states.data() + i * size;
@@ -326,31 +536,39 @@ void backward_row(const Inputs<scalar_t>& in, int64_t b, int64_t h, const scalar
       const double* r_next = reinterpret_cast<const double*>(D_next);
       const double* q = qks.data() + i * 2 * E;  // rotated in the recomputation above
       const double* k = q + E;
+      const Gates gate(block, t - start);
+      const double c = in.c(b, t, h);
       std::fill(dq, dq + E, 0.0);
       std::fill(dk, dk + E, 0.0);
       int64_t f = 0;
+      double dc = 0.0;
       if (in.on(1)) {
-        const scalar_t* w = in.w.at(b, t, h);
+        double dp_sum = 0.0;
         for (int64_t e = 0; e < E; ++e, ++f) {
-          // qt = q / z, kt = k w; z_t = r_t z_{t-1} + w_t, so Gz_t = dz_t + r_{t+1} Gz_{t+1}, dw_t += Gz_t.
+          // qt = q / z, kt = k w; z_t = r_t z_{t-1} + w_t, so Gz_t = dz_t + r_{t+1} Gz_{t+1}, dw_t += Gz_t;
+          // w = exp(p + log c - m): dp = dw w, dc += dp / c.
           const double qe = q[e], ke = k[e];
           Gz[e] = -dqt[f] * qe * inv_z[e] * inv_z[e] + r_next[f] * Gz[e];
           dq[e] += dqt[f] * inv_z[e];
-          dk[e] += dkt[f] * static_cast<double>(w[e]);
-          g.dw[row * E + e] = static_cast<scalar_t>(Gz[e] + dkt[f] * ke);
+          dk[e] += dkt[f] * gate.w[e];
+          const double dp = (Gz[e] + dkt[f] * ke) * gate.w[e];
+          g.dp[row * E + e] = static_cast<scalar_t>(dp);
+          dp_sum += dp;
         }
+        dc += dp_sum / c;  // sum_e dp / c with one division
       }
       if (in.on(2)) {
         for (int64_t e = 0; e < E; ++e, ++f) {
+          // d2m1 = expm1(a), a = -sp c: da = d d2m1 (1 + d2m1); dg = -c da sp', dc -= da sp.
           dq[e] += dqt[f];
           dk[e] += dkt[f];
-          g.dd2m1[row * E + e] = static_cast<scalar_t>(dd[f]);
+          const double da = dd[f] * (1.0 + gate.d2m1[e]);
+          g.dg[row * E + e] = static_cast<scalar_t>(-c * da * gate.sig[e]);
+          dc -= da * gate.sp[e];
         }
       }
-      double dc = 0.0;
       if (in.on(3)) {
         // qt = q / C, kt = k c; C_t = C_{t-1} + c_t, so GC_t = dC_t + GC_{t+1} and dc_t += GC_t.
-        const double c = in.c(b, t, h);
         double dC = 0.0;
         for (int64_t e = 0; e < E; ++e, ++f) {
           const double qe = q[e], ke = k[e];
@@ -398,9 +616,8 @@ void check_rows(const torch::Tensor& x, const torch::Tensor& q, int64_t width, c
 
 template <typename scalar_t>
 Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                             const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
-                             const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
-                             int64_t paths, int64_t segment) {
+                             const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& clock,
+                             const torch::Tensor& cos, const torch::Tensor& sin, int64_t paths, int64_t segment) {
   TORCH_CHECK(q.dim() == 4 && v.dim() == 4, "caps_cpu_kernel: q and v must be [B, T, H, *]");
   const int64_t E = q.size(3), Ev = v.size(3);
   TORCH_CHECK(paths >= 1 && paths <= 7, "caps_cpu_kernel: paths must be a non-empty bit mask of paths 1-3");
@@ -410,9 +627,8 @@ Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, con
   check_rows(q, q, E, "q");
   check_rows(k, q, E, "k");
   check_rows(v, q, Ev, "v");
-  check_rows(w, q, E, "w");
-  check_rows(r, q, E, "r");
-  check_rows(d2m1, q, E, "d2m1");
+  check_rows(p, q, E, "p");
+  check_rows(g, q, E, "g");
   TORCH_CHECK(clock.scalar_type() == q.scalar_type() && clock.is_contiguous() &&
                   clock.sizes() == torch::IntArrayRef({q.size(0), q.size(1), q.size(2)}),
               "caps_cpu_kernel: clock must be a contiguous [B, T, H] tensor of q's dtype");
@@ -427,26 +643,24 @@ Inputs<scalar_t> make_inputs(const torch::Tensor& q, const torch::Tensor& k, con
   }
   const int64_t F = ((paths & 1) + ((paths >> 1) & 1) + ((paths >> 2) & 1)) * E;
   return Inputs<scalar_t>{rows_of<const scalar_t>(q), rows_of<const scalar_t>(k), rows_of<const scalar_t>(v),
-                          rows_of<const scalar_t>(w), rows_of<const scalar_t>(r), rows_of<const scalar_t>(d2m1),
-                          clock.data_ptr<scalar_t>(), rotate ? cos.data_ptr<scalar_t>() : nullptr,
+                          rows_of<const scalar_t>(p), rows_of<const scalar_t>(g), clock.data_ptr<scalar_t>(), rotate ? cos.data_ptr<scalar_t>() : nullptr,
                           rotate ? sin.data_ptr<scalar_t>() : nullptr, q.size(0), q.size(1), q.size(2), E, Ev, F,
                           (F + 3) / 4, paths, segment};
 }
 
 // Returns (out [B, T, H, Ev], state checkpoints [B, H, segments, J, Ev, 4] and scan checkpoints
-// [B, H, segments, E + 1], both float64). w, r are read only with path 1, d2m1 only with path 2;
+// [B, H, segments, 2 E + 1], both float64). p is read only with path 1, g only with path 2;
 // empty cos, sin: no rotation.
 std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                   const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
-                                   const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
-                                   int64_t paths, int64_t segment) {
+                                   const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& clock,
+                                   const torch::Tensor& cos, const torch::Tensor& sin, int64_t paths, int64_t segment) {
   std::vector<torch::Tensor> result;
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_forward", [&] {
-    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, cos, sin, paths, segment);
+    const auto in = make_inputs<scalar_t>(q, k, v, p, g, clock, cos, sin, paths, segment);
     auto out = torch::empty({in.B, in.T, in.H, in.Ev}, q.options());
     auto f64 = q.options().dtype(torch::kFloat64);
     auto ckpt_state = torch::empty({in.B, in.H, in.segments(), in.J, in.Ev, 4}, f64);
-    auto ckpt_scan = torch::empty({in.B, in.H, in.segments(), in.E + 1}, f64);
+    auto ckpt_scan = torch::empty({in.B, in.H, in.segments(), scan_size(in.E)}, f64);
     auto* states = reinterpret_cast<vec4*>(ckpt_state.data_ptr<double>());
     double* scans = ckpt_scan.data_ptr<double>();
     dispatch_width(in.E, in.Ev, [&](auto width) {
@@ -454,7 +668,7 @@ std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& 
         for (int64_t n = begin; n < end; ++n) {
           forward_row<scalar_t, decltype(width)::value>(in, n / in.H, n % in.H, out.data_ptr<scalar_t>(),
                                                       states + n * in.segments() * in.Ev * in.J,
-                                                      scans + n * in.segments() * (in.E + 1));
+                                                      scans + n * in.segments() * scan_size(in.E));
         }
       });
     });
@@ -463,30 +677,30 @@ std::vector<torch::Tensor> forward(const torch::Tensor& q, const torch::Tensor& 
   return result;
 }
 
-// Returns (dq, dk, dv, dw, dd2m1, dclock, dtrig); dw is zero without path 1, dd2m1 without path 2;
+// Returns (dq, dk, dv, dp, dg, dclock, dtrig); dp is zero without path 1, dg without path 2;
 // dtrig [2, T, E / 2] float64 is the gradient of the tables (cos, sin), empty without rotation.
 std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                    const torch::Tensor& w, const torch::Tensor& r, const torch::Tensor& d2m1,
-                                    const torch::Tensor& clock, const torch::Tensor& cos, const torch::Tensor& sin,
-                                    int64_t paths, int64_t segment, const torch::Tensor& ckpt_state,
-                                    const torch::Tensor& ckpt_scan, const torch::Tensor& dout) {
+                                    const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& clock,
+                                    const torch::Tensor& cos, const torch::Tensor& sin, int64_t paths, int64_t segment,
+                                    const torch::Tensor& ckpt_state, const torch::Tensor& ckpt_scan,
+                                    const torch::Tensor& dout) {
   std::vector<torch::Tensor> result;
   AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "caps_cpu_backward", [&] {
-    const auto in = make_inputs<scalar_t>(q, k, v, w, r, d2m1, clock, cos, sin, paths, segment);
+    const auto in = make_inputs<scalar_t>(q, k, v, p, g, clock, cos, sin, paths, segment);
     TORCH_CHECK(dout.is_contiguous() && dout.scalar_type() == q.scalar_type() &&
                     dout.sizes() == torch::IntArrayRef({in.B, in.T, in.H, in.Ev}),
                 "caps_cpu_kernel: the output gradient must be a contiguous [B, T, H, Ev] tensor of q's dtype");
     TORCH_CHECK(ckpt_state.is_contiguous() && ckpt_scan.is_contiguous() &&
                     ckpt_state.sizes() == torch::IntArrayRef({in.B, in.H, in.segments(), in.J, in.Ev, 4}) &&
-                    ckpt_scan.sizes() == torch::IntArrayRef({in.B, in.H, in.segments(), in.E + 1}),
+                    ckpt_scan.sizes() == torch::IntArrayRef({in.B, in.H, in.segments(), scan_size(in.E)}),
                 "caps_cpu_kernel: checkpoints do not match the inputs");
     auto opts = q.options();
     auto dq = torch::empty({in.B, in.T, in.H, in.E}, opts), dk = torch::empty_like(dq);
-    auto dw = in.on(1) ? torch::empty_like(dq) : torch::zeros_like(dq);
-    auto dd2m1 = in.on(2) ? torch::empty_like(dq) : torch::zeros_like(dq);
+    auto dp = in.on(1) ? torch::empty_like(dq) : torch::zeros_like(dq);
+    auto dg = in.on(2) ? torch::empty_like(dq) : torch::zeros_like(dq);
     auto dv = torch::empty({in.B, in.T, in.H, in.Ev}, opts), dc = torch::empty({in.B, in.T, in.H}, opts);
-    const Grads<scalar_t> g{dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(), dv.data_ptr<scalar_t>(),
-                            dw.data_ptr<scalar_t>(), dd2m1.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>()};
+    const Grads<scalar_t> grads{dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(), dv.data_ptr<scalar_t>(),
+                            dp.data_ptr<scalar_t>(), dg.data_ptr<scalar_t>(), dc.data_ptr<scalar_t>()};
     const auto* states = reinterpret_cast<const vec4*>(ckpt_state.data_ptr<double>());
     const double* scans = ckpt_scan.data_ptr<double>();
     const int64_t trig_size = 2 * in.T * (in.E / 2);
@@ -499,52 +713,13 @@ std::vector<torch::Tensor> backward(const torch::Tensor& q, const torch::Tensor&
         for (int64_t n = begin; n < end; ++n) {
           backward_row<scalar_t, decltype(width)::value>(in, n / in.H, n % in.H, dout.data_ptr<scalar_t>(),
                                                        states + n * in.segments() * in.Ev * in.J,
-                                                       scans + n * in.segments() * (in.E + 1), g, own);
+                                                       scans + n * in.segments() * scan_size(in.E), grads, own);
         }
       });
     });
-    result = {dq, dk, dv, dw, dd2m1, dc, in.cos != nullptr ? dtrig.sum(0) : dtrig};
+    result = {dq, dk, dv, dp, dg, dc, in.cos != nullptr ? dtrig.sum(0) : dtrig};
   });
   return result;
-}
-
-// For x [B, T, H, E] with packed heads: m[b, t, h, e] = max_{j <= t} x[b, j, h, e] (the running max
-// of path 1's logits) and r = exp(m_{t-1} - m_t) with r_0 = 1 (the decay of its normaliser), in one pass
-// and computed in double. r is 1 wherever the max does not move (most steps), so exp is rarely called;
-// torch.cummax along a strided time axis, with the argmax indices it also builds, costs several times more.
-std::vector<torch::Tensor> running_max_ratio(const torch::Tensor& x) {
-  TORCH_CHECK(x.device().is_cpu() && x.dim() == 4 && x.stride(3) == 1 && x.stride(2) == x.size(3),
-              "caps_cpu_kernel: running_max_ratio needs a CPU [B, T, H, E] tensor with packed heads");
-  auto m = torch::empty(x.sizes(), x.options()), r = torch::empty(x.sizes(), x.options());
-  if (x.numel() == 0) {
-    return {m, r};
-  }
-  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "caps_running_max_ratio", [&] {
-    const auto in = rows_of<const scalar_t>(x);
-    const auto max_rows = rows_of<scalar_t>(m);
-    const auto ratio_rows = rows_of<scalar_t>(r);
-    const int64_t T = x.size(1), H = x.size(2), E = x.size(3);
-    at::parallel_for(0, x.size(0) * H, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t n = begin; n < end; ++n) {
-        const int64_t b = n / H, h = n % H;
-        std::copy(in.at(b, 0, h), in.at(b, 0, h) + E, max_rows.at(b, 0, h));
-        std::fill(ratio_rows.at(b, 0, h), ratio_rows.at(b, 0, h) + E, scalar_t(1));
-        for (int64_t t = 1; t < T; ++t) {
-          const scalar_t* cur = in.at(b, t, h);
-          const scalar_t* prev = max_rows.at(b, t - 1, h);
-          scalar_t* dst = max_rows.at(b, t, h);
-          scalar_t* ratio = ratio_rows.at(b, t, h);
-          for (int64_t e = 0; e < E; ++e) {
-            dst[e] = std::max(prev[e], cur[e]);
-            ratio[e] = dst[e] == prev[e]
-                           ? scalar_t(1)
-                           : static_cast<scalar_t>(std::exp(static_cast<double>(prev[e]) - static_cast<double>(dst[e])));
-          }
-        }
-      }
-    });
-  });
-  return {m, r};
 }
 
 }  // namespace
@@ -552,5 +727,4 @@ std::vector<torch::Tensor> running_max_ratio(const torch::Tensor& x) {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("forward", &forward, "linear CAPS attention, forward (CPU)");
   m.def("backward", &backward, "linear CAPS attention, backward (CPU)");
-  m.def("running_max_ratio", &running_max_ratio, "running maximum over the time axis of [B, T, H, E] and exp(m_{t-1} - m_t) (CPU)");
 }

@@ -14,9 +14,13 @@ Without a C++ compiler or ninja, or with CAPS_NATIVE_KERNEL=0 in the environment
 and CAPS uses the pure-torch chunked kernel, which computes the same function (tests compare both with
 a float64 reference).
 
+The kernel takes p, g and the clock and computes the gates (path 1's w = exp(p + log c - m) with m the running
+max, path 2's decay) step by step inside the recurrence; its backward recomputes them and applies their chain
+rule, so autograd keeps only the inputs and no full-size gate tensor is ever written.
+
 The extension's functions are registered as `torch.library` custom ops (`caps_tslib::native_forward`,
-`native_backward`, `running_max_ratio`) with shape-only fake implementations and an autograd formula, so
-torch.compile traces CAPS with the kernel as one opaque node instead of breaking the graph.
+`native_backward`) with shape-only fake implementations and an autograd formula, so torch.compile traces CAPS
+with the kernel as one opaque node instead of breaking the graph.
 
 `dispatch.py` imports this file under try/except: a `layers/caps/` copied without it (or without
 `native.cpp`) still runs CAPS on the chunked kernel.
@@ -37,7 +41,6 @@ from pathlib import Path
 from types import ModuleType
 
 import torch
-from torch.nn.functional import softplus
 
 from layers.caps.rope import rope_angles
 
@@ -203,38 +206,18 @@ def rope_tables(steps: int, rope_freq: torch.Tensor | None, dtype: torch.dtype) 
     return angle.cos().to(dtype), angle.sin().to(dtype)
 
 
-def _gates(p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor, mask: int
-           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """The kernel's per-element inputs from p, g [B, T, H, E] and clock [B, T, H] (no autograd):
-    (w, r, d2m1, softplus(g) or None) with w = exp(pt - m), pt = p + log clock, m its running max and
-    r = exp(m_{t-1} - m_t) (path 1), d2m1 = expm1(-softplus(g) clock) (path 2). A path that is off gets p in its
-    place (never read by the kernel)."""
-    w = r = d2m1 = p
-    gate = None
-    c = clock[..., None]
-    if mask & 1:
-        pt = p + torch.log(c)  # [B, T, H, E]
-        m, r = running_max_ratio(pt)  # r_0 = 1 (z and S start at 0)
-        w = torch.exp(pt.sub_(m))
-    if mask & 2:
-        gate = softplus(g)
-        d2m1 = torch.expm1(gate * -c)  # decay - 1: exact for weak gates
-    return w, r, d2m1, gate
-
-
 # The extension's functions as torch.library ops: opaque to torch.compile (a fake implementation gives
 # their output shapes), differentiable through `register_autograd`. The extension loads on first call.
 @torch.library.custom_op("caps_tslib::native_forward", mutates_args=())
 def native_forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor,
                    clock: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: int,
                    segment: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, E+1] f64),
-    S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); q, k, p, g [B, T, H, E], v [B, T, H, Ev]
-    with packed heads, clock [B, T, H] contiguous, cos, sin: RoPE tables [T, E/2] applied to q and k inside
-    the kernel, or empty. The gates w, r, d2m1 (`_gates`) are computed here and dropped: backward recomputes
-    them from p, g and clock, so autograd keeps none of them."""
-    w, r, d2m1, _ = _gates(p, g, clock, mask)
-    out, ckpt_state, ckpt_scan = load().forward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment)
+    """(o [B, T, H, Ev], state checkpoints [B, H, S, ⌈F/4⌉, Ev, 4] f64, scan checkpoints [B, H, S, 2E+1] f64:
+    z, C and path 1's running max), S = ⌈T / segment⌉, F = n_paths E (paths = the set bits of mask); q, k, p, g
+    [B, T, H, E], v [B, T, H, Ev] with packed heads, clock [B, T, H] contiguous, cos, sin: RoPE tables [T, E/2]
+    applied to q and k inside the kernel, or empty. The gates are computed inside the kernel from p, g and clock
+    (`caps_attention_native`)."""
+    out, ckpt_state, ckpt_scan = load().forward(q, k, v, p, g, clock, cos, sin, mask, segment)
     return out, ckpt_state, ckpt_scan
 
 
@@ -244,7 +227,7 @@ def _native_forward_shapes(q, k, v, p, g, clock, cos, sin, mask, segment):  # no
     ev, segments = v.shape[-1], -(-t // segment)
     groups = -(-bin(mask).count("1") * e // 4)  # F = n_paths E features in vectors of 4
     return (q.new_empty(b, t, h, ev), q.new_empty(b, h, segments, groups, ev, 4, dtype=torch.float64),
-            q.new_empty(b, h, segments, e + 1, dtype=torch.float64))
+            q.new_empty(b, h, segments, 2 * e + 1, dtype=torch.float64))
 
 
 @torch.library.custom_op("caps_tslib::native_backward", mutates_args=())
@@ -254,22 +237,15 @@ def native_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.
                     dout: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                                                  torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dq, dk, dv, dp, dg, dclock, dtrig) from `native_forward`'s checkpoints and dout [B, T, H, Ev];
-    dtrig [2, T, E/2] f64: the gradients of (cos, sin), empty without RoPE. Through the recomputed gates:
+    dtrig [2, T, E/2] f64: the gradients of (cos, sin), empty without RoPE. The kernel recomputes the gates and
+    applies their chain rule (native.cpp's header):
 
-        dpt = dw w,  dp = dpt,  dclock += Σ_e dpt / clock                            (path 1)
-        da = dd2m1 (d2m1 + 1),  dg = softplus'(g) (-clock) da,  dclock += Σ_e -softplus(g) da   (path 2)
-    """
-    w, r, d2m1, gate = _gates(p, g, clock, mask)
-    dq, dk, dv, dw, dd2m1, dc, dtrig = load().backward(q, k, v, w, r, d2m1, clock, cos, sin, mask, segment,
-                                                        ckpt_state, ckpt_scan, dout)
-    dp, dg = dw, dd2m1  # zeros from the kernel where the path is off (their gradient is dropped then)
-    if mask & 1:
-        dp = dw.mul_(w)  # dpt
-        dc = dc.add_(dp.sum(-1).div_(clock))
-    if mask & 2:
-        da = dd2m1.mul_(d2m1.add_(1.0))  # d/da expm1(a) = exp(a), a = -softplus(g) clock
-        dc = dc.sub_((da * gate).sum(-1))
-        dg = torch.ops.aten.softplus_backward(da.mul_(-clock[..., None]), g, 1.0, 20.0)
+        dp = dw w,  dclock += Σ_e dp / clock                                         (path 1)
+        da = dd2m1 (d2m1 + 1),  dg = softplus'(g) (-clock) da,  dclock -= Σ_e softplus(g) da   (path 2)
+
+    dp (dg) is zero where path 1 (2) is off; the autograd formula drops it then."""
+    dq, dk, dv, dp, dg, dc, dtrig = load().backward(q, k, v, p, g, clock, cos, sin, mask, segment, ckpt_state,
+                                                    ckpt_scan, dout)
     return dq, dk, dv, dp, dg, dc, dtrig
 
 
@@ -299,19 +275,6 @@ def _native_grad(ctx, dout, _dstate, _dscan):  # noqa: ANN001, ANN202 (register_
 native_forward.register_autograd(_native_grad, setup_context=_save_for_backward)
 
 
-@torch.library.custom_op("caps_tslib::running_max_ratio", mutates_args=())
-def running_max_ratio(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(m, r) for x [B, T, H, E] with packed heads: m[b, t] = max_{j <= t} x[b, j] and r[b, t] = exp(m[b, t-1] - m[b, t]),
-    r[b, 0] = 1 (no gradient)."""
-    m, r = load().running_max_ratio(x)
-    return m, r
-
-
-@running_max_ratio.register_fake
-def _running_max_ratio_shapes(x):  # noqa: ANN001, ANN202 (fake impl)
-    return torch.empty_like(x), torch.empty_like(x)
-
-
 def caps_attention_native(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, g: torch.Tensor, clock: torch.Tensor,
     paths: tuple[int, ...], *, attn: str = "linear", chunk_size: int | None = None,
@@ -325,11 +288,10 @@ def caps_attention_native(
     rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j from
     `rope.rope_angles`) inside the kernel, as `rope.rope_rotate` would rotate them;
     ω gets its gradient.
-    The per-element inputs of the recurrence (`_gates`) are computed by torch inside the op (vectorised):
-    w = exp(pt - m) with pt = p + log clock and m its running max, held constant (the output does not depend
-    on m), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one; the extension's
-    `running_max_ratio` gives m and r = exp(m_{t-1} - m_t) in one pass. The op's backward recomputes them
-    and applies their chain rule itself, so autograd keeps p, g and clock instead of four gate tensors.
+    The recurrence's gates are computed inside the kernel, step by step, in the inputs' precision: w = exp(pt - m)
+    with pt = p + log clock and m its running max, held constant (the output does not depend on m), r =
+    exp(m_{t-1} - m_t), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one. The op's backward
+    recomputes them and applies their chain rule, so autograd keeps p, g and clock and no gate tensor.
     Call only when `available()`.
     """
     if attn != "linear":
@@ -341,8 +303,7 @@ def caps_attention_native(
                          f"E = {q.shape[-1]}, Ev = {v.shape[-1]}; use the chunked kernel")
     cos, sin = rope_tables(q.shape[1], rope_freq, q.dtype)
     mask = path_mask(paths)
-    # contiguous: p and g are usually views of the stacked projection, and elementwise ops on such views run
-    # 2-3x slower than a copy followed by the op. q stands in for a path that is off (never read then).
-    p = p.contiguous() if 1 in paths else q
-    g = g.contiguous() if 2 in paths else q
-    return native_forward(*(_packed(x) for x in (q, k, v)), p, g, clock.contiguous(), cos, sin, mask, SEGMENT)[0]
+    # q stands in for a path that is off (never read then).
+    p = p if 1 in paths else q
+    g = g if 2 in paths else q
+    return native_forward(*(_packed(x) for x in (q, k, v, p, g)), clock.contiguous(), cos, sin, mask, SEGMENT)[0]
