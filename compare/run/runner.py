@@ -152,6 +152,17 @@ EXIT_UNFINISHED = 3
 REPORT_RESERVE_SECONDS = 30.0
 
 
+def _horizon(text: str) -> int:
+    """--pred_lens value: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a horizon: give positive integers (e.g. 96 192)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     # One-line parser errors (a bad value, an unknown or missing flag) instead of the 21-line usage before them.
     p = OneLineArgumentParser(
@@ -181,7 +192,7 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models", nargs="*", default=[],
                    help=f"model rows of compare/recipes/tables.py: {', '.join(RECIPES.rows)} (other tasks: the models "
                         "of TASK_RECIPES)")
-    p.add_argument("--pred_lens", nargs="+", type=int, default=[96, 192, 336, 720],
+    p.add_argument("--pred_lens", nargs="+", type=_horizon, default=[96, 192, 336, 720],
                    help="horizons (PEMS: 96 48 24 12); long_term_forecast only")
     p.add_argument("--mask_rates", nargs="+", type=float, default=None, metavar="RATE",
                    help="imputation: mask rates of the recipes' blocks (default: 0.125 0.25 0.375 0.5)")
@@ -483,6 +494,10 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
     if args.estimate:
         RunTimes(args.jobs, runs_dir).probe(todo, _threads(args))
         return 1 if broken else 0
+    if broken and not (todo or skipped or given_up or stale):  # (stale records are reported, not refused)
+        first = broken[0]
+        raise UserInputError(f"none of the {len(broken)} planned runs can run ({first.label}: {first.error}); "
+                             f"nothing was written to {out}")
     executor = _executor(args)
     if todo:
         run_py()

@@ -239,6 +239,26 @@ def test_dry_run_prints_commands_and_writes_nothing(workspace):
     assert command.rstrip().endswith("--no_progress --num_workers 0")
 
 
+def test_a_grid_where_no_run_can_run_is_a_one_line_error_and_writes_nothing(workspace, capsys):
+    out = workspace / "nothing_runs"
+    argv = base_argv(workspace, out, "DLinear")
+    code, log = invoke([*argv[:argv.index("--pred_lens") + 1], "48", *argv[argv.index("--pred_lens") + 2:]])
+    assert code == 2 and not out.exists()
+    assert "cannot run DLinear | toy | H=48" in log
+    assert capsys.readouterr().err.strip() == (f"error: none of the 1 planned runs can run (DLinear | toy | H=48: DLinear on "
+                                            f"toy has no horizon 48; choose from 12); nothing was written to {out}")
+
+
+@pytest.mark.parametrize("horizon", ["-5", "0", "ten"])
+def test_a_horizon_that_is_not_positive_is_a_usage_error(workspace, horizon, capsys):
+    out = workspace / "bad_horizon"
+    argv = base_argv(workspace, out, "DLinear")
+    with pytest.raises(SystemExit) as stop:
+        invoke([*argv[:argv.index("--pred_lens") + 1], horizon, *argv[argv.index("--pred_lens") + 2:]])
+    assert stop.value.code == 2 and not out.exists()
+    assert f"--pred_lens: '{horizon}' is not a horizon: give positive integers (e.g. 96 192)" in capsys.readouterr().err
+
+
 def test_missing_data_is_reported_with_the_fetch_command(workspace):
     code, log = invoke([*base_argv(workspace, workspace / "nodata", "DLinear"), "--root", str(workspace / "none"),
                         "--dry-run"])
