@@ -142,7 +142,7 @@ from utils.errors import UserInputError
 from utils.path_names import check_output_folder, check_path_component
 from utils.record_paths import record_path, relative_record
 
-__all__ = ["EXIT_UNFINISHED", "PlannedRun", "Row", "build_parser", "main", "parse_variant", "plan_runs"]
+__all__ = ["EXIT_UNFINISHED", "PlannedRun", "Row", "build_parser", "horizon_arg", "main", "parse_variant", "plan_runs"]
 
 logger = logging.getLogger("compare")
 
@@ -152,7 +152,7 @@ EXIT_UNFINISHED = 3
 REPORT_RESERVE_SECONDS = 30.0
 
 
-def _horizon(text: str) -> int:
+def horizon_arg(text: str) -> int:
     """--pred_lens value: a positive integer."""
     try:
         value = int(text)
@@ -192,7 +192,7 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models", nargs="*", default=[],
                    help=f"model rows of compare/recipes/tables.py: {', '.join(RECIPES.rows)} (other tasks: the models "
                         "of TASK_RECIPES)")
-    p.add_argument("--pred_lens", nargs="+", type=_horizon, default=[96, 192, 336, 720],
+    p.add_argument("--pred_lens", nargs="+", type=horizon_arg, default=[96, 192, 336, 720],
                    help="horizons (PEMS: 96 48 24 12); long_term_forecast only")
     p.add_argument("--mask_rates", nargs="+", type=float, default=None, metavar="RATE",
                    help="imputation: mask rates of the recipes' blocks (default: 0.125 0.25 0.375 0.5)")

@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineArgumentParser(prog="python -m compare tune", description=__doc__.splitlines()[0])
     p.add_argument("--data", nargs="+", required=True, help="datasets of compare/recipes/tables.py")
     p.add_argument("--models", nargs="+", required=True, help="model rows to tune (each with the same budget)")
-    p.add_argument("--pred_lens", nargs="+", type=int, default=[96], help="horizons")
+    p.add_argument("--pred_lens", nargs="+", type=runner.horizon_arg, default=[96], help="horizons")
     p.add_argument("--trials", type=int, default=None,
                    help="finished trials per (model, dataset, horizon) cell: the budget (with or instead of "
                         "--budget_minutes)")
