@@ -9,7 +9,8 @@ each importing only the folders listed before it (tests/test_layout.py keeps it 
     run/      the runner, its scheduler and executors (local processes, Ray), ETA, archives
     tune/     equal-budget tuning (Optuna through Ray Tune), then a comparison of the tuned rows
 
-and three doors: `python -m compare ...` (`__main__.py`: the runner, `pack`/`restore`, `tune`),
+and four doors: `python -m compare ...` (`__main__.py`: the runner, `pack`/`restore`, `tune`),
 `python -m compare.scripts` (writes `scripts/` from the recipes), `python -m compare.relative_paths`
-(rewrites old records' machine paths); `python -m compare.report` rewrites a report (`report/__main__.py`).
+(rewrites old records' machine paths), `python -m compare.naive_backfill` (fills old records' naive scores);
+`python -m compare.report` rewrites a report (`report/__main__.py`).
 """

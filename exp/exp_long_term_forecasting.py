@@ -46,7 +46,8 @@ from exp.resolved_args import resolve_args
 from exp.result_record import log_undefined, save_result_arrays, write_result_record
 from exp.run_config import run_config
 from exp.run_folder import RunFolder
-from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler, ShardSampler
+from exp.samplers import TSLIB_EVAL_DRAWS, GlobalStreamSampler, ResumableSampler
+from exp.scored_windows import inverts, scored_from, shard_loader, to_original_units
 from exp.train_step import ForecastStep, amp_settings, compiled_runner, make_optimizer
 from exp.trainer import Trainer
 from exp.training_guards import check_finite_outputs, checked_scores
@@ -140,17 +141,17 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         rank's contiguous shard in order (the whole split in one process)."""
         dataset = build_dataset(self.args, flag)
         tslib = self._tslib_stream()
-        if flag == "train" and tslib:
-            sampler = GlobalStreamSampler(len(dataset))
-        elif flag == "train":
-            sampler = ResumableSampler(DistributedSampler(dataset, num_replicas=self.dist.world_size,
-                                                          rank=self.dist.rank, shuffle=True, seed=self.run_seed))
-        else:
+        if flag != "train":
             draws = TSLIB_EVAL_DRAWS[flag] if tslib else 0
             # TSLib's per-batch average depends on its shuffled validation order: replay it.
             shuffle = tslib and flag == "val" and getattr(self.args, "vali_loss", flag_default("vali_loss")) == "batches"
-            sampler = ShardSampler(len(dataset), self.dist.rank, self.dist.world_size, global_draws=draws,
-                                   shuffle=shuffle)
+            return dataset, shard_loader(self.args, dataset, flag, self.dist.rank, self.dist.world_size,
+                                         seed=self.run_seed, global_draws=draws, shuffle=shuffle)
+        if tslib:
+            sampler = GlobalStreamSampler(len(dataset))
+        else:
+            sampler = ResumableSampler(DistributedSampler(dataset, num_replicas=self.dist.world_size,
+                                                          rank=self.dist.rank, shuffle=True, seed=self.run_seed))
         return dataset, make_loader(self.args, dataset, flag, sampler, seed=self.run_seed)
 
     def _predict(self, batch, runner: Callable | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -259,22 +260,22 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
         """Predictions and targets ``[N, H, C']`` of this rank's test shard (de-standardised with --inverse);
         None for an empty shard (more ranks than windows). `naive` scores the naive forecasters on the same
         windows in the same loop."""
-        f_dim = -1 if self.args.features == "MS" else 0
-        invert = bool(test_data.scale and self.args.inverse)
+        f_dim = scored_from(self.args)
+        invert = inverts(test_data, self.args)
         preds, trues = [], []
         self.model.eval()
         with torch.no_grad():
             for batch in eval_progress(test_loader, "test", self._bars()):
                 out, y = self._predict(batch, self.eval_runner)
                 if naive is not None:
-                    naive.add_batch(batch, (lambda a: self._inverse(test_data, a)) if invert else None, f_dim)
+                    naive.add_batch(batch, (lambda a: to_original_units(test_data, a)) if invert else None, f_dim)
                 outputs = out.float().cpu().numpy()
                 batch_y = y.cpu().numpy()
                 if invert:
                     if outputs.shape[-1] != batch_y.shape[-1]:
                         outputs = np.tile(outputs, [1, 1, batch_y.shape[-1] // outputs.shape[-1]])
-                    outputs = self._inverse(test_data, outputs)
-                    batch_y = self._inverse(test_data, batch_y)
+                    outputs = to_original_units(test_data, outputs)
+                    batch_y = to_original_units(test_data, batch_y)
                 preds.append(outputs[..., f_dim:])
                 trues.append(batch_y[..., f_dim:])
         if not preds:
@@ -284,13 +285,13 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     def _plot_every_20th_batch(self, test_data, preds: np.ndarray, trues: np.ndarray, folder: str) -> None:
         """TSLib's `<i>.pdf` for every 20th test batch i: input history + truth vs prediction of its
         first window, last channel."""
-        invert = bool(test_data.scale and self.args.inverse)
+        invert = inverts(test_data, self.args)
         batch_size = self.args.batch_size
         for i in range(0, math.ceil(len(preds) / batch_size), 20):
             window = i * batch_size
             history = test_data[window][0]  # [L, C]
             if invert:
-                history = self._inverse(test_data, history)
+                history = to_original_units(test_data, history)
             gt = np.concatenate([history[:, -1], trues[window, :, -1]])
             pd = np.concatenate([history[:, -1], preds[window, :, -1]])
             visual(gt, pd, os.path.join(folder, f"{i}.pdf"))
@@ -350,9 +351,3 @@ class Exp_Long_Term_Forecast(Exp_Basic):  # noqa: N801 - TSLib's public name
     def _extra_record_fields(self) -> dict:
         """Fields a subclass adds to the test record (the zero-shot experiment's model and windows); none here."""
         return {}
-
-    @staticmethod
-    def _inverse(dataset, array: np.ndarray) -> np.ndarray:
-        """De-standardise a `[..., C]` array with the dataset's scaler."""
-        shape = array.shape
-        return dataset.inverse_transform(array.reshape(-1, shape[-1])).reshape(shape)

@@ -14,10 +14,8 @@ import logging
 
 import torch.nn as nn
 
-from data_provider.data_factory import make_loader
-from data_provider.window_subset import EveryKthWindow
 from exp.exp_long_term_forecasting import Exp_Long_Term_Forecast
-from exp.samplers import ShardSampler
+from exp.scored_windows import shard_loader, windows_every
 from models.foundation import foundation_class
 
 logger = logging.getLogger(__name__)
@@ -50,9 +48,8 @@ class Exp_Zero_Shot_Forecast(Exp_Long_Term_Forecast):  # noqa: N801 - TSLib's pu
         if flag != "test" or every == 1:
             return dataset, loader
         self._all_test_windows = len(dataset)
-        subset = EveryKthWindow(dataset, every)
-        sampler = ShardSampler(len(subset), self.dist.rank, self.dist.world_size)
-        return subset, make_loader(self.args, subset, flag, sampler, seed=self.run_seed)
+        subset = windows_every(dataset, every)
+        return subset, shard_loader(self.args, subset, flag, self.dist.rank, self.dist.world_size, seed=self.run_seed)
 
     def _extra_record_fields(self) -> dict:
         described = self._bare_model().describe()

@@ -15,6 +15,9 @@ The period is one day of steps for sub-daily data (hourly 24, 15-minute 96, 10-m
 data (7, business days 5), a year for weekly (52) and monthly (12) data. The step comes from the file's
 timestamps (their median step), else from what the dataset class knows of its file (Solar 10 min, PEMS 5 min),
 else from --freq; TSLib's scripts leave --freq at h for 15-minute ETTm files, so the timestamps come first.
+
+`naive_test_scores` scores them for a finished run from its flags alone, on the windows, shards and batches its
+test loop read (`exp/scored_windows.py`), so it returns the fields that run recorded, bit for bit.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from exp.scored_windows import inverts, scored_from, scored_test_windows, shard_loader, to_original_units
 from utils.timefeatures import base_unit
 
-__all__ = ["NAIVE_METHODS", "NaiveScores", "period_of_step", "seasonal_period"]
+__all__ = ["NAIVE_METHODS", "NaiveScores", "naive_test_scores", "period_of_step", "seasonal_period"]
 
 #: the record keys of the naive forecasters, in the order they are reported
 NAIVE_METHODS = ("naive", "seasonal_naive")
@@ -151,3 +155,18 @@ class NaiveScores:
         if self.skipped is not None:
             seasonal["skipped"] = self.skipped
         return {"naive": scores.get("naive"), "seasonal_naive": seasonal}
+
+
+def naive_test_scores(args: argparse.Namespace, world_size: int = 1) -> dict:
+    """The naive fields (`NaiveScores.record`) a run of `args` writes to its record, without its model: each of
+    the `world_size` ranks' shards of its test windows scored alone, then merged in rank order as the run
+    merges them. args: run.py's arguments as resolved (`exp.resolved_args.resolve_args`)."""
+    windows = scored_test_windows(args)
+    inverse = (lambda a: to_original_units(windows, a)) if inverts(windows, args) else None
+    shards = []
+    for rank in range(world_size):
+        scores = NaiveScores.for_test(windows, args)
+        for batch in shard_loader(args, windows, "test", rank, world_size):
+            scores.add_batch(batch, inverse, scored_from(args))
+        shards.append(scores)
+    return NaiveScores.merge(shards).record()

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from compare.grid.records import NAIVE_BACKFILL
 from utils.record_paths import REPO_ROOT, record_path
 
 __all__ = ["RENAMED_MODULES", "REPO_ROOT", "production_notes", "production_section", "shown_command", "shown_path"]
@@ -78,6 +79,16 @@ def _machine_lines(invocations: Sequence[dict]) -> list[str]:
             for shown, count in machine_counts.items()]
 
 
+def _backfill_lines(runs: Sequence) -> list[str]:
+    """One line naming the runs whose naive scores were filled in after they ran, and the command that did it."""
+    filled = [(run, note) for run in runs for note in run.extra.get(NAIVE_BACKFILL) or () if note]
+    if not filled:
+        return []
+    named = ", ".join(dict.fromkeys(f"{run.row} on {run.dataset} H={run.pred_len}" for run, _ in filled))
+    return [f"The naive and seasonal naive scores of {named} were filled in after those runs, from each run's own "
+            f"flags, by `{filled[0][1].get('command')}` (their records' `{NAIVE_BACKFILL}`)."]
+
+
 def production_notes(config: dict, runs: Sequence, failed: Sequence[dict], out: Path | None = None) -> list[str]:
     """Markdown lines stating how the numbers were produced (commands, overrides, machine, time).
 
@@ -103,6 +114,7 @@ def production_notes(config: dict, runs: Sequence, failed: Sequence[dict], out: 
     epochs = sorted({r.epochs_run for r in runs if r.epochs_run is not None})
     if epochs:
         lines.append(f"Epochs actually run (early stopping included): {', '.join(map(str, epochs))}.")
+    lines += _backfill_lines(runs)
     stale = [entry for entry in failed if entry.get("status") == "stale"]
     if len(failed) > len(stale):
         lines.append(f"{len(failed) - len(stale)} runs failed and are shown as —; see *Failed runs* below.")

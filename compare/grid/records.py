@@ -35,6 +35,7 @@ from utils.tools import atomic_write_text
 __all__ = [
     "CONFIG_FILE",
     "MANIFEST_FILE",
+    "NAIVE_BACKFILL",
     "RESULTS_JSONL",
     "RUNS_DIR",
     "RunResult",
@@ -63,6 +64,8 @@ logger = logging.getLogger(__name__)
 RUNS_DIR = "runs"
 MANIFEST_FILE = "compare_runs.jsonl"
 CONFIG_FILE = "compare.json"
+#: the field `compare.grid.naive_backfill` adds to a record whose naive scores it filled in after the run
+NAIVE_BACKFILL = "naive_backfill"
 
 
 @dataclass
@@ -84,7 +87,8 @@ class RunResult:
     params: int | None = None
     #: the first setting's per-epoch losses (`epoch`, `train`, `vali`, `test`); None in older records
     curve: list[dict] | None = None
-    #: besides `seconds`, per naive method (`exp.naive_forecast.NAIVE_METHODS`) its field of each setting's record
+    #: besides `seconds`, per naive method (`exp.naive_forecast.NAIVE_METHODS`) and `NAIVE_BACKFILL` its field of
+    #: each setting's record
     extra: dict = field(default_factory=dict)
 
 
@@ -232,8 +236,9 @@ def latest_interrupted(manifest: list[dict], key: Callable[[dict], tuple]) -> li
 
 
 def naive_fields(found: Sequence[dict]) -> dict[str, list]:
-    """Per naive method, its field in each of a run's records (None where a record predates them)."""
-    return {method: [r.get(method) for r in found] for method in NAIVE_METHODS}
+    """Per naive method, its field in each of a run's records (None where a record predates them), and under
+    `NAIVE_BACKFILL` each record's note of a later backfill (None where the run scored them itself)."""
+    return {method: [r.get(method) for r in found] for method in (*NAIVE_METHODS, NAIVE_BACKFILL)}
 
 
 def zero_shot_fields(found: Sequence[dict]) -> dict:

@@ -30,7 +30,8 @@ __all__ = ["METRICS", "NAIVE_LABELS", "Relative", "geometric_mean", "naive_secti
 
 METRICS = ("mse", "mae")
 NAIVE_LABELS = {"naive": "naive (last value repeated)", "seasonal_naive": "seasonal naive (last cycle repeated)"}
-_OLD_RECORD = "its record predates the naive scores (rerun the cell to get them)"
+_OLD_RECORD = ("its record predates the naive scores (fill them in with `python -m compare.naive_backfill FOLDER`, or "
+               "rerun the cell)")
 
 
 def run_naive(run: RunResult, method: str) -> tuple[dict[str, float] | None, str | None]:
@@ -142,7 +143,7 @@ def naive_section(runs: list[RunResult], rows: list[str], datasets: list[str], t
     if not any(run.extra.get("naive") and None not in run.extra["naive"] for run in runs):
         return ["## Relative to naive forecasts", "",
                 f"No relative scores: none of the {len(runs)} runs' records holds the naive forecasters' scores (the "
-                "records predate them); rerun the runs to get them.", ""]
+                "records predate them); fill them in with `python -m compare.naive_backfill FOLDER`, or rerun the runs.", ""]
     lines = [GridLine((d, str(h)), [[_number(naive.values[(d, h, m)][i]) for m in METRICS]
                                     for i in range(len(rows))])
              for (d, h, m) in naive.values if m == "mse"]

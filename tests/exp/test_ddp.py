@@ -15,6 +15,7 @@ import pytest
 import run
 from data_provider.data_factory import build_dataset
 from exp.arguments import build_parser, make_setting
+from exp.naive_forecast import NAIVE_METHODS, naive_test_scores
 from exp.samplers import ShardSampler, shard_bounds
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +56,9 @@ def test_torchrun_two_processes_match_one_process(in_tmp, toy, results):
     np.testing.assert_allclose(ddp_pred, single_pred, rtol=0, atol=1e-6)
     for key in ("mse", "mae", "rmse"):
         assert distributed[0][key] == pytest.approx(single[key], rel=1e-6, abs=1e-6)
+    # The naive scores of the two ranks' shards, replayed from the flags alone: the recorded fields exactly.
+    recorded = {method: distributed[0][method] for method in NAIVE_METHODS}
+    assert naive_test_scores(build_parser().parse_args(argv), world_size=2) == recorded
 
 
 @pytest.mark.parametrize("clean", [True, False], ids=["after-a-run", "after-an-error"])

@@ -1,5 +1,6 @@
-"""The naive forecasters of exp/naive_forecast.py: their periods, and the scores a run records checked against a
-slow loop over the test windows of the CSV itself."""
+"""The naive forecasters of exp/naive_forecast.py: their periods, the scores a run records checked against a
+slow loop over the test windows of the CSV itself, and `naive_test_scores` giving a run's recorded fields from its
+flags alone, bit for bit."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 
 import run
 from data_provider.data_loader import Dataset_ETT_minute
-from exp.naive_forecast import NaiveScores, period_of_step, seasonal_period
+from exp.arguments import build_parser
+from exp.naive_forecast import NAIVE_METHODS, NaiveScores, naive_test_scores, period_of_step, seasonal_period
 from tests.exp.conftest import write_toy_csv
 
 L, H = 24, 12
@@ -95,3 +97,26 @@ def test_recorded_naive_scores_equal_a_slow_loop_over_the_csv(tmp_path, monkeypa
     for method, (mse, mae) in expected.items():
         assert record[method]["mse"] == pytest.approx(mse, rel=1e-5)
         assert record[method]["mae"] == pytest.approx(mae, rel=1e-5)
+    # From the flags alone, without the model: the recorded fields exactly.
+    assert naive_test_scores(build_parser().parse_args(argv)) == {m: record[m] for m in NAIVE_METHODS}
+
+
+def test_naive_test_scores_of_shards_add_up_to_the_whole(tmp_path, toy):
+    write_toy_csv(tmp_path / "toy.csv")
+    args = build_parser().parse_args(toy(tmp_path, model="DLinear"))
+    whole = naive_test_scores(args)
+    for world_size in (2, 3, 60):
+        shards = naive_test_scores(args, world_size)
+        for method in NAIVE_METHODS:
+            assert shards[method] == pytest.approx(whole[method], rel=1e-12)
+
+
+def test_naive_test_scores_of_every_kth_window(tmp_path, toy):
+    """A zero-shot run scored on every k-th window (--test_every) gets the naive scores of those windows only."""
+    write_toy_csv(tmp_path / "toy.csv")
+    args = build_parser().parse_args(toy(tmp_path, model="DLinear"))
+    whole = naive_test_scores(args)
+    args.test_every = 5
+    every = naive_test_scores(args)
+    assert every["seasonal_naive"]["period"] == whole["seasonal_naive"]["period"] == 24
+    assert every["naive"]["mse"] != pytest.approx(whole["naive"]["mse"], rel=1e-3)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from compare.grid.provenance import production_notes, production_section, shown_command, shown_path
+from compare.grid.records import RunResult
 from compare.report.build import write_report
 from tests.compare.report.test_report import build_comparison
 
@@ -48,6 +49,19 @@ def test_notes_name_each_invocation_and_the_section_is_empty_without_them():
     assert notes[0].startswith("Runner: `python -m compare --root ")
     assert production_section(notes)[:2] == ["## How these numbers were produced", ""]
     assert production_section([]) == []
+
+
+def test_notes_name_the_runs_whose_naive_scores_were_filled_in_later():
+    note = {"command": "python -m compare.naive_backfill", "flags_from": "config"}
+
+    def run(row: str, notes: list) -> RunResult:
+        return RunResult(row=row, dataset="ETTh1", pred_len=96, settings=["s"], mse=0.4, mae=0.4,
+                         extra={"naive_backfill": notes})
+
+    runs = [run("CAPS", [note]), run("DLinear", [None]), run("PatchTST", [])]
+    (line,) = [n for n in production_notes({}, runs, []) if "naive_backfill" in n]
+    assert "of CAPS on ETTh1 H=96 were filled in" in line and "`python -m compare.naive_backfill`" in line
+    assert not [n for n in production_notes({}, runs[1:], []) if "naive_backfill" in n]
 
 
 def test_table_md_opens_with_the_table_and_says_below_how_it_was_produced(tmp_path):

@@ -39,12 +39,16 @@ def test_geometric_mean_over_the_common_cells_equals_the_nth_root_of_the_product
     assert math.isclose(geometric_mean([0.9]), 0.9)
 
 
+OLD_RECORD = ("its record predates the naive scores (fill them in with `python -m compare.naive_backfill FOLDER`, or "
+              "rerun the cell)")
+
+
 def test_missing_and_skipped_scores_say_why():
     old = run("A", "D", 96, 0.4, None)
-    assert run_naive(old, "naive") == (None, "its record predates the naive scores (rerun the cell to get them)")
+    assert run_naive(old, "naive") == (None, OLD_RECORD)
     skipped = run("A", "D", 96, 0.4, 0.5, seasonal={"mse": None, "mae": None, "period": 96,
                                                   "skipped": "--seq_len 48 is shorter than the seasonal period 96"})
     assert run_naive(skipped, "seasonal_naive") == (None, "--seq_len 48 is shorter than the seasonal period 96")
     rel = relative_scores([old, run("B", "D", 96, 0.5, 0.5)], ["A", "B"], ["D"], "naive")
     assert rel.values[("D", 96, "mse")] == [None, 1.0]
-    assert rel.missing == {"its record predates the naive scores (rerun the cell to get them)": ["A on D H=96"]}
+    assert rel.missing == {OLD_RECORD: ["A on D H=96"]}
