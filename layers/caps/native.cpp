@@ -85,65 +85,35 @@ Rows<T> rows_of(const torch::Tensor& x) {
 // The gates' elementwise functions.
 enum class Fn { kExp, kExpm1, kLog1p, kLog };
 
+#if defined(__AVX2__) || defined(__AVX512F__)
+// One register of SLEEF lanes: Lanes<T>::call<fn>(x) applies fn to x[0 .. kWidth) in place.
+template <typename scalar_t>
+struct Lanes;
+
+#define CAPS_SLEEF_LANES(T, WIDTH, VEC, LOAD, STORE, SUFFIX)                              \
+  template <>                                                                               \
+  struct Lanes<T> {                                                                         \
+    static constexpr int64_t kWidth = WIDTH;                                                \
+    template <Fn fn>                                                                        \
+    static void call(T* x) {                                                                \
+      const VEC v = LOAD(x);                                                                \
+      STORE(x, fn == Fn::kExp     ? Sleef_exp##SUFFIX##_u10(v)                              \
+               : fn == Fn::kExpm1 ? Sleef_expm1##SUFFIX##_u10(v)                            \
+               : fn == Fn::kLog1p ? Sleef_log1p##SUFFIX##_u10(v)                            \
+                                  : Sleef_log##SUFFIX##_u10(v));                            \
+    }                                                                                       \
+  };
+
 #if defined(__AVX512F__)
-// One register of SLEEF lanes: 16 floats or 8 doubles (AVX-512), else 8 floats or 4 doubles (AVX2).
-template <typename scalar_t>
-struct Lanes;
-
-template <>
-struct Lanes<float> {
-  static constexpr int64_t kWidth = 16;
-  template <Fn fn>
-  static void call(float* x) {
-    const __m512 v = _mm512_loadu_ps(x);
-    _mm512_storeu_ps(x, fn == Fn::kExp     ? Sleef_expf16_u10(v)
-                        : fn == Fn::kExpm1 ? Sleef_expm1f16_u10(v)
-                        : fn == Fn::kLog1p ? Sleef_log1pf16_u10(v)
-                                           : Sleef_logf16_u10(v));
-  }
-};
-
-template <>
-struct Lanes<double> {
-  static constexpr int64_t kWidth = 8;
-  template <Fn fn>
-  static void call(double* x) {
-    const __m512d v = _mm512_loadu_pd(x);
-    _mm512_storeu_pd(x, fn == Fn::kExp     ? Sleef_expd8_u10(v)
-                        : fn == Fn::kExpm1 ? Sleef_expm1d8_u10(v)
-                        : fn == Fn::kLog1p ? Sleef_log1pd8_u10(v)
-                                           : Sleef_logd8_u10(v));
-  }
-};
-#elif defined(__AVX2__)
-template <typename scalar_t>
-struct Lanes;
-
-template <>
-struct Lanes<float> {
-  static constexpr int64_t kWidth = 8;
-  template <Fn fn>
-  static void call(float* x) {
-    const __m256 v = _mm256_loadu_ps(x);
-    _mm256_storeu_ps(x, fn == Fn::kExp     ? Sleef_expf8_u10(v)
-                        : fn == Fn::kExpm1 ? Sleef_expm1f8_u10(v)
-                        : fn == Fn::kLog1p ? Sleef_log1pf8_u10(v)
-                                           : Sleef_logf8_u10(v));
-  }
-};
-
-template <>
-struct Lanes<double> {
-  static constexpr int64_t kWidth = 4;
-  template <Fn fn>
-  static void call(double* x) {
-    const __m256d v = _mm256_loadu_pd(x);
-    _mm256_storeu_pd(x, fn == Fn::kExp     ? Sleef_expd4_u10(v)
-                        : fn == Fn::kExpm1 ? Sleef_expm1d4_u10(v)
-                        : fn == Fn::kLog1p ? Sleef_log1pd4_u10(v)
-                                           : Sleef_logd4_u10(v));
-  }
-};
+// 16 floats or 8 doubles.
+CAPS_SLEEF_LANES(float, 16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, f16)
+CAPS_SLEEF_LANES(double, 8, __m512d, _mm512_loadu_pd, _mm512_storeu_pd, d8)
+#else
+// 8 floats or 4 doubles.
+CAPS_SLEEF_LANES(float, 8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, f8)
+CAPS_SLEEF_LANES(double, 4, __m256d, _mm256_loadu_pd, _mm256_storeu_pd, d4)
+#endif
+#undef CAPS_SLEEF_LANES
 #else
 template <Fn fn, typename scalar_t>
 inline scalar_t call_scalar(scalar_t x) {
