@@ -497,7 +497,7 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
     if broken and not (todo or skipped or given_up or stale):  # (stale records are reported, not refused)
         first = broken[0]
         raise UserInputError(f"none of the {len(broken)} planned runs can run ({first.label}: {first.error}); "
-                             f"nothing was written to {out}")
+                             f"nothing was run or recorded in {out}")
     executor = _executor(args)
     if todo:
         run_py()

@@ -246,7 +246,7 @@ def test_a_grid_where_no_run_can_run_is_a_one_line_error_and_writes_nothing(work
     assert code == 2 and not out.exists()
     assert "cannot run DLinear | toy | H=48" in log
     assert capsys.readouterr().err.strip() == (f"error: none of the 1 planned runs can run (DLinear | toy | H=48: DLinear on "
-                                            f"toy has no horizon 48; choose from 12); nothing was written to {out}")
+                                            f"toy has no horizon 48; choose from 12); nothing was run or recorded in {out}")
 
 
 @pytest.mark.parametrize("horizon", ["-5", "0", "ten"])
