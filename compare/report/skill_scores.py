@@ -119,8 +119,8 @@ def skill_section(skill: SkillScores, tall: bool) -> list[str]:
            "naive, 1 is an error of 0. *Skill over cells*: 1 − the geometric mean of rel over the "
            f"{len(skill.cells)} cells where every model with seasonal-naive scores has one (so 1 − the *Geo-mean "
            "vs seasonal naive* line above), the skill score of fev's reports (`compare/report/skill_scores.py`). "
-           f"{interval_note(len(skill.cells))} —: no result or no seasonal-naive score there (why: *Relative "
-           "scores missing* above).", "",
+           f"{interval_note(len(skill.cells))} —: no result there, or a record without a seasonal-naive score "
+           "(such records are listed under *Relative scores missing* above).", "",
            *markdown_grid(grid_frame(("Dataset", "H"), rows, ("skill MSE", "skill MAE"), lines,
                                      [("Skill over cells [95 % CI]", summary)], tall), tall), ""]
     if skill.missing:
