@@ -15,7 +15,7 @@ and CAPS uses the pure-torch chunked kernel, which computes the same function (t
 a float64 reference).
 
 The kernel takes p, g and the clock and computes the gates (path 1's w = exp(p + log c - m) with m the running
-max, path 2's decay) step by step inside the recurrence; its backward recomputes them and applies their chain
+max, path 2's decay) a segment at a time inside the recurrence; its backward recomputes them and applies their chain
 rule, so autograd keeps only the inputs and no full-size gate tensor is ever written.
 
 The extension's functions are registered as `torch.library` custom ops (`caps_tslib::native_forward`,
@@ -288,7 +288,7 @@ def caps_attention_native(
     rope_freq ω [E/2] (optional): q and k are rotated by RoPE (pair j of step t by the angle t ω_j from
     `rope.rope_angles`) inside the kernel, as `rope.rope_rotate` would rotate them;
     ω gets its gradient.
-    The recurrence's gates are computed inside the kernel, step by step, in the inputs' precision: w = exp(pt - m)
+    The recurrence's gates are computed inside the kernel, a segment at a time, in the inputs' precision: w = exp(pt - m)
     with pt = p + log clock and m its running max, held constant (the output does not depend on m), r =
     exp(m_{t-1} - m_t), and d2m1 = expm1(-softplus(g) clock), path 2's decay minus one. The op's backward
     recomputes them and applies their chain rule, so autograd keeps p, g and clock and no gate tensor.
