@@ -88,6 +88,7 @@ from compare.report.plots import (
     plot_mse_by_horizon,
     plot_seed_differences,
 )
+from compare.report.pooled_seeds import pool_folders, pool_note, pool_runs, remember_pool
 from compare.report.ranking import Cell, mark_best, mark_with_seeds
 from compare.report.reference import load_reference
 from compare.report.seeds import focus_rows, resolve_focus, seed_plot_name, seed_view
@@ -258,20 +259,31 @@ def write_efficiency(out: Path, runs: list[RunResult], config: dict, *, timing: 
 
 def write_report(out: str | Path, *, runs_dir: str | Path | None = None, reference: str | Path | None = None,
                  timing: bool = True, steps: int = 3, window: int | None = None, device: str = "cpu",
-                 focus: str | Sequence[str] | None = None, layout: str = "auto") -> list[Path]:
+                 focus: str | Sequence[str] | None = None, layout: str = "auto",
+                 pool: Sequence[str] | None = None) -> list[Path]:
     """Write every report file into `out` from the result files in `runs_dir` (default `out/runs`).
 
     focus: the row or rows each compared with every other over seeds (default: the runner's --focus, else the
-    first row). layout: the accuracy table's, see `compare.report.forecast_tables.write_tables`."""
+    first row). layout: the accuracy table's, see `compare.report.forecast_tables.write_tables`. pool: folders
+    whose runs count as further seeds of this folder's cells (`compare.report.pooled_seeds`; None: those
+    compare.json remembers, []: none)."""
     out = Path(out)
     runs_dir = Path(runs_dir) if runs_dir else out / RUNS_DIR
     config = read_config(out)
     focus = focus if focus is not None else config.get("focus")
     if config.get("task", "long_term_forecast") != "long_term_forecast":
+        if pool:
+            raise UserInputError(f"--pool: only long-term forecasting reports pool seeds; {out} is a "
+                                 f"{config['task']} comparison")
         return write_task_report(out, runs_dir, config, focus=focus, layout=layout)
     runs, failed = load_runs(runs_dir)
     if not runs:
         raise UserInputError(f"no finished runs in {runs_dir}: run `python -m compare --out {out} ...` first")
+    folders = pool_folders(out, pool, config)
+    own = {id(r) for r in runs}
+    runs, pooled = pool_runs(runs, folders, out)
+    if pool is not None:
+        remember_pool(out, folders)
     out.mkdir(parents=True, exist_ok=True)
     # Zero-shot runs get their label; those not scored on the trained rows' windows are shown apart, never ranked.
     focus = labelled_focus(focus, runs)
@@ -282,7 +294,7 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     unfinished = latest_interrupted(read_jsonl(runs_dir / MANIFEST_FILE), forecast_key)
     paths = list(write_tables(out, runs, failed, config, ref_table, Path(reference).name if reference else "",
                               focus=focus, layout=layout, unfinished=unfinished))
-    section = apart_section(apart, sorted({r.row for r in runs if r.extra.get("zero_shot")}))
+    section = apart_section(apart, sorted({r.row for r in runs if r.extra.get("zero_shot")})) + pool_note(pooled)
     if section:
         table = out / "table.md"
         table.write_text(table.read_text().rstrip("\n") + "\n\n" + "\n".join(section))
@@ -293,7 +305,8 @@ def write_report(out: str | Path, *, runs_dir: str | Path | None = None, referen
     rows, datasets, _ = orders(runs, config, failed)
     paths += write_cell_statistics(out, cell_statistics(accuracy_cells(runs, rows, datasets), rows, datasets),
                                    skill_scores(runs, rows, datasets))
-    paths += plot_forecasts(out, runs, config, runs_dir, window)
+    # The pooled runs' forecasts are in their own folders: the figures show this folder's runs.
+    paths += plot_forecasts(out, [r for r in runs if id(r) in own], config, runs_dir, window)
     paths += write_efficiency(out, all_runs, all_config, timing=timing, steps=steps, device=device)
     return paths + copy_records(runs_dir, out)
 
@@ -315,6 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-timing", action="store_true", help="efficiency.md without train-step measurements")
     p.add_argument("--steps", type=int, default=3, help="timed train steps per model")
     p.add_argument("--device", default="cpu", help="device for efficiency measurements (cpu, cuda)")
+    p.add_argument("--pool", nargs="*", default=None, metavar="DIR",
+                   help="comparison folders whose runs are further seeds of this folder's cells (same run.py "
+                        "flags apart from --seed), counted in every table; kept in compare.json for later "
+                        "reports; --pool alone stops pooling")
     return p
 
 
@@ -327,5 +344,6 @@ def main(argv: list[str] | None = None) -> int:
         restore_committed_records(Path(args.out), Path(args.out) / RUNS_DIR)
     return run_command(lambda: write_report(args.out, runs_dir=args.runs, reference=args.reference,
                                             timing=not args.no_timing, steps=args.steps, window=args.window,
-                                            device=args.device, focus=args.focus, layout=args.layout))
+                                            device=args.device, focus=args.focus, layout=args.layout,
+                                            pool=args.pool))
 

@@ -46,12 +46,14 @@ _MARKUP = {"best": ("**", "**"), "second": ("_", "_")}
 
 
 def format_value(value: float | None, mark: str = "", std: float | None = None, n: int | None = None) -> str:
-    """A table number: `mean ± std` when std is given, `(n=k)` when n is given, then the mark."""
+    """A table number: `mean ± std` when std is given, `(n=k)` when n is given, then the mark. A std that would
+    print as 0 at DECIMALS shows its first significant digit instead (± 0.0003, not ± 0.000)."""
     if value is None:
         return "—"
     text = f"{value:.{DECIMALS}f}"
     if std is not None:
-        text += f" ± {std:.{DECIMALS}f}"
+        shown = DECIMALS if std == 0 or round(std, DECIMALS) != 0 else -math.floor(math.log10(abs(std)))
+        text += f" ± {std:.{shown}f}"
     if n is not None:
         text += f" (n={n})"
     if mark in _MARKUP:
