@@ -95,10 +95,13 @@ def pool_runs(runs: list[RunResult], folders: Sequence[str], report_dir: Path) -
         by_cell.setdefault((run.row, run.dataset, run.pred_len), run)
     seeds = {(r.row, r.dataset, r.pred_len, r.seed) for r in runs}
     for folder in folders:
-        found, _ = load_runs(_records_dir(from_record(folder)))
+        found, failed = load_runs(_records_dir(from_record(folder)))
         if not found:
             raise UserInputError(f"--pool {folder}: no finished runs there; pool a folder with finished runs")
         taken, left = pooled.taken.setdefault(folder, []), pooled.left_out.setdefault(folder, [])
+        # Failed and stale runs are never results; the note names them so that a missing seed is explained.
+        left += [f"{e.get('row')} {e.get('dataset')} H={e.get('pred_len')} seed {e.get('seed')} ({e.get('status')})"
+                 for e in failed]
         for run in found:
             name = f"{run.row} {run.dataset} H={run.pred_len} seed {run.seed}"
             mine = by_cell.get((run.row, run.dataset, run.pred_len))

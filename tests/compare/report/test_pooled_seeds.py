@@ -67,8 +67,11 @@ def layout(folder: Path) -> dict[tuple[str, str, str], dict]:
 
 @pytest.fixture()
 def folders(tmp_path) -> tuple[Path, Path]:
-    return (write_folder(tmp_path / "mine", MINE),
-            write_folder(tmp_path / "more", POOLED, committed=True, seeded=True))
+    more = write_folder(tmp_path / "more", POOLED, committed=True, seeded=True)
+    with (more / "compare_runs.jsonl").open("a") as f:  # a seed whose run failed: named, never counted
+        f.write(json.dumps({"row": "A", "dataset": "ETTh1", "pred_len": 96, "seed": 4, "status": "failed",
+                            "settings": [], "argv": argv(4, 96, seeded=True), "seconds": 1.0, "error": "killed"}) + "\n")
+    return write_folder(tmp_path / "mine", MINE), more
 
 
 def test_pooled_seeds_enter_the_tables_and_the_note_says_from_where(folders):
@@ -83,7 +86,7 @@ def test_pooled_seeds_enter_the_tables_and_the_note_says_from_where(folders):
     text = (mine / "table.md").read_text()
     assert "## Seeds pooled from other folders" in text
     assert "A ETTh1 H=96 seed 2, A ETTh1 H=96 seed 3." in text
-    assert "Left out: A ETTh1 H=336 seed 2 (no run of that cell in" in text
+    assert "Left out: A ETTh1 H=96 seed 4 (failed); A ETTh1 H=336 seed 2 (no run of that cell in" in text
     # The pooled runs' own records stay in their folder: the copies written here are this folder's runs only.
     assert len((mine / "results.jsonl").read_text().splitlines()) == len(MINE)
 
