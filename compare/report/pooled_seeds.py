@@ -106,7 +106,7 @@ def pool_runs(runs: list[RunResult], folders: Sequence[str], report_dir: Path) -
             name = f"{run.row} {run.dataset} H={run.pred_len} seed {run.seed}"
             mine = by_cell.get((run.row, run.dataset, run.pred_len))
             if mine is None:
-                left.append(f"{name} (no run of that cell in {report_dir})")
+                left.append(f"{name} (no run of that cell here)")
                 continue
             if run.seed is None or (run.row, run.dataset, run.pred_len, run.seed) in seeds:
                 raise UserInputError(f"--pool {folder}: {name} is already in the report (same seed); pool only "

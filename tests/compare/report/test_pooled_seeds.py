@@ -86,7 +86,7 @@ def test_pooled_seeds_enter_the_tables_and_the_note_says_from_where(folders):
     text = (mine / "table.md").read_text()
     assert "## Seeds pooled from other folders" in text
     assert "A ETTh1 H=96 seed 2, A ETTh1 H=96 seed 3." in text
-    assert "Left out: A ETTh1 H=96 seed 4 (failed); A ETTh1 H=336 seed 2 (no run of that cell in" in text
+    assert "Left out: A ETTh1 H=96 seed 4 (failed); A ETTh1 H=336 seed 2 (no run of that cell here)." in text
     # The pooled runs' own records stay in their folder: the copies written here are this folder's runs only.
     assert len((mine / "results.jsonl").read_text().splitlines()) == len(MINE)
 
