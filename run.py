@@ -146,10 +146,7 @@ def exit_as_signalled(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     signal.signal(signum, signal.SIG_DFL)
-    # Raised in this thread with the signal unblocked here, so it is delivered before raise_signal returns (a
-    # process-directed os.kill may stay pending while the process exits 128 + signal, and bash then goes on).
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
-    signal.raise_signal(signum)
+    os.kill(os.getpid(), signum)
 
 
 if __name__ == "__main__":

@@ -26,13 +26,21 @@ def run_line(root: Path, toy, pred_len: int, epochs: int) -> tuple[str, str]:
 
 
 
+def default_sigint() -> None:
+    """In the child before exec: SIGINT's default action."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_one_sigint_stops_a_script_of_run_py_lines(in_tmp, toy):
     first, first_setting = run_line(in_tmp, toy, 12, 100000)
     second, second_setting = run_line(in_tmp, toy, 8, 1)
     script = in_tmp / "CAPS_toy.sh"
     script.write_text(f"export CUDA_VISIBLE_DEVICES=\n{first}\n\n{second}\n")
     with (in_tmp / "out.log").open("w") as out, (in_tmp / "err.log").open("w") as err:
-        bash = subprocess.Popen(["bash", str(script)], cwd=in_tmp, stdout=out, stderr=err, start_new_session=True)
+        # As from a terminal: SIGINT at its default in the shell. A non-interactive bash cannot undo an inherited
+        # SIG_IGN, and another test of the same pytest worker may have left SIGINT ignored (seen under xdist).
+        bash = subprocess.Popen(["bash", str(script)], cwd=in_tmp, stdout=out, stderr=err, start_new_session=True,
+                                preexec_fn=default_sigint)
     try:
         wait_for(lambda: (in_tmp / "checkpoints" / first_setting / BEST_FILE).is_file() or bash.poll() is not None)
         assert bash.poll() is None, (in_tmp / "err.log").read_text()
