@@ -32,6 +32,11 @@
 #   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
 #             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
 #             .gpu/arithmetic.tar.gz)
+#   baselines PatchTST and TimesNet at their TSLib scripts in the eight ETTh1/ETTh2 paper-recipe cells (issue 61:
+#             about 40 and 55 h of one CPU core), into docs/results/paper_recipe beside CAPS, LinAttn+RoPE, DLinear
+#             and iTransformer, for GRID_MINUTES (default 8); back as $OUT/baselines.tar.gz (carried back as
+#             .gpu/baselines.tar.gz); restore it with `python -m compare restore baselines.tar.gz --out
+#             docs/results/paper_recipe --force` and commit the new records
 #   zoo       the model-zoo rows too slow for the 2-core CPU (issue 16: 8-26 min an epoch there with both
 #             cores, up to 10-30 epochs), each with its TSLib script recipe on ETTh1, H = 96, into
 #             docs/results/zoo_ETTh1_gpu ($OUT/zoo.tar.gz; ZOO_MODELS overrides the list). Mamba runs only
@@ -43,7 +48,7 @@
 # the runs' settings record them).
 set -uo pipefail
 
-step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session|tune|zoo}"
+step="${1:?usage: bash benchmarks/gpu_slice.sh exact|bench|grid|official|arithmetic|session|baselines|tune|zoo}"
 started=$SECONDS
 out="${OUT:?OUT is unset: run this through the device tool, or export OUT=<folder for the results>}"
 export PYTHONUNBUFFERED=1
@@ -104,6 +109,7 @@ slice_of_grid() {
 EXACT_TESTS=(tests/layers/test_caps_fla.py tests/layers/test_caps_cuda.py tests/exp/test_run_cuda.py)
 KERNEL_BENCH=(benchmarks/bench_caps_attention.py --device cuda --T 97 816 4096 16384 --chunks 64)
 PAPER_GRID_MODELS=(--models CAPS LinAttn+RoPE)
+PAPER_BASELINES=(--models PatchTST TimesNet)
 
 case "$step" in
 exact)
@@ -164,6 +170,11 @@ arithmetic)
         --variant "CAPS marks official=CAPS:--caps_mark_norm official"
     exit $?
     ;;
+baselines)
+    RESULTS_DIR=docs/results/paper_recipe slice_of_grid baselines --data ETTh1 ETTh2 --pred_lens 96 192 336 720 \
+        "${PAPER_BASELINES[@]}"
+    exit $?
+    ;;
 zoo)
     # shellcheck disable=SC2086  # ZOO_MODELS is a list of model rows
     RESULTS_DIR=docs/results/zoo_ETTh1_gpu slice_of_grid zoo --data ETTh1 --pred_lens 96 --models ${ZOO_MODELS:-WPMixer \
@@ -171,7 +182,7 @@ zoo)
     exit $?
     ;;
 *)
-    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official, arithmetic, session, tune or zoo" >&2
+    echo "gpu_slice: unknown step '$step'; choose exact, bench, grid, official, arithmetic, session, baselines, tune or zoo" >&2
     exit 2
     ;;
 esac

@@ -1,10 +1,12 @@
 """Shared fixtures: `make_configs(**overrides)` builds a run.py namespace for model tests,
-and `data_mirror` locates the real benchmark files (TSLIB_DATA_MIRROR)."""
+`data_mirror` locates the real benchmark files (TSLIB_DATA_MIRROR), and every test leaves the SIGINT/SIGTERM
+handlers as it found them (`_signal_handlers_restored`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,21 @@ def data_mirror() -> Path:
         pytest.skip("real dataset files not found: set TSLIB_DATA_MIRROR to the mirror folder "
                     "(the Makefile uses ../shared/datasets)")
     return root
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """A test leaves SIGINT/SIGTERM as it found them: a handler left behind (an ignored SIGINT, say) leaks into
+    the later tests of the same worker and the processes they start (a non-interactive bash inherits an ignored
+    SIGINT and cannot undo it). The handlers are put back either way, and the test that changed them fails, named."""
+    before = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    yield
+    changed = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS if signal.getsignal(signum) != before[signum]}
+    for signum in changed:
+        signal.signal(signum, before[signum])
+    if changed:
+        pytest.fail("the test left signal handlers changed: " + ", ".join(
+            f"{signal.Signals(signum).name} {before[signum]!r} -> {handler!r}" for signum, handler in changed.items()))

@@ -38,7 +38,8 @@ def test_one_sigint_stops_a_script_of_run_py_lines(in_tmp, toy):
     script.write_text(f"export CUDA_VISIBLE_DEVICES=\n{first}\n\n{second}\n")
     with (in_tmp / "out.log").open("w") as out, (in_tmp / "err.log").open("w") as err:
         # As from a terminal: SIGINT at its default in the shell. A non-interactive bash cannot undo an inherited
-        # SIG_IGN, and another test of the same pytest worker may have left SIGINT ignored (seen under xdist).
+        # SIG_IGN, and pytest may run with SIGINT ignored: a non-interactive shell starts a command of `cmd &` so
+        # (the CI failure; conftest's _signal_handlers_restored showed no test leaving it changed).
         bash = subprocess.Popen(["bash", str(script)], cwd=in_tmp, stdout=out, stderr=err, start_new_session=True,
                                 preexec_fn=default_sigint)
     try:
