@@ -10,6 +10,7 @@ compare/recipes/ and nothing else of compare/:
     behaviour_changes  the ledger of code changes that made earlier records stale
     records            the run records of a comparison folder and which one is current
     run_state          the manifest of attempts and what `runs/` says about each run
+    reuse              finished runs taken from other comparison folders instead of training them again
     protocol_notes     what the runner and the report say about the evaluation protocol
     provenance         how the numbers were produced (commands, machines) as the report states it
     efficiency         model cost at a dataset's shape: parameters, FLOPs, step time and memory

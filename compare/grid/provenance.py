@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from compare.grid.records import NAIVE_BACKFILL
+from compare.grid.records import NAIVE_BACKFILL, REUSED_FROM
 from utils.record_paths import REPO_ROOT, record_path
 
 __all__ = ["RENAMED_MODULES", "REPO_ROOT", "production_notes", "production_section", "shown_command", "shown_path"]
@@ -89,6 +89,19 @@ def _backfill_lines(runs: Sequence) -> list[str]:
             f"flags, by `{filled[0][1].get('command')}` (their records' `{NAIVE_BACKFILL}`)."]
 
 
+def _reused_lines(runs: Sequence) -> list[str]:
+    """One line per folder that runs were reused from (`--reuse`), naming them."""
+    by_folder: dict[str, list[str]] = {}
+    for run in runs:
+        folder = run.extra.get(REUSED_FROM)
+        if folder:
+            point = f"H={run.pred_len}" if hasattr(run, "pred_len") else f"at {run.point:g}"
+            by_folder.setdefault(folder, []).append(f"{run.row} on {run.dataset} {point}")
+    return [f"Reused, not run here (`--reuse`: the same flags and no later behaviour change): {', '.join(named)}, "
+            f"finished in `{folder}` (its commands and machine are in that folder's `table.md`)."
+            for folder, named in by_folder.items()]
+
+
 def production_notes(config: dict, runs: Sequence, failed: Sequence[dict], out: Path | None = None) -> list[str]:
     """Markdown lines stating how the numbers were produced (commands, overrides, machine, time).
 
@@ -115,6 +128,7 @@ def production_notes(config: dict, runs: Sequence, failed: Sequence[dict], out: 
     if epochs:
         lines.append(f"Epochs actually run (early stopping included): {', '.join(map(str, epochs))}.")
     lines += _backfill_lines(runs)
+    lines += _reused_lines(runs)
     stale = [entry for entry in failed if entry.get("status") == "stale"]
     if len(failed) > len(stale):
         lines.append(f"{len(failed) - len(stale)} runs failed and are shown as —; see *Failed runs* below.")

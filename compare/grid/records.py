@@ -36,6 +36,7 @@ __all__ = [
     "CONFIG_FILE",
     "MANIFEST_FILE",
     "NAIVE_BACKFILL",
+    "REUSED_FROM",
     "RESULTS_JSONL",
     "RUNS_DIR",
     "RunResult",
@@ -66,6 +67,9 @@ MANIFEST_FILE = "compare_runs.jsonl"
 CONFIG_FILE = "compare.json"
 #: the field `compare.grid.naive_backfill` adds to a record whose naive scores it filled in after the run
 NAIVE_BACKFILL = "naive_backfill"
+#: the field of a record and of its manifest entry that `compare.grid.reuse` copied from another comparison
+#: folder: that folder, as `--reuse` named it
+REUSED_FROM = "reused_from"
 
 
 @dataclass
@@ -87,8 +91,8 @@ class RunResult:
     params: int | None = None
     #: the first setting's per-epoch losses (`epoch`, `train`, `vali`, `test`); None in older records
     curve: list[dict] | None = None
-    #: besides `seconds`, per naive method (`exp.naive_forecast.NAIVE_METHODS`) and `NAIVE_BACKFILL` its field of
-    #: each setting's record
+    #: besides `seconds` and `REUSED_FROM` (the folder the run was reused from, else None), per naive method
+    #: (`exp.naive_forecast.NAIVE_METHODS`) and `NAIVE_BACKFILL` its field of each setting's record
     extra: dict = field(default_factory=dict)
 
 
@@ -282,8 +286,8 @@ def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
             seed=seed, argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=mean_of_all([r.get("train_seconds") for r in found]), params=found[0].get("params"),
             curve=found[0].get("curve"),
-            extra={"seconds": attempt_seconds(manifest, forecast_key, number), **naive_fields(found),
-                   **zero_shot_fields(found)},
+            extra={"seconds": attempt_seconds(manifest, forecast_key, number), REUSED_FROM: entry.get(REUSED_FROM),
+                   **naive_fields(found), **zero_shot_fields(found)},
         )
     return list(by_seed.values()), failed
 
@@ -312,7 +316,8 @@ def load_task_runs(runs_dir: Path, spec: TaskSpec) -> tuple[list[TaskRun], list[
             row=row, dataset=dataset, point=point, settings=list(entry["settings"]), metrics=metrics, seed=seed,
             argv=entry.get("argv"), epochs_run=found[0].get("epochs_run"), best_epoch=found[0].get("best_epoch"),
             train_seconds=mean_of_all([r.get("train_seconds") for r in found]), params=found[0].get("params"),
-            records=found, extra={"seconds": attempt_seconds(manifest, task_key, number)}, order=number)
+            records=found, extra={"seconds": attempt_seconds(manifest, task_key, number),
+                                  REUSED_FROM: entry.get(REUSED_FROM)}, order=number)
     return list(runs.values()), failed
 
 

@@ -21,7 +21,8 @@ from exp.checkpointing import LAST_FILE, read_progress
 from exp.run_config import differing_flags
 from utils.tools import append_text
 
-__all__ = ["CODE_REASON", "STALE_DIR", "append_manifest", "crash_counts", "move_stale", "record_state", "has_last", "last_files", "restore_committed_records",
+__all__ = ["CODE_REASON", "STALE_DIR", "append_manifest", "crash_counts", "current_record", "move_stale", "record_state",
+           "has_last", "last_files", "restore_committed_records",
            "result_line", "saved_progress", "warn_changed_recipes"]
 
 logger = logging.getLogger("compare")
@@ -151,7 +152,7 @@ def record_state(runs_dir: Path, runs: list[PlannedRun]) -> dict[int, tuple[str,
             continue
         reasons: list[str] = []
         for candidates in candidates_per_setting:
-            if any(_current(record, run) for record in candidates):
+            if any(current_record(record, run) for record in candidates):
                 continue
             last = candidates[-1]
             code = stale_reason(last)
@@ -160,7 +161,7 @@ def record_state(runs_dir: Path, runs: list[PlannedRun]) -> dict[int, tuple[str,
     return states
 
 
-def _current(record: dict, run: PlannedRun) -> bool:
+def current_record(record: dict, run: PlannedRun) -> bool:
     """Whether `record` is a current result of `run`: no later behaviour change, and its flags (when kept)
     are the planned ones."""
     if stale_reason(record):

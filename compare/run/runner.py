@@ -110,7 +110,8 @@ from compare.grid.plan import (
 from compare.grid.plan_file import expand_plan_file
 from compare.grid.protocol_notes import protocol_summary
 from compare.grid.provenance import shown_command
-from compare.grid.records import CONFIG_FILE, RUNS_DIR, machine_info
+from compare.grid.records import CONFIG_FILE, RUNS_DIR, copy_records, machine_info
+from compare.grid.reuse import adopt, reusable_runs, reuse_folders
 from compare.grid.run_args import flag_value
 from compare.grid.run_state import (
     CODE_REASON,
@@ -255,6 +256,10 @@ def _add_schedule_flags(p: argparse.ArgumentParser) -> None:
                    help="rerun finished runs whose recorded flags differ from the planned ones, or that older code "
                         "recorded (compare/grid/behaviour_changes.py); their old folders move to OUT/runs/stale/, their "
                         "records stay, with their flags")
+    p.add_argument("--reuse", nargs="+", default=None, metavar="DIR",
+                   help="take a planned run that has no record here from these comparison folders (in order) when "
+                        "one holds a current result of it (the same flags, no later behaviour change); its records "
+                        "are copied here marked reused_from, and it is not trained (compare/grid/reuse.py)")
     p.add_argument("--jobs", type=int, default=1,
                    help="--executor local: runs at once (each gets cpu_count // jobs threads unless "
                         "OMP_NUM_THREADS or --cpus_per_run is set)")
@@ -487,7 +492,11 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
     runs_dir = out / RUNS_DIR
     restore_committed_records(out, runs_dir)
     crashes = crash_counts(runs_dir)
+    reused = _reuse(args, out, plan)
     stale, todo, skipped, broken, given_up = _sorted_plan(args, runs_dir, plan, crashes)
+    if args.dry_run or args.estimate:  # nothing was copied: the reusable runs are shown as skipped
+        skipped += [run for run in todo if id(run) in reused]
+        todo = [run for run in todo if id(run) not in reused]
     _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
     if args.dry_run:
         return 1 if broken else 0
@@ -511,6 +520,23 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
         executor.close()
     failures += grid.failures
     return _finish(args, out, plan, grid, failures, skipped, broken, given_up, aborted, runner_signal)
+
+
+def _reuse(args: argparse.Namespace, out: Path, plan: list[PlannedRun]) -> set[int]:
+    """With --reuse: the ids of the planned runs taken from other folders, each logged; their records are
+    copied into runs/ (and beside the report under --resume_copies) unless this is a dry run or estimate."""
+    if not args.reuse:
+        return set()
+    runs_dir = out / RUNS_DIR
+    reused = reusable_runs(runs_dir, plan, reuse_folders(out, args.reuse))
+    for item in reused:
+        logger.info("reuse %s: finished in %s (%s)", item.run.label, item.folder,
+                    ", ".join(f"mse {r['mse']:.4f}" for r in item.records))
+    if reused and not (args.dry_run or args.estimate):
+        adopt(runs_dir, reused)
+        if args.resume_copies:
+            copy_records(runs_dir, out)
+    return {id(item.run) for item in reused}
 
 
 def _sorted_plan(args: argparse.Namespace, runs_dir: Path, plan: list[PlannedRun], crashes
