@@ -14,11 +14,12 @@ from pathlib import Path
 from compare.grid.behaviour_changes import stale_reason
 from compare.grid.plan import PlannedRun
 from compare.grid.records import MANIFEST_FILE, RESULTS_JSONL, read_jsonl
-from compare.grid.run_args import flag_value
+from compare.grid.run_args import flag_value, split_flags
 from compare.grid.tasks import LONG_TERM, TASK_SPECS
 from data_provider.protocol import changes_results
 from exp.checkpointing import LAST_FILE, read_progress
-from exp.run_config import differing_flags
+from exp.run_config import RESULT_FREE_FLAGS, differing_flags
+from utils.errors import UserInputError
 from utils.tools import append_text
 
 __all__ = ["CODE_REASON", "STALE_DIR", "append_manifest", "crash_counts", "current_record", "move_stale", "record_state",
@@ -43,32 +44,48 @@ def restore_committed_records(out: Path, runs_dir: Path) -> None:
             logger.info("%s: restored from the committed %s", local, committed)
 
 
-def _without_root(argv: list[str], task: str = LONG_TERM) -> list[str]:
-    """argv without its `--root_path VALUE` pair, nor its `--protocol VALUE` where the protocol does not change
-    the task's results (runs recorded before --protocol existed count as current)."""
-    argv = list(argv)
-    for flag in ("--root_path", *(() if changes_results(task) else ("--protocol",))):
-        if flag in argv:
-            k = argv.index(flag)
-            argv = argv[:k] + argv[k + 2:]
-    return argv
+def _result_flags(argv: list[str], task: str = LONG_TERM) -> dict[str, tuple[str, ...]]:
+    """argv's flags that change a run's result: {flag: values} without the result-free ones
+    (`exp.run_config.RESULT_FREE_FLAGS`: --root_path, --num_workers, ...), nor `--protocol` where the protocol
+    does not change the task's results (runs recorded before --protocol existed count as current). An argv
+    run.py cannot read any more (a flag since removed) is split at each `--`."""
+    free = {f"--{name}" for name in RESULT_FREE_FLAGS | ({"protocol"} if not changes_results(task) else set())}
+    try:
+        pairs = split_flags(argv)
+    except UserInputError:  # each `--flag` takes the words up to the next one
+        pairs = []
+        for token in argv:
+            if token.startswith("--") or not pairs:
+                pairs.append((token, []))
+            else:
+                pairs[-1][1].append(token)
+    return {flag: tuple(values) for flag, values in pairs if flag not in free}
+
+
+def _shown(values: tuple[str, ...] | None) -> str:
+    """A flag's values as the warning shows them: `unset`, `set` (a switch), or the values."""
+    return "unset" if values is None else " ".join(values) or "set"
 
 
 def warn_changed_recipes(runs_dir: Path, skipped: list[PlannedRun]) -> None:
-    """Warn when a finished run was made with other flags than the ones planned now (the setting
-    string does not contain every flag, e.g. --learning_rate or --train_epochs)."""
+    """Warn when a finished run was made with other result-changing flags than the ones planned now and its
+    record cannot tell (an older record without its flags: the setting string does not contain every flag,
+    e.g. --learning_rate or --train_epochs)."""
     earlier = {}
     for entry in read_jsonl(runs_dir / MANIFEST_FILE):
         if entry.get("status") == "ok":
             earlier[tuple(entry.get("settings") or [])] = entry.get("argv") or []
     for run in skipped:
         before = earlier.get(tuple(run.settings))
-        # The data may live elsewhere on another machine (a restored archive): --root_path does not count.
-        if before is not None and _without_root(before, run.task) != _without_root(run.argv, run.task):
-            changed = sorted(set(_without_root(before, run.task)) ^ set(_without_root(run.argv, run.task)))
+        if before is None:
+            continue
+        was, now = _result_flags(before, run.task), _result_flags(run.argv, run.task)
+        changed = [f"{flag} {_shown(now.get(flag))} (was {_shown(was.get(flag))})"
+                   for flag in sorted(set(was) | set(now)) if was.get(flag) != now.get(flag)]
+        if changed:
             logger.warning("  %s finished earlier with different flags (%s); its old result is kept: delete "
                            "%s/results/%s and its line in results.jsonl to rerun it", run.label,
-                           " ".join(changed), runs_dir, run.settings[0])
+                           ", ".join(changed), runs_dir, run.settings[0])
 
 
 def crash_counts(runs_dir: Path) -> Counter[tuple[str, ...]]:
