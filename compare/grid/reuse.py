@@ -45,7 +45,7 @@ def reuse_folders(out: Path, given: Sequence[str]) -> list[str]:
                                  "comparison folder the runner wrote")
         if path.resolve() == out.resolve():
             raise UserInputError(f"--reuse {folder}: that is --out itself; name other comparison folders")
-    if len(set(map(_resolved, given))) < len(given):
+    if len({Path(folder).resolve() for folder in given}) < len(given):
         raise UserInputError(f"--reuse names a folder twice ({', '.join(given)}): give each once")
     return list(given)
 
@@ -78,10 +78,6 @@ def adopt(runs_dir: Path, reused: Sequence[Reused]) -> None:
         append_text(runs_dir / RESULTS_JSONL,
                     "".join(json.dumps({**record, REUSED_FROM: item.folder}) + "\n" for record in item.records))
         append_manifest(runs_dir, {**item.attempt, REUSED_FROM: item.folder, "reused_at": now})
-
-
-def _resolved(folder: str) -> Path:
-    return Path(folder).resolve()
 
 
 def _record_files(folder: Path) -> list[Path]:

@@ -530,8 +530,9 @@ def _reuse(args: argparse.Namespace, out: Path, plan: list[PlannedRun]) -> set[i
     runs_dir = out / RUNS_DIR
     reused = reusable_runs(runs_dir, plan, reuse_folders(out, args.reuse))
     for item in reused:
-        logger.info("reuse %s: finished in %s (%s)", item.run.label, item.folder,
-                    ", ".join(f"mse {r['mse']:.4f}" for r in item.records))
+        made = ", ".join(f"made {r.get('time', 'at an unrecorded time')}"
+                         + (f", mse {r['mse']:.4f}" if "mse" in r else "") for r in item.records)
+        logger.info("reuse %s: finished in %s (%s)", item.run.label, item.folder, made)
     if reused and not (args.dry_run or args.estimate):
         adopt(runs_dir, reused)
         if args.resume_copies:

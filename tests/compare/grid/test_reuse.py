@@ -34,7 +34,7 @@ def test_a_current_run_is_reused_not_trained_and_the_report_names_its_folder(sou
     out = root / "reusing"
     code, log = invoke([*base_argv(root, out, "DLinear", "iTransformer"), "--reuse", str(folder)])
     assert code == 0, log
-    assert f"reuse DLinear | toy | H=12: finished in {folder} (mse " in log
+    assert f"reuse DLinear | toy | H=12: finished in {folder} (made 20" in log and ", mse " in log
     assert "2 runs planned, 1 already finished, 1 to run" in log and "summary: 1 ran (0 failed)" in log
     mine = {r["model"]: r for r in results(out)}
     theirs = results(folder)[0]
