@@ -5,6 +5,7 @@ compare/grid/ and compare/recipes/, never the runner:
     markdown         the text of the tables: numbers as printed, wide or tall layout
     significance     paired tests between two rows over seeds
     cell_bootstrap   bootstrap confidence intervals over (dataset, horizon) cells
+    complete_block   the cells x models block where every model has a result (ranks, geo-means)
     reference        reference numbers (a paper's table, TSLib's runs) read from a CSV
     forecast_cells   a forecasting comparison's cells and each cell's numbers
     naive_scores     errors relative to the naive forecasters' on the same windows

@@ -38,6 +38,7 @@ from compare.report.cell_bootstrap import (
     format_interval,
     interval_note,
 )
+from compare.report.complete_block import complete_block
 from compare.report.forecast_cells import Cells
 from compare.report.markdown import format_p
 from compare.report.plots import pyplot
@@ -56,7 +57,6 @@ __all__ = [
     "best_counts",
     "cell_matrix",
     "cell_statistics",
-    "complete_block",
     "critical_difference",
     "statistics_section",
     "write_cell_statistics",
@@ -79,24 +79,6 @@ def cell_matrix(cells: Cells, datasets: list[str], metric: str) -> tuple[np.ndar
     values = [[np.nan if v is None else v for v in cells[(d, h, metric)]] for d, h in keys]
     width = len(next(iter(cells.values()))) if cells else 0
     return np.asarray(values, dtype=np.float64).reshape(len(keys), width), keys
-
-
-def complete_block(present: np.ndarray) -> tuple[list[int], list[int]]:
-    """(kept cells, kept models) of a ``[N, k]`` presence mask such that every kept model has every kept cell:
-    while a value is missing, drop the model with the most missing cells or the cell with the most missing models,
-    whichever removes fewer present values (the cell on a tie, so that models stay)."""
-    cells, models = list(range(present.shape[0])), list(range(present.shape[1]))
-    while cells and models:
-        block = present[np.ix_(cells, models)]
-        if block.all():
-            break
-        j = int(np.argmax((~block).sum(axis=0)))
-        c = int(np.argmax((~block).sum(axis=1)))
-        if block[:, j].sum() < block[c, :].sum():
-            del models[j]
-        else:
-            del cells[c]
-    return cells, models
 
 
 def average_ranks(matrix: np.ndarray) -> np.ndarray:

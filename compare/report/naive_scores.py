@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compare.grid.records import RunResult, seed_order
+from compare.report.complete_block import complete_block
 from compare.report.markdown import GridLine, grid_frame, markdown_grid
 from compare.report.ranking import DECIMALS
 from exp.naive_forecast import NAIVE_METHODS
@@ -56,13 +57,15 @@ def geometric_mean(values: Sequence[float]) -> float | None:
 class Relative:
     """Relative scores of one naive method: `values[(dataset, H, metric)][row]` (None: missing; `missing` maps
     each reason to the "row on dataset H=h" it applies to), `naive[(dataset, H)]` the naive scores and period of each cell's first run, and the geometric means
-    per metric and row over `common` cells (every row with any score has one there)."""
+    per metric and row over `common` cells (every row with any score has one there, except `rows_left_out`: rows
+    scored in so few cells that counting them would drop more cells, `compare.report.complete_block`)."""
 
     method: str
     values: dict[tuple[str, int, str], list[float | None]] = field(default_factory=dict)
     missing: dict[str, list[str]] = field(default_factory=dict)
     naive: dict[tuple[str, int], dict] = field(default_factory=dict)
     common: list[tuple[str, int]] = field(default_factory=list)
+    rows_left_out: list[str] = field(default_factory=list)
     geomeans: dict[str, list[float | None]] = field(default_factory=dict)
 
 
@@ -106,13 +109,18 @@ def relative_scores(runs: list[RunResult], rows: list[str], datasets: list[str],
                     seasonal = found[0].extra.get("seasonal_naive") or [None]
                     rel.naive[(dataset, h)] = {**naive, "period": (seasonal[0] or {}).get("period"),
                                                "period_from": (seasonal[0] or {}).get("period_from")}
-    # A row without any score (e.g. all its records predate them) is left out here rather than emptying every cell.
+    # A row without any score (e.g. all its records predate them) is left out here rather than emptying every cell;
+    # of the others, a row scored in few cells is left out where counting it would drop more cells (as the ranks).
     scored = [i for i in range(len(rows)) if any(v[i] is not None for v in rel.values.values())]
-    rel.common = sorted({(d, h) for (d, h, _) in rel.values}
-                        - {(d, h) for (d, h, _), v in rel.values.items() if any(v[i] is None for i in scored)},
-                        key=lambda c: (datasets.index(c[0]), c[1]))
+    cells = sorted({(d, h) for (d, h, _) in rel.values}, key=lambda c: (datasets.index(c[0]), c[1]))
+    present = np.array([[rel.values[(d, h, METRICS[0])][i] is not None for i in scored] for d, h in cells],
+                       dtype=bool).reshape(len(cells), len(scored))
+    kept_cells, kept = complete_block(present)
+    rel.common = [cells[c] for c in kept_cells]
+    in_block = {scored[j] for j in kept} if rel.common else set()
+    rel.rows_left_out = [rows[i] for i in scored if i not in in_block]
     rel.geomeans = {m: [geometric_mean([rel.values[(d, h, m)][i] for d, h in rel.common])
-                        if rel.common and i in scored else None for i in range(len(rows))] for m in METRICS}
+                        if i in in_block else None for i in range(len(rows))] for m in METRICS}
     return rel
 
 
@@ -161,6 +169,9 @@ def naive_section(runs: list[RunResult], rows: list[str], datasets: list[str], t
         if len(rel.common) < total:
             md.append(f"Geo-mean vs {name} over {len(rel.common)} of {total} cells (the others lack a score of "
                       "some model that has scores elsewhere).")
+        if rel.rows_left_out:
+            md.append(f"No geo-mean vs {name} for {', '.join(rel.rows_left_out)}: scores in too few cells (counting "
+                      "them would drop more cells).")
     md += ["", "The naive forecasters' own errors:", "", *_baseline_lines(rels, datasets), ""]
     missing = [f"- vs {NAIVE_LABELS[method]}: {why}: {', '.join(where)}" for method, rel in rels.items()
                for why, where in rel.missing.items()]

@@ -8,7 +8,7 @@ cycle of one period, `exp/naive_forecast.py`):
     skill_c = 1 − rel_c                                  (> 0: better than seasonal naive; 1: no error)
 
 and over the N cells where every model with seasonal-naive scores has one (`Relative.common`, the cells of the
-naive section's geometric mean):
+naive section's geometric mean; a model scored in so few cells that counting it would drop more cells has none):
 
     skill = 1 − exp((1/N) Σ_c log rel_c) = 1 − gmean_c rel_c
 
@@ -62,12 +62,15 @@ def _skill_of_logs(log_rel: np.ndarray, axis: int) -> np.ndarray:
     return 1.0 - np.exp(np.mean(log_rel, axis=axis))
 
 
-def _why_missing(runs: list[RunResult], row: str, scored: bool, common: bool) -> str:
+def _why_missing(runs: list[RunResult], row: str, scored: bool, common: bool, left_out: bool) -> str:
     """Why `row` has no skill over cells: it has no run, no seasonal-naive score (each reason its runs give),
-    scores only in cells that the other scored rows do not share, or an error of 0 in a cell."""
+    scores in too few cells (counting it would drop more cells), scores only in cells that the other scored rows
+    do not share, or an error of 0 in a cell."""
     found = [r for r in runs if r.row == row]
     if not found:
         return "no finished run"
+    if left_out and common:
+        return "scores in too few cells (counting it would drop more cells)"
     if scored:
         return ("an error of 0 in a cell, where log rel is undefined" if common else
                 "no cell where every model with seasonal-naive scores has one")
@@ -93,7 +96,7 @@ def skill_scores(runs: list[RunResult], rows: list[str], datasets: list[str]) ->
     for i, row in enumerate(rows):
         if result.skill["mse"][i] is None:
             scored = any(values[i] is not None for values in rel.values.values())
-            result.missing[row] = _why_missing(runs, row, scored, bool(rel.common))
+            result.missing[row] = _why_missing(runs, row, scored, bool(rel.common), row in rel.rows_left_out)
     return result
 
 

@@ -20,7 +20,6 @@ from compare.report.cell_statistics import (
     average_ranks,
     best_counts,
     cell_statistics,
-    complete_block,
     critical_difference,
     win_rates,
     win_shares,
@@ -128,14 +127,6 @@ def test_a_model_without_a_cell_drops_that_cell_and_a_model_without_any_is_left_
     result = cell_statistics(cells, ["A", "B", "C", "D", "E"], ["D1", "D2", "D3"])
     assert result.left_out == [("D1", 192)] and result.rows_left_out == ["E"]
     np.testing.assert_allclose(result.ranks["mse"], average_ranks(np.delete(MATRIX, 1, axis=0)))
-
-
-def test_a_model_with_results_in_few_cells_is_left_out_rather_than_the_cells():
-    present = np.ones((6, 4), dtype=bool)
-    present[1:, 3] = False  # model 3 has one cell of six (no recipe elsewhere)
-    present[4, 0] = False  # model 0 lacks one cell
-    assert complete_block(present) == ([0, 1, 2, 3, 5], [0, 1, 2])
-    assert complete_block(np.zeros((2, 3), dtype=bool))[0] == []  # nothing complete: no cell kept
 
 
 # --- the report -------------------------------------------------------------------------------------------------

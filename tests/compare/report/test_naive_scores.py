@@ -39,6 +39,16 @@ def test_geometric_mean_over_the_common_cells_equals_the_nth_root_of_the_product
     assert math.isclose(geometric_mean([0.9]), 0.9)
 
 
+def test_a_row_scored_in_one_cell_is_left_out_of_the_geometric_means_rather_than_the_cells():
+    ratios = {("D", 96): 0.5, ("D", 192): 0.8, ("E", 96): 1.25}
+    runs = [run(row, d, h, r * 0.6, 0.6) for (d, h), r in ratios.items() for row in ("A", "B")]
+    runs.append(run("C", "D", 96, 0.3, 0.6))  # C ran in one cell of three
+    rel = relative_scores(runs, ["A", "B", "C"], ["D", "E"], "naive")
+    assert rel.common == list(ratios) and rel.rows_left_out == ["C"]
+    assert rel.geomeans["mse"] == pytest.approx([(0.5 * 0.8 * 1.25) ** (1 / 3)] * 2 + [None])
+    assert rel.values[("D", 96, "mse")][2] == pytest.approx(0.5)  # its cell still shows
+
+
 OLD_RECORD = ("its record predates the naive scores (fill them in with `python -m compare.naive_backfill FOLDER`, or "
               "rerun the cell)")
 

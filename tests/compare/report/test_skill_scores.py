@@ -83,6 +83,17 @@ def test_missing_seasonal_naive_scores_leave_the_skill_out_with_the_reason():
         f"seasonal-naive score in any cell: {SKIPPED})."
 
 
+def test_a_model_scored_in_one_cell_is_left_out_rather_than_the_other_cells():
+    runs = hand_made() + [run("C", "D", 96, 0.3, 0.6)]  # C ran in one cell of four
+    skill = skill_scores(runs, ["A", "B", "C"], ["D", "E"])
+    assert skill.cells == list(RATIOS)  # A and B keep their four cells
+    assert skill.skill["mse"][0] == pytest.approx(1 - (0.5 * 0.8 * 1.25 * 0.9) ** (1 / 4))
+    assert skill.skill["mse"][2] is None and skill.per_cell[("D", 96, "mse")][2] == pytest.approx(0.5)
+    assert skill.missing == {"C": "scores in too few cells (counting it would drop more cells)"}
+    text = "\n".join(skill_section(skill, tall=False))
+    assert "over the 4 cells" in text and "C (scores in too few cells (counting it would drop more cells))" in text
+
+
 def test_the_report_shows_the_skill_section_and_saves_its_numbers(tmp_path):
     root = build_comparison(tmp_path / "cmp", old_row="B")
     write_report(root, timing=False)
