@@ -117,7 +117,7 @@ def relative_scores(runs: list[RunResult], rows: list[str], datasets: list[str],
                        dtype=bool).reshape(len(cells), len(scored))
     kept_cells, kept = complete_block(present)
     rel.common = [cells[c] for c in kept_cells]
-    in_block = {scored[j] for j in kept} if rel.common else set()
+    in_block = {scored[j] for j in kept}  # empty only when no row is scored (test_complete_block.py)
     rel.rows_left_out = [rows[i] for i in scored if i not in in_block]
     rel.geomeans = {m: [geometric_mean([rel.values[(d, h, m)][i] for d, h in rel.common])
                         if i in in_block else None for i in range(len(rows))] for m in METRICS}

@@ -62,18 +62,17 @@ def _skill_of_logs(log_rel: np.ndarray, axis: int) -> np.ndarray:
     return 1.0 - np.exp(np.mean(log_rel, axis=axis))
 
 
-def _why_missing(runs: list[RunResult], row: str, scored: bool, common: bool, left_out: bool) -> str:
-    """Why `row` has no skill over cells: it has no run, no seasonal-naive score (each reason its runs give),
-    scores in too few cells (counting it would drop more cells), scores only in cells that the other scored rows
-    do not share, or an error of 0 in a cell."""
+def _why_missing(runs: list[RunResult], row: str, scored: bool, left_out: bool) -> str:
+    """Why `row` has no skill over cells: it has no run, scores in too few cells (counting it would drop more
+    cells), an error of 0 in a cell, or no seasonal-naive score (each reason its runs give). A row with any score
+    always has common cells (`complete_block` keeps a non-empty block whenever each model has a result)."""
     found = [r for r in runs if r.row == row]
     if not found:
         return "no finished run"
-    if left_out and common:
+    if left_out:
         return "scores in too few cells (counting it would drop more cells)"
     if scored:
-        return ("an error of 0 in a cell, where log rel is undefined" if common else
-                "no cell where every model with seasonal-naive scores has one")
+        return "an error of 0 in a cell, where log rel is undefined"
     reasons = dict.fromkeys(why for why in (run_naive(r, SKILL_BASELINE)[1] for r in found) if why)
     return "no seasonal-naive score in any cell: " + ("; ".join(reasons) or "a naive error of 0 (a constant series)")
 
@@ -96,7 +95,7 @@ def skill_scores(runs: list[RunResult], rows: list[str], datasets: list[str]) ->
     for i, row in enumerate(rows):
         if result.skill["mse"][i] is None:
             scored = any(values[i] is not None for values in rel.values.values())
-            result.missing[row] = _why_missing(runs, row, scored, bool(rel.common), row in rel.rows_left_out)
+            result.missing[row] = _why_missing(runs, row, scored, row in rel.rows_left_out)
     return result
 
 
