@@ -6,7 +6,8 @@ every one of its settings: a record `record_state` would count as done had the r
 flags, `--root_path` aside, and no later behaviour change in `compare.grid.behaviour_changes`). Its records are
 appended to this folder's `runs/results.jsonl` and its attempt to `runs/compare_runs.jsonl`, both marked
 `reused_from` (DIR as given); its checkpoints and prediction arrays stay in DIR. Nothing is trained, and a run
-with a record here, current or stale, is never replaced.
+with a record here, current or stale, is never replaced. A folder that holds a record of the run's setting but
+not a current one is named with the reason (`NotReused`), so a run trained again is never a silent surprise.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from compare.grid.behaviour_changes import stale_reason
 from compare.grid.plan import PlannedRun
 from compare.grid.records import MANIFEST_FILE, RESULTS_JSONL, REUSED_FROM, RUNS_DIR, read_jsonl
 from compare.grid.run_state import append_manifest, current_record, record_state
+from exp.run_config import differing_flags
 from utils.errors import UserInputError
 from utils.tools import append_text
 
-__all__ = ["Reused", "adopt", "reusable_runs", "reuse_folders"]
+__all__ = ["NotReused", "Reused", "adopt", "reusable_runs", "reuse_folders"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,15 @@ class Reused:
     folder: str
     records: list[dict]
     attempt: dict
+
+
+@dataclass(frozen=True)
+class NotReused:
+    """A planned run that `folder` (as given) holds a record of, not taken: `why` in words."""
+
+    run: PlannedRun
+    folder: str
+    why: str
 
 
 def reuse_folders(out: Path, given: Sequence[str]) -> list[str]:
@@ -50,20 +62,28 @@ def reuse_folders(out: Path, given: Sequence[str]) -> list[str]:
     return list(given)
 
 
-def reusable_runs(runs_dir: Path, runs: Sequence[PlannedRun], folders: Sequence[str]) -> list[Reused]:
-    """The runs of `runs` without any record under `runs_dir` that a folder of `folders` (in order) holds
-    current results of, for every setting."""
+def reusable_runs(runs_dir: Path, runs: Sequence[PlannedRun], folders: Sequence[str]
+                  ) -> tuple[list[Reused], list[NotReused]]:
+    """(found, passed over): the runs of `runs` without any record under `runs_dir` that a folder of `folders`
+    (in order) holds current results of, for every setting; and, for each such run not found, every folder
+    that holds a record of one of its settings that is not current, with the reason."""
     states = record_state(runs_dir, list(runs))
-    found = []
+    found: list[Reused] = []
+    passed: list[NotReused] = []
     for run in runs:
         if run.error is not None or states[id(run)][0] != "todo":
             continue
+        reasons = []
         for folder in folders:
             reused = _reused_from(Path(folder), folder, run)
-            if reused is not None:
+            if isinstance(reused, Reused):
                 found.append(reused)
                 break
-    return found
+            if reused is not None:
+                reasons.append(NotReused(run=run, folder=folder, why=reused))
+        else:
+            passed += reasons
+    return found, passed
 
 
 def adopt(runs_dir: Path, reused: Sequence[Reused]) -> None:
@@ -85,19 +105,31 @@ def _record_files(folder: Path) -> list[Path]:
     return [path for path in (folder / RESULTS_JSONL, folder / RUNS_DIR / RESULTS_JSONL) if path.is_file()]
 
 
-def _reused_from(path: Path, folder: str, run: PlannedRun) -> Reused | None:
-    """`run` as `path` holds it finished and current, or None."""
+def _reused_from(path: Path, folder: str, run: PlannedRun) -> Reused | str | None:
+    """`run` as `path` holds it finished and current; else why its latest record of a setting is not
+    current; None when `path` has no record of some setting."""
     records = [r for file in _record_files(path) for r in read_jsonl(file) if isinstance(r, dict)]
     chosen = []
     for setting in run.settings:
+        mine = [r for r in records if r.get("setting") == setting]
         # Unlike a record of this folder, one without its flags (`config`) is never taken: its setting string
         # alone does not say which flags made it.
-        current = [r for r in records if r.get("setting") == setting and r.get("config") and run.config
-                   and current_record(r, run)]
+        current = [r for r in mine if r.get("config") and run.config and current_record(r, run)]
         if not current:
-            return None
+            return _why_not_current(mine[-1], run) if mine else None
         chosen.append(current[-1])
     return Reused(run=run, folder=folder, records=chosen, attempt=_attempt(path, run))
+
+
+def _why_not_current(record: dict, run: PlannedRun) -> str:
+    """Why `record` (of one of `run`'s settings) is not a current result of `run`, in words."""
+    if not record.get("config") or not run.config:
+        return "its record keeps no flags (written before records kept them), so they cannot be checked"
+    stale = stale_reason(record)
+    if stale:
+        return f"its record is stale ({stale})"
+    names = differing_flags(record["config"], run.config)
+    return "its record was made with other " + ", ".join(f"--{name}" for name in names[:6])
 
 
 def _attempt(path: Path, run: PlannedRun) -> dict:

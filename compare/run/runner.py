@@ -523,12 +523,15 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
 
 
 def _reuse(args: argparse.Namespace, out: Path, plan: list[PlannedRun]) -> set[int]:
-    """With --reuse: the ids of the planned runs taken from other folders, each logged; their records are
-    copied into runs/ (and beside the report under --resume_copies) unless this is a dry run or estimate."""
+    """With --reuse: the ids of the planned runs taken from other folders, each logged, as is each folder's
+    record passed over (with why); their records are copied into runs/ (and beside the report under
+    --resume_copies) unless this is a dry run or estimate."""
     if not args.reuse:
         return set()
     runs_dir = out / RUNS_DIR
-    reused = reusable_runs(runs_dir, plan, reuse_folders(out, args.reuse))
+    reused, passed_over = reusable_runs(runs_dir, plan, reuse_folders(out, args.reuse))
+    for item in passed_over:
+        logger.info("not reused %s from %s: %s; it is trained here", item.run.label, item.folder, item.why)
     for item in reused:
         made = ", ".join(f"made {r.get('time', 'at an unrecorded time')}"
                          + (f", mse {r['mse']:.4f}" if "mse" in r else "") for r in item.records)

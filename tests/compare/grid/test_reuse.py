@@ -1,6 +1,7 @@
 """compare.grid.reuse through the runner: `--reuse DIR` takes a planned run's current record from another
 comparison folder instead of training it, marks it, and the report says so; other flags, older code, a record
-without its flags, or a run already recorded here are never taken; bad folders are one-line errors."""
+without its flags, or a run already recorded here are never taken, and the log says why; bad folders are
+one-line errors."""
 
 from __future__ import annotations
 
@@ -72,8 +73,12 @@ def changed_copy(folder: Path, target: Path, change) -> Path:
     return target
 
 
-@pytest.mark.parametrize("case", ["other flags", "older code", "no flags kept"])
-def test_a_record_that_is_not_current_is_not_reused(source, tmp_path, case):
+@pytest.mark.parametrize(("case", "why"), [
+    ("other flags", "its record was made with other --learning_rate"),
+    ("older code", "its record is stale (made 2026-11-20T10:00:00, before commit "),
+    ("no flags kept", "its record keeps no flags (written before records kept them), so they cannot be checked"),
+])
+def test_a_record_that_is_not_current_is_not_reused_and_the_log_says_why(source, tmp_path, case, why):
     root, folder = source
     extra = []
     if case == "other flags":
@@ -83,6 +88,14 @@ def test_a_record_that_is_not_current_is_not_reused(source, tmp_path, case):
     else:
         given = changed_copy(folder, tmp_path / "bare", lambda r: r.pop("config"))
     code, log = invoke([*base_argv(root, tmp_path / "out", "DLinear"), *extra, "--reuse", str(given), "--dry-run"])
+    assert code == 0, log
+    assert "reuse DLinear" not in log and "0 already finished, 1 to run" in log
+    assert f"not reused DLinear | toy | H=12 from {given}: {why}" in log and "; it is trained here" in log
+
+
+def test_a_folder_without_the_run_is_passed_over_in_silence(source, tmp_path):
+    root, folder = source
+    code, log = invoke([*base_argv(root, tmp_path / "out", "iTransformer"), "--reuse", str(folder), "--dry-run"])
     assert code == 0, log
     assert "reuse " not in log and "0 already finished, 1 to run" in log
 
