@@ -123,8 +123,6 @@ def _reused_from(path: Path, folder: str, run: PlannedRun) -> Reused | str | Non
 
 def _why_not_current(record: dict, run: PlannedRun) -> str:
     """Why `record` (of one of `run`'s settings) is not a current result of `run`, in words."""
-    if not run.config:
-        return "the planned run's flags are not known, so no record can be checked against them"
     if not record.get("config"):
         return "its record keeps no flags (written before records kept them), so they cannot be checked"
     stale = stale_reason(record)
