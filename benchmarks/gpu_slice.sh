@@ -32,7 +32,7 @@
 #   arithmetic  issue 19 part 4 at the full recipe: paper CAPS and each official-arithmetic switch alone on
 #             ETTh1 and ETTm1, H = 96 and 336, seeds 2021-2023, into $OUT/arithmetic.tar.gz (carried back as
 #             .gpu/arithmetic.tar.gz); path 1's global max is left out: on the same weights it changes CAPS's
-#             forecasts by under 1e-9 of their size (docs/results/switch_sensitivity.txt), so it trains the
+#             forecasts by under 3e-7 of their size (docs/results/switch_sensitivity.txt), so it trains the
 #             paper's model; the mark epsilon stays for ETTm1, where it turns still marks into 1e8
 #   baselines PatchTST and TimesNet at their TSLib scripts in the eight ETTh1/ETTh2 paper-recipe cells (issue 61:
 #             about 40 and 55 h of one CPU core), into docs/results/paper_recipe beside CAPS, LinAttn+RoPE, DLinear
