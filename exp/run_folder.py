@@ -7,7 +7,8 @@ Once locked, the folder's `config.json` is checked against the run's configurati
 (exp/run_config.py).
 The lock file stays when the run ends (removing it would let two later runs lock two different files); a
 run that fails before anything of it was written removes the folders it created, so no empty folder is left.
-Where `fcntl` is missing (Windows) the folder is not locked.
+Where `fcntl` is missing (Windows) the folder is not locked. `lock_holder` tells, without taking the folder,
+whether another process holds it (the comparison runner leaves such a run to that process).
 """
 
 from __future__ import annotations
@@ -54,6 +55,26 @@ def _lock(lock: Path) -> int:
             return fd
         os.close(fd)
         lock.parent.mkdir(parents=True, exist_ok=True)
+
+
+def lock_holder(folder: str | os.PathLike) -> str | None:
+    """Who holds `folder`'s run lock ('process N' or 'an unknown process'), or None when nobody does (no lock
+    file, a free one, or no `fcntl`). The probe takes a shared lock for an instant and never creates the file."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(Path(folder) / LOCK_FILE, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 class RunFolder:

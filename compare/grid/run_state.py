@@ -19,11 +19,12 @@ from compare.grid.tasks import LONG_TERM, TASK_SPECS
 from data_provider.protocol import changes_results
 from exp.checkpointing import LAST_FILE, read_progress
 from exp.run_config import RESULT_FREE_FLAGS, differing_flags
+from exp.run_folder import lock_holder
 from utils.errors import UserInputError
 from utils.tools import append_text
 
 __all__ = ["CODE_REASON", "STALE_DIR", "append_manifest", "crash_counts", "current_record", "move_stale", "record_state",
-           "has_last", "last_files", "restore_committed_records",
+           "has_last", "held_elsewhere", "last_files", "restore_committed_records",
            "result_line", "saved_progress", "warn_changed_recipes"]
 
 logger = logging.getLogger("compare")
@@ -101,6 +102,16 @@ def last_files(runs_dir: Path, run: PlannedRun) -> dict[str, Path]:
     """Where each of the run's settings keeps its `last.pth` (existing or not)."""
     checkpoints = runs_dir / (flag_value(run.argv, "checkpoints") or "./checkpoints/")
     return {setting: checkpoints / setting / LAST_FILE for setting in run.settings}
+
+
+def held_elsewhere(runs_dir: Path, run: PlannedRun) -> str | None:
+    """Which process holds one of the run's folders under `runs_dir` ('process N'), or None: a run another
+    invocation is training right now (exp/run_folder.py's lock), to be left to it."""
+    for path in last_files(runs_dir, run).values():
+        holder = lock_holder(path.parent)
+        if holder is not None:
+            return holder
+    return None
 
 
 def has_last(runs_dir: Path, run: PlannedRun) -> bool:

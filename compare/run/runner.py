@@ -51,11 +51,13 @@ with run.py's `--resume` (bit-for-bit the same result on the CPU as an uninterru
 one (stopped while still loading) it starts from scratch. The manifest line of each attempt says
 whether it was `resumed`; run.py's log of a resumed run is appended to the first one's. Crashes (any other non-zero exit, or a `--run-timeout` kill) are retried
 by later invocations until a run has crashed `--max-crashes` times (default 2: one retry); after that
-it is listed as given up and not started again unless `--retry-failed` is passed.
+it is listed as given up and not started again unless `--retry-failed` is passed. A run whose folder another
+process holds (exp/run_folder.py's lock: the same command started twice, or two invocations sharing an `--out`) is
+left to that process: listed as training elsewhere with its pid, not started, not counted as a crash.
 
 Exit codes: 0 the grid is complete; 1 some runs failed (nothing left to run); 2 usage error;
-3 (`EXIT_UNFINISHED`) runs remain after the time budget (takes precedence over 1); 128 + signal when
-the runner itself was stopped by SIGTERM/SIGINT.
+3 (`EXIT_UNFINISHED`) runs remain after the time budget or train in another process (takes precedence over 1);
+128 + signal when the runner itself was stopped by SIGTERM/SIGINT.
 
 Protocol: every run gets run.py's `--protocol` of `--protocol` (default `strict`, unlike run.py's `tslib`: a
 comparison keeps every TEST sample out of training, early stopping and anomaly thresholds; the runner says so in
@@ -118,6 +120,7 @@ from compare.grid.run_state import (
     append_manifest,
     crash_counts,
     has_last,
+    held_elsewhere,
     last_files,
     move_stale,
     record_state,
@@ -497,13 +500,16 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
     if args.dry_run or args.estimate:  # nothing was copied: the reusable runs are shown as skipped
         skipped += [run for run in todo if id(run) in reused]
         todo = [run for run in todo if id(run) not in reused]
-    _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes)
+    elsewhere = {id(run): holder for run in todo if (holder := held_elsewhere(runs_dir, run)) is not None}
+    busy = [run for run in todo if id(run) in elsewhere]
+    todo = [run for run in todo if id(run) not in elsewhere]
+    _report_plan(args, out, plan, todo, skipped, broken, given_up, crashes, elsewhere)
     if args.dry_run:
         return 1 if broken else 0
     if args.estimate:
         RunTimes(args.jobs, runs_dir).probe(todo, _threads(args))
         return 1 if broken else 0
-    if broken and not (todo or skipped or given_up or stale):  # (stale records are reported, not refused)
+    if broken and not (todo or skipped or given_up or stale or busy):  # (stale records are reported, not refused)
         first = broken[0]
         raise UserInputError(f"none of the {len(broken)} planned runs can run ({first.label}: {first.error}); "
                              f"nothing was run or recorded in {out}")
@@ -519,7 +525,7 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
     finally:
         executor.close()
     failures += grid.failures
-    return _finish(args, out, plan, grid, failures, skipped, broken, given_up, aborted, runner_signal)
+    return _finish(args, out, plan, grid, failures, skipped, broken, given_up, busy, aborted, runner_signal)
 
 
 def _reuse(args: argparse.Namespace, out: Path, plan: list[PlannedRun]) -> set[int]:
@@ -583,9 +589,9 @@ def _prepare_runs_dir(args: argparse.Namespace, out: Path, argv: list[str], rows
 
 
 def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], todo: list[PlannedRun], skipped: list,
-                 broken: list, given_up: list, crashes) -> None:
-    """Restore committed resume copies, then log what will run, resume, be skipped or cannot run (with
-    --dry-run: every command)."""
+                 broken: list, given_up: list, crashes, elsewhere: dict[int, str]) -> None:
+    """Restore committed resume copies, then log what will run, resume, be skipped, is left to the process
+    that trains it (`elsewhere`: run id -> holder) or cannot run (with --dry-run: every command)."""
     runs_dir = out / RUNS_DIR
     if not (args.dry_run or args.estimate):
         for run in todo:
@@ -595,9 +601,10 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
             drop_resume_copies(out, [setting for run in skipped for setting in run.settings])
     logger.info("protocol: %s", protocol_summary(args.protocol, args.task, runner=True))
     resumable = [r for r in todo if has_last(runs_dir, r)]
-    logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run%s%s",
+    logger.info("comparison: %d runs planned, %d already finished, %d to run, %d cannot run%s%s%s",
                 len(plan), len(skipped), len(todo), len(broken),
                 f", {len(given_up)} given up after crashes" if given_up else "",
+                f", {len(elsewhere)} training in another process" if elsewhere else "",
                 f"; {len(resumable)} resume from last.pth" if resumable else "")
     warn_changed_recipes(runs_dir, skipped)
     for note in dict.fromkeys(note for run in plan for note in run.notes):
@@ -607,11 +614,15 @@ def _report_plan(args: argparse.Namespace, out: Path, plan: list[PlannedRun], to
     for run in given_up:
         logger.info("  not started again: %s crashed %d times (see compare_runs.jsonl and its log); fix the cause "
                     "and pass --retry-failed", run.label, crashes[tuple(run.settings)])
+    for run in plan:
+        if id(run) in elsewhere:
+            logger.info("  left to %s, which is training %s now (its run folder is locked); rerun this command "
+                        "after it stops to pick up its result", elsewhere[id(run)], run.label)
     if args.dry_run:
         for run in plan:
             if run.error is None:
                 state = ("skip" if run in skipped else "gave up" if run in given_up
-                         else "resume" if run in resumable else "run ")
+                         else "elsewhere" if id(run) in elsewhere else "resume" if run in resumable else "run ")
                 resume = " --resume" if run in resumable else ""
                 logger.info("%s %s\n     python -u run.py %s%s", state, run.label, shlex.join(run.argv), resume)
 
@@ -657,16 +668,17 @@ def _run_grid(args: argparse.Namespace, out: Path, todo: list[PlannedRun], stop_
 
 
 def _finish(args: argparse.Namespace, out: Path, plan: list[PlannedRun], grid: Grid, failures: list,
-            skipped: list, broken: list, given_up: list, aborted: bool, runner_signal: int | None) -> int:
-    """Summary lines, the report, and the exit code."""
+            skipped: list, broken: list, given_up: list, busy: list, aborted: bool, runner_signal: int | None) -> int:
+    """Summary lines, the report, and the exit code (`busy`: runs left to another process that trains them)."""
     crashed = len(failures) - len(broken) - len(given_up)
     logger.info("summary: %d ran (%d failed), %d skipped as finished, %d could not start; %s of run time",
                 len(grid.durations), crashed, len(skipped), len(broken), duration(sum(grid.durations)))
     for run, error in failures:
         logger.info("  FAILED %s: %s", run.label, error)
-    remain = len(grid.stopped) + len(grid.not_started)
-    logger.info("grid: %d of %d runs finished, %d interrupted, %d not started, %d failed; %s",
+    remain = len(grid.stopped) + len(grid.not_started) + len(busy)
+    logger.info("grid: %d of %d runs finished, %d interrupted, %d not started, %d failed%s; %s",
                 len(skipped) + len(grid.finished), len(plan), len(grid.stopped), len(grid.not_started), len(failures),
+                f", {len(busy)} training in another process" if busy else "",
                 f"{remain} remain: rerun the same command (same --out) to continue" if remain else "nothing left to run")
     if aborted:
         return 130

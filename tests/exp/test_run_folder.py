@@ -18,7 +18,7 @@ from exp.arguments import build_parser, make_setting
 from exp.checkpointing import BEST_FILE
 from exp.exp_long_term_forecasting import RESULT_FILE
 from exp.run_config import CONFIG_FILE, code_version, config_hash, run_config
-from exp.run_folder import LOCK_FILE
+from exp.run_folder import LOCK_FILE, RunFolder, lock_holder
 from exp.trainer import Trainer
 from tests.exp.conftest import REPO
 from utils.errors import UserInputError
@@ -99,3 +99,15 @@ def test_another_configuration_in_the_same_folder_is_refused_and_overwrites_noth
     assert run.main([*argv, "--save_every_steps", "7"]) == 0
     assert run.main([*argv, "--resume"]) == 0
     assert len(results(in_tmp)) == 2
+
+
+def test_lock_holder_names_the_process_holding_a_folder_and_never_creates_the_lock(tmp_path):
+    folder = tmp_path / "setting"
+    assert lock_holder(folder) is None and not folder.exists()
+    held = RunFolder(folder)
+    held.acquire()
+    try:
+        assert lock_holder(folder) == f"process {os.getpid()}"
+    finally:
+        held.release(failed=False)
+    assert lock_holder(folder) is None and (folder / LOCK_FILE).is_file()
