@@ -13,6 +13,7 @@ not a current one is named with the reason (`NotReused`), so a run trained again
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,13 +21,15 @@ from pathlib import Path
 
 from compare.grid.behaviour_changes import stale_reason
 from compare.grid.plan import PlannedRun
-from compare.grid.records import MANIFEST_FILE, RESULTS_JSONL, REUSED_FROM, RUNS_DIR, read_jsonl
+from compare.grid.records import MANIFEST_FILE, RESULTS_JSONL, REUSED_FROM, RUNS_DIR, copy_records, read_jsonl
 from compare.grid.run_state import append_manifest, current_record, record_state
 from exp.run_config import differing_flags
 from utils.errors import UserInputError
 from utils.tools import append_text
 
-__all__ = ["NotReused", "Reused", "adopt", "reusable_runs", "reuse_folders"]
+__all__ = ["NotReused", "Reused", "adopt", "reusable_runs", "reuse_folders", "take_reused"]
+
+logger = logging.getLogger("compare")
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,26 @@ def reusable_runs(runs_dir: Path, runs: Sequence[PlannedRun], folders: Sequence[
         else:
             passed += reasons
     return found, passed
+
+
+def take_reused(out: Path, plan: Sequence[PlannedRun], given: Sequence[str], write: bool, copy_to_out: bool
+                ) -> set[int]:
+    """`--reuse given`: the ids of the planned runs taken from those folders, each logged, as is each folder's
+    record passed over (with why); with `write` their records are appended to `out`'s runs/ (and, with
+    `copy_to_out`, the record copies beside the report rewritten, as `--resume_copies` keeps them)."""
+    runs_dir = out / RUNS_DIR
+    reused, passed_over = reusable_runs(runs_dir, plan, reuse_folders(out, given))
+    for item in passed_over:
+        logger.info("not reused %s from %s: %s; it is trained here", item.run.label, item.folder, item.why)
+    for item in reused:
+        made = ", ".join(f"made {r.get('time', 'at an unrecorded time')}"
+                         + (f", mse {r['mse']:.4f}" if "mse" in r else "") for r in item.records)
+        logger.info("reuse %s: finished in %s (%s)", item.run.label, item.folder, made)
+    if reused and write:
+        adopt(runs_dir, reused)
+        if copy_to_out:
+            copy_records(runs_dir, out)
+    return {id(item.run) for item in reused}
 
 
 def adopt(runs_dir: Path, reused: Sequence[Reused]) -> None:

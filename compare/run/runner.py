@@ -112,8 +112,8 @@ from compare.grid.plan import (
 from compare.grid.plan_file import expand_plan_file
 from compare.grid.protocol_notes import protocol_summary
 from compare.grid.provenance import shown_command
-from compare.grid.records import CONFIG_FILE, RUNS_DIR, copy_records, machine_info
-from compare.grid.reuse import adopt, reusable_runs, reuse_folders
+from compare.grid.records import CONFIG_FILE, RUNS_DIR, machine_info
+from compare.grid.reuse import take_reused
 from compare.grid.run_args import flag_value
 from compare.grid.run_state import (
     CODE_REASON,
@@ -529,24 +529,12 @@ def _compare(argv: list[str], book: RecipeBook, task_book: TaskBook, clock: Call
 
 
 def _reuse(args: argparse.Namespace, out: Path, plan: list[PlannedRun]) -> set[int]:
-    """With --reuse: the ids of the planned runs taken from other folders, each logged, as is each folder's
-    record passed over (with why); their records are copied into runs/ (and beside the report under
-    --resume_copies) unless this is a dry run or estimate."""
+    """With --reuse: the ids of the planned runs taken from other folders (`compare.grid.reuse.take_reused`);
+    nothing is copied in a dry run or estimate."""
     if not args.reuse:
         return set()
-    runs_dir = out / RUNS_DIR
-    reused, passed_over = reusable_runs(runs_dir, plan, reuse_folders(out, args.reuse))
-    for item in passed_over:
-        logger.info("not reused %s from %s: %s; it is trained here", item.run.label, item.folder, item.why)
-    for item in reused:
-        made = ", ".join(f"made {r.get('time', 'at an unrecorded time')}"
-                         + (f", mse {r['mse']:.4f}" if "mse" in r else "") for r in item.records)
-        logger.info("reuse %s: finished in %s (%s)", item.run.label, item.folder, made)
-    if reused and not (args.dry_run or args.estimate):
-        adopt(runs_dir, reused)
-        if args.resume_copies:
-            copy_records(runs_dir, out)
-    return {id(item.run) for item in reused}
+    return take_reused(out, plan, args.reuse, write=not (args.dry_run or args.estimate),
+                       copy_to_out=bool(args.resume_copies))
 
 
 def _sorted_plan(args: argparse.Namespace, runs_dir: Path, plan: list[PlannedRun], crashes
