@@ -1,19 +1,20 @@
 """How much each official-arithmetic switch changes a CAPS model's forecasts, on the same weights.
 
 Usage:  python benchmarks/caps_switch_sensitivity.py --data ETTh2 --pred_len 720 [--root DIR]
-            [--checkpoint <out>/runs/checkpoints/SETTING[/checkpoint.pth]] [--every 1] [--dtype float64]
+            [--checkpoint <out>/runs/checkpoints/SETTING[/checkpoint.pth]] [--every 1]
 
 The CAPS model of the recipe that `compare/recipes/tables.py` gives (data, H) (the flags the comparison runner
 trains it with), with the weights of --checkpoint (a run of that recipe, e.g. from `paper_recipe/`), forecasts the
 test windows of its split once with the paper's arithmetic and once per switch of the official code's
 (`--caps_path1_max global`, `--caps_path2_decay official`, `--caps_rope_layout official`, `--caps_mark_norm
-official`, and all of them, `--caps_numerics official`), always with the same weights and no AMP, in --dtype.
-The dropout rescale acts only in training; for it a second table gives the share of training samples whose
-surviving mixer channels (values and marks, `--enc_in` + `--time_emb_dim`) are scaled by more than 2, 10, 100 and
-1000, from the model's own `random_ratio_channel_dropout` on 10⁶ draws of r ~ U(0, 1). Printed per switch: the largest |Δŷ| against the
-paper arithmetic's forecasts relative to the largest |ŷ|, the mean |Δŷ|, and the test MSE (standardised units,
-the windows used) with its change. Without --checkpoint the weights are freshly initialised (torch seed = the
-recipe's --seed): the state every training run starts from.
+official`, and all of them, `--caps_numerics official`), always with the same weights, in float64 and without
+AMP, so only the arithmetic differs. Printed per switch: the largest |Δŷ| against the paper arithmetic's forecasts
+relative to the largest |ŷ|, the mean |Δŷ|, and the test MSE (standardised units, the windows used) with its
+change. The dropout rescale acts only in training; for it a second table gives the share of training samples
+whose surviving mixer channels (values and marks, `--enc_in` + `--time_emb_dim`) are scaled by more than 2, 10,
+100 and 1000, from the model's own `random_ratio_channel_dropout` on 10⁶ draws of r ~ U(0, 1). Without
+--checkpoint the weights are freshly initialised (torch seed = the recipe's --seed): the state every training
+run starts from.
 
 A switch whose relative change stays far below a bfloat16 rounding step (2⁻⁸ ≈ 3.9e-3; the CAPS recipes train
 under bf16 AMP) computes the same function as the paper's arithmetic on those weights; if that holds where
@@ -44,8 +45,6 @@ from exp.checkpointing import BEST_FILE, load_checkpoint, load_model_state  # no
 from models.CAPS import Model as CAPSModel  # noqa: E402
 from models.CAPS import random_ratio_channel_dropout  # noqa: E402
 
-DTYPES = {"float64": torch.float64, "float32": torch.float32}
-
 # (row name, run.py flag settings on top of the checkpoint's own): the paper's arithmetic first.
 SWITCHES = (
     ("paper arithmetic", {}),
@@ -59,10 +58,11 @@ PAPER_SWITCHES = {"caps_numerics": "paper", "caps_path1_max": "auto", "caps_path
                   "caps_rope_layout": "auto", "caps_mark_norm": "auto", "caps_dropout_rescale": "auto"}
 
 
-def forecasts(args: argparse.Namespace, state: dict | None, file: Path | None, loader: DataLoader,
-              dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ŷ, y) `[N, H, C']` of the test windows in `loader` by the CAPS model of `args` with weights `state` (read from `file`)
-    (None: fresh weights, torch seed = args.seed), in eval mode and `dtype`."""
+def forecasts(args: argparse.Namespace, state: dict | None, file: Path | None, loader: DataLoader
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ŷ, y) `[N, H, C']` in float64 of the test windows in `loader` by the CAPS model of `args` in eval mode, with
+    the weights `state` read from `file` (None: fresh weights, torch seed = args.seed)."""
+    dtype = torch.float64
     torch.manual_seed(args.seed)
     model = CAPSModel(args)
     if state is not None:
@@ -110,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
                    help="a run of that recipe: its setting folder or checkpoint.pth (default: fresh weights)")
     p.add_argument("--root", default="./dataset", help="dataset root, as compare's --root (the mirror works)")
     p.add_argument("--every", type=int, default=1, help="use every N-th test window (default: all)")
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="float64")
     opts = p.parse_args(argv)
     if opts.every < 1:
         p.error(f"--every {opts.every}: give a positive stride")
@@ -130,9 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     test = build_dataset(base, "test")
     windows = Subset(test, range(0, len(test), opts.every))
     loader = DataLoader(windows, batch_size=64, shuffle=False)
-    dtype = DTYPES[opts.dtype]
-    print(f"# {'fresh weights (seed ' + str(base.seed) + ')' if file is None else file}: {base.data} H={base.pred_len}, "
-          f"{len(windows)} of {len(test)} test windows, {opts.dtype}, no AMP")
+    weights = f"fresh weights (seed {base.seed})" if file is None else str(file)
+    print(f"# {weights}: {base.data} H={base.pred_len}, {len(windows)} of {len(test)} test windows, float64, no AMP")
     header = f"{'switch':<32}{'max |Δŷ| / max |ŷ|':>20}{'mean |Δŷ|':>12}{'test MSE':>10}{'Δ MSE':>9}{'s':>6}"
     print(header)
     print("-" * len(header))
@@ -142,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         for flag, value in flags.items():
             setattr(args, flag, value)
         started = time.perf_counter()
-        pred, true = forecasts(args, state, file, loader, dtype)
+        pred, true = forecasts(args, state, file, loader)
         seconds = time.perf_counter() - started
         mse = ((pred - true) ** 2).mean().item()
         if paper_pred is None:
