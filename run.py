@@ -27,6 +27,7 @@ from exp.tasks import experiment_class
 from exp.trackers.run_trackers import open_trackers
 from exp.training_guards import TrainingStopped
 from predict.after_run import predict_for_run
+from utils.cpu_denormals import cpu_denormals
 from utils.errors import UserInputError
 from utils.host_memory import configure_host_malloc
 from utils.process_guard import die_with_parent
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         configure_host_malloc(args.host_malloc)
         if distributed.launched_by_torchrun():
             distributed.init_distributed(use_cuda=args.use_gpu and args.gpu_type == "cuda")
-        with deterministic_mode(args.deterministic):
+        with deterministic_mode(args.deterministic), cpu_denormals(args.cpu_denormals):
             _run(args)
         finished = True
     except UserInputError as err:

@@ -32,7 +32,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Flags that do not change what a run computes, left out of `config_hash`: where the data and the
 #: checkpoints live (root_path, checkpoints), how the run is carried out (is_training: a test-only run scores
 #: the trained configuration; itr: run ii is `--seed + ii` and has its own setting; resume, save_every_steps,
-#: num_workers, no_progress, host_malloc, detect_anomaly), on which device (use_gpu, gpu, gpu_type,
+#: num_workers, no_progress, host_malloc, detect_anomaly; cpu_denormals, which changes only values below float32's
+#: resolution beside any normal term, as compile changes rounding), on which device (use_gpu, gpu, gpu_type,
 #: use_multi_gpu, devices, compile, compile_mode), what is done with the model afterwards (do_predict,
 #: predict_data) and what it reports to (logger, logger_dir, logger_group, print_all_args). A resumed run may
 #: differ from the interrupted one in them too
@@ -40,6 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULT_FREE_FLAGS = frozenset({
     "root_path", "checkpoints",
     "is_training", "itr", "resume", "save_every_steps", "num_workers", "no_progress", "host_malloc", "detect_anomaly",
+    "cpu_denormals",
     "use_gpu", "gpu", "gpu_type", "use_multi_gpu", "devices", "compile", "compile_mode",
     "do_predict", "predict_data",
     "logger", "logger_dir", "logger_group", "print_all_args",

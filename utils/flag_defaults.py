@@ -39,6 +39,7 @@ FLAG_DEFAULTS: dict[str, Any] = {
     "compile": False,
     "compile_mode": None,
     "conv_channel": 32,
+    "cpu_denormals": "flush",
     "d_conv": 4,
     "d_ff": 2048,
     "d_layers": 1,

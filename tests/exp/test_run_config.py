@@ -27,7 +27,7 @@ def test_run_config_is_every_flag_after_defaults_and_json_safe(make_configs):
 @pytest.mark.parametrize(("flag", "value"), [
     ("num_workers", 0), ("no_progress", True), ("checkpoints", "/elsewhere/"), ("root_path", "/mnt/data/"),
     ("resume", True), ("save_every_steps", 3), ("use_gpu", False), ("gpu", 3), ("devices", "0,1"),
-    ("host_malloc", "system"), ("is_training", 0), ("itr", 5),
+    ("host_malloc", "system"), ("cpu_denormals", "keep"), ("is_training", 0), ("itr", 5),
 ])
 def test_config_hash_ignores_flags_that_do_not_change_results(make_configs, flag, value):
     assert flag in RESULT_FREE_FLAGS
