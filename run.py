@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         configure_host_malloc(args.host_malloc)
         if distributed.launched_by_torchrun():
             distributed.init_distributed(use_cuda=args.use_gpu and args.gpu_type == "cuda")
-        with deterministic_mode(args.deterministic), cpu_denormals(args.cpu_denormals):
+        with deterministic_mode(args.deterministic), cpu_denormals(args.cpu_denormals == "flush"):
             _run(args)
         finished = True
     except UserInputError as err:

@@ -35,7 +35,8 @@ from data_provider.data_factory import data_provider  # noqa: E402
 from exp.arguments import build_parser  # noqa: E402
 from exp.checkpointing import load_checkpoint  # noqa: E402
 from exp.model_registry import MODEL_REGISTRY  # noqa: E402
-from utils.cpu_denormals import CPU_DENORMAL_CHOICES, cpu_denormals  # noqa: E402
+from exp.train_options import CPU_DENORMAL_MODES  # noqa: E402
+from utils.cpu_denormals import cpu_denormals  # noqa: E402
 
 TINY = torch.finfo(torch.float32).tiny
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
@@ -86,7 +87,7 @@ def subnormal_gradient_share(model: nn.Module, args: argparse.Namespace, batches
     leaves = [m for m in model.modules() if not list(m.children())]
     hooks = [m.register_full_backward_hook(count) for m in leaves]
     try:
-        with cpu_denormals("keep"):
+        with cpu_denormals(flush=False):
             for i, batch in enumerate(batches):
                 torch.manual_seed(i)
                 loss_of(model, args, batch).backward()
@@ -98,7 +99,7 @@ def subnormal_gradient_share(model: nn.Module, args: argparse.Namespace, batches
 
 
 def step_seconds(model: nn.Module, args: argparse.Namespace, batch: Batch, mode: str) -> float:
-    with cpu_denormals(mode):
+    with cpu_denormals(flush=mode == "flush"):
         torch.manual_seed(0)
         start = time.perf_counter()
         loss_of(model, args, batch).backward()
@@ -113,7 +114,7 @@ def trained_copy(model: nn.Module, args: argparse.Namespace, batches: list[Batch
     model = copy.deepcopy(model)
     optimiser = torch.optim.Adam(model.parameters(), lr=args.learning_rate)
     losses = []
-    with cpu_denormals(mode):
+    with cpu_denormals(flush=mode == "flush"):
         for step in range(steps):
             torch.manual_seed(step)
             optimiser.zero_grad()
@@ -144,17 +145,17 @@ def main(argv: list[str] | None = None) -> int:
     print("| batch | keep s (fwd + bwd) | flush s | keep / flush |")
     print("|---:|---:|---:|---:|")
     for index, batch in enumerate(batches):
-        times: dict[str, list[float]] = {mode: [] for mode in CPU_DENORMAL_CHOICES}
+        times: dict[str, list[float]] = {mode: [] for mode in CPU_DENORMAL_MODES}
         for _ in range(args_cli.rounds):
-            for mode in CPU_DENORMAL_CHOICES:
+            for mode in CPU_DENORMAL_MODES:
                 times[mode].append(step_seconds(model, args, batch, mode))
         keep, flush = statistics.median(times["keep"]), statistics.median(times["flush"])
         print(f"| {index} | {keep:.3f} | {flush:.3f} | {keep / flush:.1f}x |")
 
     kept, kept_losses = trained_copy(model, args, batches, args_cli.steps, "keep")
     flushed, flushed_losses = trained_copy(model, args, batches, args_cli.steps, "flush")
-    weight_gap = max((a - b).abs().max().item() for a, b in zip(kept.parameters(), flushed.parameters()))
-    loss_gap = max(abs(a - b) for a, b in zip(kept_losses, flushed_losses))
+    weight_gap = max((a - b).abs().max().item() for a, b in zip(kept.parameters(), flushed.parameters(), strict=True))
+    loss_gap = max(abs(a - b) for a, b in zip(kept_losses, flushed_losses, strict=True))
     print(f"after {args_cli.steps} Adam steps (lr {args.learning_rate:g}) from the same weights: largest weight "
           f"difference keep vs flush {weight_gap:.3g}, largest training-loss difference {loss_gap:.3g} "
           f"(losses {kept_losses[0]:.4f} .. {kept_losses[-1]:.4f})")

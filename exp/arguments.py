@@ -14,7 +14,13 @@ from data_provider.protocol import PROTOCOLS, RUN_DEFAULT, setting_tag
 from exp.model_registry import MODEL_REGISTRY
 from exp.tasks import TASK_NAMES
 from exp.trackers.options import TRACKERS, LoggerNames, check_logger_flags
-from exp.train_options import COMPILE_MODES, TRAIN_LOOP_HELP, TRAIN_LOOPS, check_train_loop
+from exp.train_options import (
+    COMPILE_MODES,
+    CPU_DENORMAL_MODES,
+    TRAIN_LOOP_HELP,
+    TRAIN_LOOPS,
+    check_train_loop,
+)
 from layers.caps.model_options import CAPS_MODEL_OPTIONS
 from layers.caps.options import CAPS_OPTIONS
 from layers.config_checks import (
@@ -27,7 +33,6 @@ from layers.config_checks import (
 from utils.cli_parser import OneLineArgumentParser, did_you_mean
 from utils.errors import UserInputError
 from utils.flag_defaults import flag_default
-from utils.cpu_denormals import CPU_DENORMAL_CHOICES
 from utils.host_memory import HOST_MALLOC_CHOICES
 from utils.path_names import check_path_component, path_component_problem
 
@@ -283,7 +288,7 @@ def _add_speed_flags(p: argparse.ArgumentParser) -> None:
                    help="retain: glibc serves blocks below 1 GiB from the heap and never trims it, so freed activations "
                         "are reused instead of paged in again at every step (faster CPU steps; the process keeps its "
                         "peak heap size); system: the C library's default")
-    g.add_argument("--cpu_denormals", type=str, default="flush", choices=CPU_DENORMAL_CHOICES,
+    g.add_argument("--cpu_denormals", type=str, default="flush", choices=CPU_DENORMAL_MODES,
                    help="flush: CPU arithmetic reads and writes subnormal floats (below 1.2e-38) as zero, which x86 "
                         "cores otherwise compute tens of times slower (a trained TimesNet's backward step: 20x); "
                         "keep: IEEE gradual underflow, as TSLib. Changes nothing a float32 result can hold")

@@ -1,4 +1,5 @@
-"""The training loop's options, torch-free: the choice lists and checks of --train_loop and --compile_mode, read
+"""The training loop's options, torch-free: the choice lists and checks of --train_loop, --compile_mode and
+--cpu_denormals, read
 by run.py's parser (`exp/arguments.py`) without importing torch, and by the training step (`exp/train_step.py`)."""
 
 from __future__ import annotations
@@ -7,6 +8,9 @@ import argparse
 
 # torch.compile's modes, as --compile_mode spells them (None: torch's default mode).
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+# --cpu_denormals: subnormal floats on the CPU read and written as zero, or kept (utils/cpu_denormals.py).
+CPU_DENORMAL_MODES = ("flush", "keep")
 
 TRAIN_LOOPS = ("ours", "official")
 TRAIN_LOOP_HELP = (

@@ -25,7 +25,6 @@ import torch
 
 logger = logging.getLogger(__name__)
 
-CPU_DENORMAL_CHOICES = ("flush", "keep")
 # 1e-20² = 1e-40 is subnormal in float32: kept, it is nonzero; flushed, it is zero.
 _SQUARED_TO_SUBNORMAL = 1e-20
 # Elements enough for torch to split the product over every intra-op thread (its grain is 32 768).
@@ -40,20 +39,18 @@ def flushing_share(elements: int = _PROBE_ELEMENTS) -> float:
 
 
 @contextlib.contextmanager
-def cpu_denormals(mode: str) -> Iterator[None]:
-    """Within the block: subnormal floats flushed to zero on the CPU (`mode` "flush") or kept (IEEE gradual
-    underflow, "keep"). The calling thread's previous setting comes back on exit."""
-    if mode not in CPU_DENORMAL_CHOICES:
-        raise ValueError(f"cpu_denormals mode {mode!r}: expected one of {', '.join(CPU_DENORMAL_CHOICES)}")
+def cpu_denormals(flush: bool) -> Iterator[None]:
+    """Within the block: subnormal floats flushed to zero on the CPU (`flush`) or kept (IEEE gradual underflow).
+    The calling thread's previous setting comes back on exit; pool threads started inside the block keep it."""
     previous = flushing_share(1) == 1.0
-    wanted = mode == "flush"
-    if not torch.set_flush_denormal(wanted) and wanted:
+    mode = "flush" if flush else "keep"
+    if not torch.set_flush_denormal(flush) and flush:
         logger.warning("--cpu_denormals flush: this CPU cannot flush subnormal floats (torch.set_flush_denormal "
                        "needs SSE3 on x86); they are kept, which can make CPU steps slower")
-    elif flushing_share() != float(wanted):
+    elif flushing_share() != float(flush):
         logger.warning("--cpu_denormals %s: torch's CPU threads started before this run and keep their own "
                        "setting, so only some of them %s subnormal floats; start the run as its own process "
-                       "(python run.py ...) to set all of them", mode, "flush" if wanted else "keep")
+                       "(python run.py ...) to set all of them", mode, mode)
     try:
         yield
     finally:
