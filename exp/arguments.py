@@ -290,7 +290,7 @@ def _add_speed_flags(p: argparse.ArgumentParser) -> None:
                         "peak heap size); system: the C library's default")
     g.add_argument("--cpu_denormals", type=str, default="flush", choices=CPU_DENORMAL_MODES,
                    help="flush: CPU arithmetic reads and writes subnormal floats (below 1.2e-38) as zero, which x86 "
-                        "cores otherwise compute tens of times slower (a trained TimesNet's backward step: 20x); "
+                        "cores otherwise compute tens of times slower (a trained TimesNet's step: 11-17x); "
                         "keep: IEEE gradual underflow, as TSLib. Changes nothing a float32 result can hold")
 
 
