@@ -1,6 +1,6 @@
 """The training loop's options, torch-free: the choice lists and checks of --train_loop, --compile_mode and
---cpu_denormals, read
-by run.py's parser (`exp/arguments.py`) without importing torch, and by the training step (`exp/train_step.py`)."""
+--cpu_denormals, read by run.py's parser (`exp/arguments.py`) without importing torch, and by the training step
+(`exp/train_step.py`)."""
 
 from __future__ import annotations
 
