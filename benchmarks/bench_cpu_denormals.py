@@ -35,9 +35,9 @@ import torch.nn as nn  # noqa: E402
 torch.set_num_threads(1)  # before any parallel op, so that no pool thread keeps its own MXCSR
 
 from data_provider.data_factory import data_provider  # noqa: E402
-from exp.arguments import build_parser  # noqa: E402
 from exp.checkpointing import LAST_FILE, load_checkpoint  # noqa: E402
 from exp.model_registry import MODEL_REGISTRY  # noqa: E402
+from exp.saved_run_flags import run_arguments  # noqa: E402
 from exp.train_options import CPU_DENORMAL_MODES  # noqa: E402
 from exp.train_step import Batch, ForecastStep, make_optimizer  # noqa: E402
 from utils.cpu_denormals import cpu_denormals  # noqa: E402
@@ -49,12 +49,8 @@ TINY = torch.finfo(torch.float32).tiny
 
 def trained_model(run: Path, root_path: str) -> tuple[nn.Module, argparse.Namespace, dict]:
     """The model of `run`/last.pth (its recorded flags over run.py's defaults) with its weights, and the state."""
+    args = run_arguments(run, ["--root_path", root_path, "--num_workers", "0"])
     state = load_checkpoint(run / LAST_FILE)
-    saved = state["args"]
-    args = build_parser().parse_args(["--task_name", saved["task_name"], "--is_training", "1", "--model_id",
-                                      saved["model_id"], "--model", saved["model"], "--data", saved["data"]])
-    vars(args).update(saved)
-    args.root_path, args.num_workers = root_path, 0
     model = MODEL_REGISTRY[args.model](args).float()
     model.load_state_dict(state["model"])
     return model, args, state

@@ -1,6 +1,5 @@
-"""The run behind a checkpoint: its `checkpoint.pth`, the run.py flags exp saved in `last.pth` (flags given on
-the command line override them), the check that the run splits into additive CAPS paths, and the CAPS model
-with its weights."""
+"""The CAPS checkpoint behind `python -m explain`: its `checkpoint.pth`, the check that the run splits into
+additive CAPS paths, and the CAPS model with its weights (the run's flags: exp/saved_run_flags.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +8,13 @@ from pathlib import Path
 
 import torch
 
-from exp.arguments import build_parser as build_run_parser
-from exp.arguments import validate_args
-from exp.checkpointing import BEST_FILE, LAST_FILE, load_checkpoint, load_model_state
+from exp.checkpointing import BEST_FILE, load_checkpoint, load_model_state
 from models.CAPS import Model as CAPSModel
 from utils.errors import UserInputError
 from utils.flag_defaults import flag_default
 
-__all__ = ["DTYPES", "REQUIRED_FLAGS", "check_explainable", "checkpoint_file", "load_caps", "run_arguments",
-           "saved_flags"]
+__all__ = ["DTYPES", "check_explainable", "checkpoint_file", "load_caps"]
 
-# The run.py flags without a default: read from last.pth, or given on this command line.
-REQUIRED_FLAGS = ("task_name", "model_id", "model", "data")
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -31,41 +25,6 @@ def checkpoint_file(path: Path) -> Path:
         raise UserInputError(f"checkpoint {file} not found: pass <checkpoints>/<setting>/checkpoint.pth "
                              "or its folder")
     return file
-
-
-def saved_flags(folder: Path) -> dict:
-    """The run.py flags that exp saved in `<folder>/last.pth` ({} without one)."""
-    last = folder / LAST_FILE
-    if not last.is_file():
-        return {}
-    state = load_checkpoint(last)
-    flags = state.get("args") if isinstance(state, dict) else None
-    return flags if isinstance(flags, dict) else {}
-
-
-def run_arguments(folder: Path, flags: list[str]) -> argparse.Namespace:
-    """run.py's namespace for the checkpoint in `folder`: run.py defaults, then the flags saved in
-    last.pth, then `flags` (run.py flags given on this command line). is_training is 0 (a test run)."""
-    saved = saved_flags(folder)
-    missing = [name for name in REQUIRED_FLAGS if name not in saved and f"--{name}" not in flags]
-    if missing:
-        raise UserInputError(f"{folder} has no {LAST_FILE} with the run's flags: pass the run.py flags of that "
-                             f"run (missing --{', --'.join(missing)})")
-    head = [item for name in REQUIRED_FLAGS if name in saved for item in (f"--{name}", str(saved[name]))]
-    head += ["--is_training", "0"]
-    # Later occurrences win in argparse, so flags typed here override the head taken from last.pth.
-    args = build_run_parser().parse_args(head + flags)
-    # Which flags were typed: parse again with a marker as every default.
-    unset = object()
-    marker = build_run_parser()
-    marker.set_defaults(**dict.fromkeys(vars(args), unset))
-    given = {name for name, value in vars(marker.parse_args(head + flags)).items() if value is not unset}
-    for name, value in saved.items():
-        if hasattr(args, name) and name not in given:
-            setattr(args, name, value)
-    args.is_training = 0
-    validate_args(args)
-    return args
 
 
 def check_explainable(args: argparse.Namespace) -> None:

@@ -10,8 +10,9 @@ import numpy as np
 import torch
 
 from data_provider.data_factory import build_dataset, check_channels
+from exp.saved_run_flags import run_arguments
 from exp.train_step import model_inputs
-from explain.checkpoint import DTYPES, check_explainable, checkpoint_file, load_caps, run_arguments
+from explain.checkpoint import DTYPES, check_explainable, checkpoint_file, load_caps
 from explain.figures import plot_forecast, write_files
 from explain.paths import capture_layers, layer_quantities, look_at_layer
 from utils.command_main import log_to_stdout, run_command

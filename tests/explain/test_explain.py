@@ -16,14 +16,14 @@ from einops import rearrange
 from data_provider.data_factory import build_dataset
 from exp.arguments import build_parser, make_setting
 from exp.checkpointing import BEST_FILE, LAST_FILE, LAST_FORMAT, run_fingerprint
+from exp.saved_run_flags import run_arguments
 from exp.train_step import model_inputs
-from explain.checkpoint import load_caps, run_arguments
+from explain.checkpoint import load_caps
 from explain.cli import main
 from explain.paths import WEIGHT_FILES, capture_layers, look_at_layer, path_matrices
 from layers.CAPS_Attention import path_weights
 from models.CAPS import Model
 from tests.numerics import assert_close_to_scale
-from utils.errors import UserInputError
 from utils.record_paths import absolute_paths, record_path
 from utils.tools import atomic_torch_save
 
@@ -181,11 +181,6 @@ def test_a_non_caps_checkpoint_is_one_error_line(capsys, root, tmp_path):
     dlinear = build_parser().parse_args(run_argv(root, "--checkpoints", str(tmp_path), model="DLinear"))
     folder = save_run(root, dlinear, {"Linear_Seasonal.weight": torch.zeros(12, 24)})
     assert "--model DLinear" in one_error_line(capsys, ["--checkpoint", str(folder / BEST_FILE)])
-
-
-def test_no_saved_flags_and_none_given_is_a_user_error(tmp_path):
-    with pytest.raises(UserInputError, match="missing --task_name"):
-        run_arguments(tmp_path, [])
 
 
 def test_without_out_the_files_go_beside_the_settings_test_figures(run_folder, root, tmp_path, monkeypatch):
