@@ -23,17 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from compare.grid.records import RESULTS_JSONL, RUNS_DIR, RunResult, load_runs  # noqa: E402
+from compare.grid.records import folder_runs  # noqa: E402
 from compare.report.reference import difference_pct, load_reference, reference_for  # noqa: E402
 from utils.errors import UserInputError  # noqa: E402
-
-
-def runs_of(folder: Path) -> list[RunResult]:
-    """The finished runs of a comparison folder: its runs/ when it has records there, else the committed copies."""
-    records = folder / RUNS_DIR if (folder / RUNS_DIR / RESULTS_JSONL).is_file() else folder
-    if not (records / RESULTS_JSONL).is_file():
-        raise UserInputError(f"{folder}: no {RESULTS_JSONL} there or in its {RUNS_DIR}/; name a comparison folder")
-    return load_runs(records)[0]
 
 
 def epoch_choices(curve: list[dict], best_epoch: int | None = None) -> dict[str, tuple[int, float]]:
@@ -55,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         reference = load_reference(args.reference)
-        runs = [(folder, run) for folder in args.folders for run in runs_of(folder)]
+        runs = [(folder, run) for folder in args.folders for run in folder_runs(folder)]
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

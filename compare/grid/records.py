@@ -29,6 +29,7 @@ from compare.grid.behaviour_changes import stale_reason
 from compare.grid.tasks import TaskSpec
 from exp.naive_forecast import NAIVE_METHODS
 from exp.result_record import RESULTS_JSONL
+from utils.errors import UserInputError
 from utils.record_paths import relative_text
 from utils.tools import atomic_write_text
 
@@ -44,6 +45,7 @@ __all__ = [
     "attempt_seconds",
     "copy_records",
     "finished_settings",
+    "folder_runs",
     "forecast_key",
     "latest_attempts",
     "latest_interrupted",
@@ -55,6 +57,7 @@ __all__ = [
     "ordered",
     "read_config",
     "read_jsonl",
+    "records_dir",
     "seed_order",
     "task_key",
     "task_manifest",
@@ -260,6 +263,12 @@ def forecast_key(entry: dict) -> tuple[str, str, int]:
     return entry["row"], entry["dataset"], int(entry["pred_len"])
 
 
+def records_dir(folder: Path) -> Path:
+    """Where a comparison folder's records are: its runs/ when that holds a results.jsonl, else the folder itself
+    (the committed copies of `copy_records`)."""
+    return folder / RUNS_DIR if (folder / RUNS_DIR / RESULTS_JSONL).is_file() else folder
+
+
 def load_runs(runs_dir: Path) -> tuple[list[RunResult], list[dict]]:
     """Finished runs (one per row x dataset x horizon x seed, the latest attempt) and failed attempts; a
     run whose latest attempt was `interrupted` (time budget) is in neither. A run made without --seeds
@@ -319,6 +328,15 @@ def load_task_runs(runs_dir: Path, spec: TaskSpec) -> tuple[list[TaskRun], list[
             records=found, extra={"seconds": attempt_seconds(manifest, task_key, number),
                                   REUSED_FROM: entry.get(REUSED_FROM)}, order=number)
     return list(runs.values()), failed
+
+
+def folder_runs(folder: Path) -> list[RunResult]:
+    """The finished forecasting runs of a comparison folder (`load_runs` of its `records_dir`); a one-line
+    error when it holds no results.jsonl."""
+    records = records_dir(folder)
+    if not (records / RESULTS_JSONL).is_file():
+        raise UserInputError(f"{folder}: no {RESULTS_JSONL} there or in its {RUNS_DIR}/; name a comparison folder")
+    return load_runs(records)[0]
 
 
 def copy_records(runs_dir: Path, out: Path) -> list[Path]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compare.grid.records import CONFIG_FILE, MANIFEST_FILE, RESULTS_JSONL, RUNS_DIR, RunResult, load_runs
+from compare.grid.records import CONFIG_FILE, MANIFEST_FILE, RESULTS_JSONL, RunResult, load_runs, records_dir
 from compare.grid.run_args import parse_run_args
 from exp.run_config import differing_flags, run_config
 from utils.errors import UserInputError
@@ -70,11 +70,6 @@ def remember_pool(out: Path, folders: Sequence[str]) -> None:
     atomic_write_text(path, json.dumps(config, indent=2) + "\n")
 
 
-def _records_dir(folder: Path) -> Path:
-    """Where a pooled folder's records are: its local runs/ when it has one, else the committed copies."""
-    return folder / RUNS_DIR if (folder / RUNS_DIR / RESULTS_JSONL).is_file() else folder
-
-
 def _flags(run: RunResult, where: str) -> dict:
     """run.py's configuration of `run` (every flag after defaults), from its manifest argv."""
     if not run.argv:
@@ -95,7 +90,7 @@ def pool_runs(runs: list[RunResult], folders: Sequence[str], report_dir: Path) -
         by_cell.setdefault((run.row, run.dataset, run.pred_len), run)
     seeds = {(r.row, r.dataset, r.pred_len, r.seed) for r in runs}
     for folder in folders:
-        found, failed = load_runs(_records_dir(from_record(folder)))
+        found, failed = load_runs(records_dir(from_record(folder)))
         if not found:
             raise UserInputError(f"--pool {folder}: no finished runs there; pool a folder with finished runs")
         taken, left = pooled.taken.setdefault(folder, []), pooled.left_out.setdefault(folder, [])
