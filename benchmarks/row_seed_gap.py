@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from scipy import stats  # noqa: E402
 
 from compare.grid.records import RunResult, folder_runs, seed_order  # noqa: E402
+from compare.report.markdown import format_p  # noqa: E402
 from compare.report.reference import Reference, load_reference, reference_for  # noqa: E402
 from compare.report.significance import ALPHA, SeedSummary, cell_difference, summarize  # noqa: E402
 from utils.errors import UserInputError  # noqa: E402
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 diff = cell_difference(mse, [r.mse for r in found[b][(dataset, horizon)]])
                 gap = f"{100 * diff.relative:+.2f} %" + ("" if diff.p is None else
                                                         f" [{100 * diff.low:+.2f}, {100 * diff.high:+.2f}] %, "
-                                                        f"p = {diff.p:.3g}")
+                                                        f"p = {format_p(diff.p)}")
             else:
                 gap = ""
             line = (f"| {dataset} | {horizon} | {row} | {', '.join(str(r.seed) for r in runs)} | "
